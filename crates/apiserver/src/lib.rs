@@ -1,0 +1,263 @@
+//! podcoroner-apiserver: the node's pods as the API server sees them, mirror pods included.
+//!
+//! Two ways in, one result ([`podcoroner_core::ApiView`]):
+//! - [`list_node_pods`]: a kube-rs client (`--kubeconfig`, else in-cluster or `KUBECONFIG`)
+//!   listing pods with the field selector `spec.nodeName=<node>`, paged;
+//! - [`parse_pod_list`]: the JSON of `kubectl get pods -A -o json` (a `List` or `PodList`), for
+//!   air-gapped nodes, snapshots and tests.
+//!
+//! Architecture invariant: the only crate that talks to the API server or knows the pod list
+//! JSON; it depends on `podcoroner-core` and on no other podcoroner crate.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
+use podcoroner_core::{ApiPod, ApiView, PodRef};
+use serde::{Deserialize, Serialize};
+
+/// Errors reading pods.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The pods file could not be read.
+    #[error("cannot read pods file {}: {source}", path.display())]
+    PodsFileReadFailed {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The pods file is not the JSON of `kubectl get pods -o json`.
+    #[error("malformed pods file {}: {detail}", path.display())]
+    PodsFileInvalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with line and column or the item index.
+        detail: String,
+    },
+    /// No kubeconfig or in-cluster configuration could be loaded.
+    #[error("no API server configuration: {detail}")]
+    ConfigFailed {
+        /// kube-rs's explanation.
+        detail: String,
+    },
+    /// The API server could not be reached or refused the list.
+    #[error("listing pods on node {node} from {server} failed: {detail}")]
+    ListPodsFailed {
+        /// The node name used in the field selector.
+        node: String,
+        /// The API server URL.
+        server: String,
+        /// kube-rs's explanation.
+        detail: String,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Pods as read, both raw (for a snapshot) and reduced (for the rules).
+#[derive(Debug, Clone)]
+pub struct NodePods {
+    /// The pods exactly as the API server returned them.
+    pub raw: Vec<Pod>,
+    /// The reduced view.
+    pub view: ApiView,
+}
+
+/// The `kubectl get pods -o json` document.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PodList {
+    #[serde(default)]
+    api_version: String,
+    kind: String,
+    items: Vec<serde_json::Value>,
+}
+
+/// Parses the JSON of `kubectl get pods [-A] -o json`: an object with `kind` `List` or
+/// `PodList` and `items`. `origin` names the source in evidence lines.
+///
+/// # Errors
+/// [`Error::PodsFileInvalid`] naming the line and column of malformed JSON, the wrong kind, or the
+/// index and field of an item that is not a Pod.
+pub fn parse_pod_list(path: &Path, json: &[u8]) -> Result<NodePods> {
+    let invalid = |detail: String| Error::PodsFileInvalid { path: path.to_path_buf(), detail };
+    let list: PodList = serde_json::from_slice(json).map_err(|e| invalid(e.to_string()))?;
+    if list.kind != "List" && list.kind != "PodList" {
+        return Err(invalid(format!("kind is {:?}, want \"List\" or \"PodList\"", list.kind)));
+    }
+    let mut raw = Vec::with_capacity(list.items.len());
+    for (i, item) in list.items.into_iter().enumerate() {
+        let kind = item.get("kind").and_then(|k| k.as_str()).unwrap_or("Pod").to_string();
+        if kind != "Pod" {
+            return Err(invalid(format!("items[{i}] is a {kind}, not a Pod")));
+        }
+        let pod: Pod = serde_json::from_value(item).map_err(|e| invalid(format!("items[{i}]: {e}")))?;
+        raw.push(pod);
+    }
+    let view = to_view(&raw, format!("file {}", path.display()));
+    Ok(NodePods { raw, view })
+}
+
+/// Reads and parses a pods file; see [`parse_pod_list`].
+///
+/// # Errors
+/// [`Error::PodsFileReadFailed`] or [`Error::PodsFileInvalid`].
+pub fn read_pod_list(path: &Path) -> Result<NodePods> {
+    let bytes = std::fs::read(path)
+        .map_err(|source| Error::PodsFileReadFailed { path: path.to_path_buf(), source })?;
+    parse_pod_list(path, &bytes)
+}
+
+/// Serializes pods as `kubectl get pods -o json` does (`apiVersion: v1`, `kind: List`), the
+/// inverse of [`parse_pod_list`].
+pub fn pod_list_json(pods: &[Pod]) -> serde_json::Value {
+    serde_json::json!({ "apiVersion": "v1", "kind": "List", "items": pods, "metadata": {} })
+}
+
+/// Lists the pods bound to `node` (field selector `spec.nodeName=<node>`, 500 per page), mirror
+/// pods included, with `timeout` on connecting and on each read.
+///
+/// The client configuration comes from `kubeconfig` when given; otherwise kube-rs's inference:
+/// in-cluster (service account) when `KUBERNETES_SERVICE_HOST` is set, else `KUBECONFIG` or
+/// `~/.kube/config`.
+///
+/// # Errors
+/// [`Error::ConfigFailed`] when no configuration loads; [`Error::ListPodsFailed`] when the API
+/// server cannot be reached or refuses.
+pub async fn list_node_pods(kubeconfig: Option<&Path>, node: &str, timeout: Duration) -> Result<NodePods> {
+    let config_failed = |e: &dyn std::fmt::Display| Error::ConfigFailed { detail: e.to_string() };
+    let mut config = match kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(path)
+                .map_err(|e| config_failed(&format!("{}: {e}", path.display())))?;
+            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+                .await
+                .map_err(|e| config_failed(&format!("{}: {e}", path.display())))?
+        }
+        None => kube::Config::infer().await.map_err(|e| config_failed(&e))?,
+    };
+    config.connect_timeout = Some(timeout);
+    config.read_timeout = Some(timeout);
+    let server = config.cluster_url.to_string();
+    let list_failed = |detail: String| Error::ListPodsFailed { node: node.to_string(), server: server.clone(), detail };
+    let client = kube::Client::try_from(config).map_err(|e| list_failed(e.to_string()))?;
+    let api: Api<Pod> = Api::all(client);
+    let mut params = ListParams::default().fields(&format!("spec.nodeName={node}")).limit(500);
+    let mut raw = Vec::new();
+    loop {
+        let page = tokio::time::timeout(timeout * 3, api.list(&params))
+            .await
+            .map_err(|_| list_failed(format!("no answer within {}s", (timeout * 3).as_secs())))?
+            .map_err(|e| list_failed(e.to_string()))?;
+        raw.extend(page.items);
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => break,
+        }
+    }
+    let view = to_view(&raw, format!("apiserver {server} (spec.nodeName={node})"));
+    Ok(NodePods { raw, view })
+}
+
+/// Reduces API pods to the core model.
+pub fn to_view(pods: &[Pod], origin: String) -> ApiView {
+    ApiView { pods: pods.iter().map(to_api_pod).collect(), origin }
+}
+
+fn to_api_pod(p: &Pod) -> ApiPod {
+    let meta = &p.metadata;
+    let status = p.status.as_ref();
+    let mut changes: Vec<Timestamp> = Vec::new();
+    if let Some(s) = status {
+        changes.extend(s.conditions.iter().flatten().filter_map(|c| c.last_transition_time.as_ref().map(|t| t.0)));
+        for cs in s.container_statuses.iter().flatten().chain(s.init_container_statuses.iter().flatten()) {
+            if let Some(t) = cs.state.as_ref().and_then(|st| st.terminated.as_ref()).and_then(|t| t.finished_at.as_ref()) {
+                changes.push(t.0);
+            }
+        }
+    }
+    let status_changed_at = changes.into_iter().max().or_else(|| status.and_then(|s| s.start_time.as_ref()).map(|t| t.0));
+    ApiPod {
+        pod: PodRef {
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name: meta.name.clone().unwrap_or_default(),
+            uid: meta.uid.clone().unwrap_or_default(),
+        },
+        node_name: p.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default(),
+        phase: status.and_then(|s| s.phase.clone()).unwrap_or_default(),
+        reason: status.and_then(|s| s.reason.clone()),
+        annotations: meta.annotations.clone().unwrap_or_default(),
+        created_at: meta.creation_timestamp.as_ref().map(|t| t.0),
+        deletion_timestamp: meta.deletion_timestamp.as_ref().map(|t| t.0),
+        deletion_grace_period_seconds: meta.deletion_grace_period_seconds,
+        status_changed_at,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Trimmed from `kubectl get pods -A -o json` on a kubeadm node: one mirror pod, one evicted pod.
+    const LIST: &str = r#"{
+      "apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""},
+      "items": [
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": "etcd-node-1", "namespace": "kube-system", "uid": "7e6b0a55-8d3c-4f0e-9d55-3f3c7f0e2a11",
+           "creationTimestamp": "2026-11-01T10:00:00Z",
+           "annotations": {"kubernetes.io/config.hash": "d41d8cd98f00b204e9800998ecf8427e",
+                           "kubernetes.io/config.mirror": "d41d8cd98f00b204e9800998ecf8427e",
+                           "kubernetes.io/config.source": "file"},
+           "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": "n-1", "controller": true}]},
+         "spec": {"nodeName": "node-1", "containers": [{"name": "etcd", "image": "registry.k8s.io/etcd:3.5.15-0"}]},
+         "status": {"phase": "Running", "startTime": "2026-11-01T10:00:01Z"}},
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": "web-7d4b9c", "namespace": "shop", "uid": "0b1c2d3e-0000-4000-8000-000000000001",
+           "creationTimestamp": "2026-11-20T08:00:00Z"},
+         "spec": {"nodeName": "node-1", "containers": [{"name": "web", "image": "nginx"}]},
+         "status": {"phase": "Failed", "reason": "Evicted", "startTime": "2026-11-20T08:00:02Z",
+           "conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": "2026-11-21T09:30:00Z"}],
+           "containerStatuses": [{"name": "web", "image": "nginx", "imageID": "", "ready": false, "restartCount": 0,
+             "state": {"terminated": {"exitCode": 137, "finishedAt": "2026-11-21T09:31:00Z"}}}]}}
+      ]
+    }"#;
+
+    #[test]
+    fn parses_kubectl_pod_list() {
+        let got = parse_pod_list(Path::new("pods.json"), LIST.as_bytes()).unwrap();
+        assert_eq!(got.raw.len(), 2);
+        let v = &got.view;
+        assert_eq!(v.origin, "file pods.json");
+        assert_eq!(v.pods[0].mirror_hash(), Some("d41d8cd98f00b204e9800998ecf8427e"));
+        assert_eq!(v.pods[0].node_name, "node-1");
+        assert_eq!(v.pods[0].status_changed_at, Some("2026-11-01T10:00:01Z".parse().unwrap()));
+        assert_eq!(v.pods[1].phase, "Failed");
+        assert_eq!(v.pods[1].reason.as_deref(), Some("Evicted"));
+        assert_eq!(v.pods[1].status_changed_at, Some("2026-11-21T09:31:00Z".parse().unwrap()));
+        assert_eq!(v.pods[1].pod.uid, "0b1c2d3e-0000-4000-8000-000000000001");
+
+        // Round trip through the kubectl shape.
+        let json = serde_json::to_vec(&pod_list_json(&got.raw)).unwrap();
+        let again = parse_pod_list(Path::new("pods.json"), &json).unwrap();
+        assert_eq!(again.view, got.view);
+    }
+
+    #[test]
+    fn malformed_pod_lists_name_file_and_place() {
+        let cases = [
+            ("{\"kind\": \"List\", \"items\": [", "pods.json: EOF while parsing a list at line 1 column 27"),
+            (r#"{"kind": "ServiceList", "items": []}"#, "kind is \"ServiceList\""),
+            (r#"{"kind": "List", "items": [{"kind": "Service"}]}"#, "items[0] is a Service, not a Pod"),
+            (r#"{"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": 5}}]}"#, "items[0]: invalid type: integer `5`"),
+            (r#"{"items": []}"#, "missing field `kind`"),
+        ];
+        for (json, want) in cases {
+            let err = parse_pod_list(Path::new("pods.json"), json.as_bytes()).unwrap_err().to_string();
+            assert!(err.starts_with("malformed pods file pods.json: ") && err.contains(want), "{err}");
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! `podcoroner`: the command line.
+//!
+//! - `podcoroner diagnose`: reads one node (or a snapshot) and prints its findings.
+//! - `podcoroner collect --out DIR`: captures a node's inputs for diagnosis elsewhere.
+//!
+//! Exit codes (ripgrep's and `sysexits.h`): 0 no finding at or above `--fail-on`; 1 there are;
+//! 2 an error stopped the diagnosis; 64 bad usage. A closed stdout (`| head`) counts as success.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use podcoroner_core::Severity;
+use podcoroner_daemon::api::DiagnosisReport;
+use podcoroner_daemon::gather::{self, SourceOptions};
+use podcoroner_daemon::{render, snapshot};
+
+/// Node-local Kubernetes pod-lifecycle forensics: joins the CRI runtime, the API server, the
+/// static pod manifests and the kubelet's pod directories, and reports where they disagree.
+#[derive(Debug, Parser)]
+#[command(name = "podcoroner", version, rename_all = "kebab-case")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Diagnose this node (or a snapshot) once and print the findings.
+    Diagnose(DiagnoseArgs),
+    /// Capture this node's inputs into a directory, to diagnose elsewhere with
+    /// `diagnose --snapshot DIR`.
+    Collect(CollectArgs),
+}
+
+/// Where a node's views are read from.
+#[derive(Debug, Args)]
+#[command(rename_all = "kebab-case")]
+struct SourceArgs {
+    /// CRI endpoint, e.g. unix:///run/containerd/containerd.sock. Default: $CONTAINER_RUNTIME_ENDPOINT,
+    /// then runtime-endpoint in /etc/crictl.yaml, then the containerd, CRI-O and cri-dockerd sockets.
+    #[arg(long, value_name = "ENDPOINT")]
+    runtime_endpoint: Option<String>,
+    /// Timeout of each CRI RPC and API server request.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    timeout: Duration,
+    /// The node's name as the kubelet registers it. Default: $NODE_NAME, then the hostname.
+    #[arg(long, value_name = "NAME")]
+    node_name: Option<String>,
+    /// The kubelet's static pod manifest directory (staticPodPath).
+    #[arg(long, value_name = "DIR", default_value = "/etc/kubernetes/manifests")]
+    manifest_dir: PathBuf,
+    /// Kubeconfig for the API server. Default: in-cluster service account, then $KUBECONFIG or ~/.kube/config.
+    #[arg(long, value_name = "PATH")]
+    kubeconfig: Option<PathBuf>,
+    /// Read the node's pods from this file (`kubectl get pods -A -o json`) instead of the API server.
+    #[arg(long, value_name = "FILE", conflicts_with = "kubeconfig")]
+    pods: Option<PathBuf>,
+    /// Do not contact the API server; rules that need it are skipped.
+    #[arg(long, conflicts_with_all = ["kubeconfig", "pods"])]
+    no_apiserver: bool,
+    /// The kubelet's root directory, holding pods/<uid>/.
+    #[arg(long, value_name = "DIR", default_value = "/var/lib/kubelet")]
+    kubelet_root_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+#[command(rename_all = "kebab-case")]
+struct DiagnoseArgs {
+    #[command(flatten)]
+    sources: SourceArgs,
+    /// Diagnose a snapshot written by `podcoroner collect` instead of this node; ages are judged
+    /// as of the collection time.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "no_apiserver"])]
+    snapshot: Option<PathBuf>,
+    /// Sandboxes, containers, mirror pods and pod directories younger than this are not judged
+    /// (the kubelet may not have caught up). Accepts 0s.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    min_age: Duration,
+    /// A pod in phase Failed is reported once it has been Failed this long.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    failed_pod_min_age: Duration,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = Output::Table)]
+    output: Output,
+    /// Exit 1 when a finding at or above this severity exists.
+    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
+    fail_on: FailOn,
+}
+
+#[derive(Debug, Args)]
+#[command(rename_all = "kebab-case")]
+struct CollectArgs {
+    #[command(flatten)]
+    sources: SourceArgs,
+    /// The directory to write; created, and must be empty if it exists.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Output {
+    /// Grouped by severity, for a terminal.
+    Table,
+    /// The podcoroner.diagnosis/v1 JSON schema (docs/output.md).
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FailOn {
+    /// Only critical findings fail.
+    Critical,
+    /// Warning and critical findings fail.
+    Warning,
+    /// Any finding fails.
+    Info,
+    /// Never fail on findings.
+    None,
+}
+
+impl FailOn {
+    fn threshold(self) -> Option<Severity> {
+        match self {
+            FailOn::Critical => Some(Severity::Critical),
+            FailOn::Warning => Some(Severity::Warning),
+            FailOn::Info => Some(Severity::Info),
+            FailOn::None => None,
+        }
+    }
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 0s, 90s, 10m, 1h30m)"))
+}
+
+const EXIT_FINDINGS: u8 = 1;
+const EXIT_ERROR: u8 = 2;
+const EXIT_USAGE: u8 = 64;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+async fn run(cli: Cli) -> anyhow::Result<u8> {
+    match cli.command {
+        Command::Diagnose(args) => diagnose(args).await,
+        Command::Collect(args) => collect(args).await,
+    }
+}
+
+fn source_options(args: &SourceArgs) -> anyhow::Result<SourceOptions> {
+    Ok(SourceOptions {
+        runtime_endpoint: args.runtime_endpoint.clone(),
+        timeout: args.timeout,
+        node_name: gather::node_name(args.node_name.as_deref())?,
+        manifest_dir: args.manifest_dir.clone(),
+        kubeconfig: args.kubeconfig.clone(),
+        pods_file: args.pods.clone(),
+        no_apiserver: args.no_apiserver,
+        kubelet_root_dir: args.kubelet_root_dir.clone(),
+    })
+}
+
+async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
+    let config = podcoroner_core::Config { min_age: args.min_age, failed_pod_min_age: args.failed_pod_min_age };
+    let report = if let Some(dir) = &args.snapshot {
+        let snap = snapshot::read(dir)?;
+        let diagnosis = podcoroner_core::diagnose(&snap.view, &config, snap.meta.collected_at);
+        DiagnosisReport::new(&snap.meta.node, snap.meta.collected_at, snap.sources, &diagnosis)
+    } else {
+        let opts = source_options(&args.sources)?;
+        let gathered = gather::gather(&opts).await?;
+        let now = jiff::Timestamp::now();
+        let diagnosis = podcoroner_core::diagnose(&gathered.view, &config, now);
+        DiagnosisReport::new(&opts.node_name, now, gathered.sources, &diagnosis)
+    };
+    let text = match args.output {
+        Output::Table => render::table(&report),
+        Output::Json => serde_json::to_string_pretty(&report).context("encoding the report")? + "\n",
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes()).context("writing to stdout")?;
+    stdout.flush().context("writing to stdout")?;
+    let failed = match (args.fail_on.threshold(), report.max_severity()) {
+        (Some(threshold), Some(max)) => max >= threshold,
+        _ => false,
+    };
+    Ok(if failed { EXIT_FINDINGS } else { 0 })
+}
+
+async fn collect(args: CollectArgs) -> anyhow::Result<u8> {
+    let opts = source_options(&args.sources)?;
+    let gathered = gather::gather(&opts).await?;
+    let now = jiff::Timestamp::now();
+    snapshot::write(&args.out, &gathered, &opts, now)?;
+    let counts: Vec<String> = gathered
+        .sources
+        .iter()
+        .map(|(name, s)| format!("{name}: {}", s.counts.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")))
+        .collect();
+    eprintln!("collected node {} into {} ({})", opts.node_name, args.out.display(), counts.join("; "));
+    Ok(0)
+}

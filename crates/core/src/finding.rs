@@ -1,0 +1,168 @@
+//! Findings: one inconsistency between the views of a node, with its evidence, the kubelet
+//! behaviour it rests on and a remediation an SRE can run.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::PodRef;
+
+/// How urgent a finding is. Ordered: `Info < Warning < Critical`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; nothing is leaking.
+    Info,
+    /// Something leaks or is stuck and needs an operator.
+    Warning,
+    /// Two copies of a pod, or a removed pod still running.
+    Critical,
+}
+
+impl Severity {
+    /// The lower-case name used in the JSON schema and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// The stable kind of a finding; its name is part of the `podcoroner.diagnosis/v1` schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum FindingKind {
+    /// A NOTREADY pod sandbox with no containers that the kubelet's sandbox GC should have
+    /// removed (`kuberuntime_gc.go`, `evictSandboxes`).
+    LeakedSandbox,
+    /// More than one READY pod sandbox for one pod UID (`kuberuntime_manager.go`,
+    /// `podSandboxChanged`: "Multiple sandboxes are ready for Pod").
+    DuplicateReadySandboxes,
+    /// A container whose pod sandbox no longer exists.
+    OrphanedContainer,
+    /// A static pod whose manifest is gone but whose sandbox is still READY.
+    StaticPodNotRemoved,
+    /// A running static pod with no mirror pod in the API server.
+    MissingMirrorPod,
+    /// A mirror pod whose `kubernetes.io/config.mirror` differs from the running static pod's
+    /// config hash.
+    StaleMirrorPod,
+    /// A mirror pod of this node that matches no static pod sandbox and no manifest.
+    OrphanedMirrorPod,
+    /// A `pods/<uid>` directory under the kubelet root whose pod nobody knows.
+    OrphanedPodDirectory,
+    /// A file in the manifest directory that the kubelet's file source cannot turn into a pod.
+    InvalidStaticPodManifest,
+    /// A pod of this node in phase Failed that nothing on the node will remove.
+    FailedPodNotCleaned,
+}
+
+impl FindingKind {
+    /// Every kind, in documentation order.
+    pub const ALL: [FindingKind; 10] = [
+        FindingKind::LeakedSandbox,
+        FindingKind::DuplicateReadySandboxes,
+        FindingKind::OrphanedContainer,
+        FindingKind::StaticPodNotRemoved,
+        FindingKind::MissingMirrorPod,
+        FindingKind::StaleMirrorPod,
+        FindingKind::OrphanedMirrorPod,
+        FindingKind::OrphanedPodDirectory,
+        FindingKind::InvalidStaticPodManifest,
+        FindingKind::FailedPodNotCleaned,
+    ];
+
+    /// The stable name, e.g. `LeakedSandbox`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::LeakedSandbox => "LeakedSandbox",
+            FindingKind::DuplicateReadySandboxes => "DuplicateReadySandboxes",
+            FindingKind::OrphanedContainer => "OrphanedContainer",
+            FindingKind::StaticPodNotRemoved => "StaticPodNotRemoved",
+            FindingKind::MissingMirrorPod => "MissingMirrorPod",
+            FindingKind::StaleMirrorPod => "StaleMirrorPod",
+            FindingKind::OrphanedMirrorPod => "OrphanedMirrorPod",
+            FindingKind::OrphanedPodDirectory => "OrphanedPodDirectory",
+            FindingKind::InvalidStaticPodManifest => "InvalidStaticPodManifest",
+            FindingKind::FailedPodNotCleaned => "FailedPodNotCleaned",
+        }
+    }
+
+    /// Parses a stable name; `None` for an unknown one.
+    pub fn parse(name: &str) -> Option<FindingKind> {
+        FindingKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which view an evidence line comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EvidenceSource {
+    /// The CRI runtime.
+    Cri,
+    /// The API server (or a `--pods` file standing in for it).
+    Apiserver,
+    /// The static pod manifest directory.
+    Manifest,
+    /// The kubelet root directory on disk.
+    Filesystem,
+}
+
+impl EvidenceSource {
+    /// The lower-case name used in the JSON schema.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvidenceSource::Cri => "cri",
+            EvidenceSource::Apiserver => "apiserver",
+            EvidenceSource::Manifest => "manifest",
+            EvidenceSource::Filesystem => "filesystem",
+        }
+    }
+}
+
+/// One fact a finding rests on, with the view it comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// The view the fact was read from.
+    pub source: EvidenceSource,
+    /// The fact, in one line.
+    pub detail: String,
+}
+
+impl Evidence {
+    /// Builds an evidence line.
+    pub fn new(source: EvidenceSource, detail: impl Into<String>) -> Evidence {
+        Evidence { source, detail: detail.into() }
+    }
+}
+
+/// One diagnosed inconsistency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The stable kind.
+    pub kind: FindingKind,
+    /// How urgent it is.
+    pub severity: Severity,
+    /// One line for a person.
+    pub summary: String,
+    /// The pod concerned, when known.
+    pub pod: Option<PodRef>,
+    /// The pod sandbox concerned, when one applies.
+    pub sandbox_id: Option<String>,
+    /// The container concerned, when one applies.
+    pub container_id: Option<String>,
+    /// The facts the finding rests on.
+    pub evidence: Vec<Evidence>,
+    /// The kubelet behaviour the rule mirrors, naming its source function.
+    pub kubelet_rule: String,
+    /// A command or step an SRE can run to fix it.
+    pub remediation: String,
+    /// True when `podcoroner gc` may remove the sandbox: the kubelet's own GC rule says it should
+    /// be gone.
+    pub gc_eligible: bool,
+}

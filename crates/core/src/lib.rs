@@ -1,0 +1,21 @@
+//! podcoroner-core: the pure domain of podcoroner.
+//!
+//! It holds the node model (CRI pod sandboxes and containers, API server pods, static pod
+//! manifests, kubelet pod directories), the [`Finding`] type and the diagnosis rules that join
+//! those views the way the kubelet does.
+//!
+//! Architecture invariant: this crate does no I/O. It depends on no other podcoroner crate and on
+//! no tokio, tonic, kube, notify or `std::fs`; the current time is always passed in. Adapters
+//! (`podcoroner-cri`, `podcoroner-hostfs`, `podcoroner-apiserver`) build a [`NodeView`] and
+//! call [`diagnose`].
+
+pub mod finding;
+pub mod model;
+pub mod rules;
+
+pub use finding::{Evidence, EvidenceSource, Finding, FindingKind, Severity};
+pub use model::{
+    ApiPod, ApiView, Container, ContainerState, CriView, ManifestPod, NodeView, PodDir, PodRef,
+    Sandbox, SandboxState, StaticManifest,
+};
+pub use rules::{Config, Diagnosis, SkippedRule, diagnose};

@@ -1,0 +1,220 @@
+//! The `podcoroner.diagnosis/v1` JSON schema printed by `podcoroner diagnose -o json`.
+//!
+//! This is an external contract (documented in `docs/output.md`): fields are only ever added;
+//! renaming or removing one needs a new schema version.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use podcoroner_core::{Diagnosis, Finding, Severity, SkippedRule};
+use serde::{Deserialize, Serialize};
+
+/// The schema name and version, the value of [`DiagnosisReport::schema`].
+pub const SCHEMA: &str = "podcoroner.diagnosis/v1";
+
+/// One diagnosis of one node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiagnosisReport {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// The node name.
+    pub node: String,
+    /// When the node's views were read (for a snapshot: when it was collected), RFC 3339.
+    pub generated_at: Timestamp,
+    /// Each input's status, keyed `cri`, `apiserver`, `manifests`, `pod_dirs`.
+    pub sources: BTreeMap<String, SourceStatus>,
+    /// Rules that did not run, or ran in part, and why.
+    pub skipped_rules: Vec<SkippedRuleView>,
+    /// Counts of findings per severity.
+    pub summary: Summary,
+    /// The findings, critical first.
+    pub findings: Vec<FindingView>,
+}
+
+/// Whether an input could be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceState {
+    /// Read.
+    Ok,
+    /// Not configured or not present (no kubeconfig, no pod directory); rules that need it skip.
+    Unavailable,
+    /// Configured but failed; rules that need it skip.
+    Error,
+}
+
+/// One input's status.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceStatus {
+    /// Ok, unavailable or error.
+    pub status: Option<SourceState>,
+    /// Why it is unavailable or failed, or a note.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detail: Option<String>,
+    /// The CRI endpoint or API server URL.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub endpoint: Option<String>,
+    /// The directory or file read.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub path: Option<String>,
+    /// CRI `VersionResponse.runtime_name`, e.g. `containerd`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub runtime_name: Option<String>,
+    /// CRI `VersionResponse.runtime_version`, e.g. `1.6.20`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub runtime_version: Option<String>,
+    /// The CRI API spoken: `v1` or `v1alpha2`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cri_api_version: Option<String>,
+    /// How many items were read: sandboxes, containers, pods, files, directories.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub counts: BTreeMap<String, usize>,
+}
+
+impl SourceStatus {
+    /// A source that was read.
+    pub fn ok() -> SourceStatus {
+        SourceStatus { status: Some(SourceState::Ok), ..SourceStatus::default() }
+    }
+
+    /// A source that is not there, with the reason.
+    pub fn unavailable(detail: impl Into<String>) -> SourceStatus {
+        SourceStatus { status: Some(SourceState::Unavailable), detail: Some(detail.into()), ..SourceStatus::default() }
+    }
+
+    /// A source that failed, with the error.
+    pub fn error(detail: impl Into<String>) -> SourceStatus {
+        SourceStatus { status: Some(SourceState::Error), detail: Some(detail.into()), ..SourceStatus::default() }
+    }
+}
+
+/// A rule that did not run, or ran in part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedRuleView {
+    /// The finding kind the rule produces.
+    pub kind: String,
+    /// True when the rule ran on part of its input.
+    pub partial: bool,
+    /// Why.
+    pub reason: String,
+}
+
+/// Counts of findings per severity.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Critical findings.
+    pub critical: usize,
+    /// Warning findings.
+    pub warning: usize,
+    /// Info findings.
+    pub info: usize,
+}
+
+/// A pod's identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodView {
+    /// Namespace; empty when only the UID is known.
+    pub namespace: String,
+    /// Name; empty when only the UID is known.
+    pub name: String,
+    /// UID; for a static pod its config hash.
+    pub uid: String,
+}
+
+/// One evidence line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidenceView {
+    /// `cri`, `apiserver`, `manifest` or `filesystem`.
+    pub source: String,
+    /// The fact.
+    pub detail: String,
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindingView {
+    /// Stable kind, e.g. `LeakedSandbox` (see `docs/findings.md`).
+    pub kind: String,
+    /// `critical`, `warning` or `info`.
+    pub severity: Severity,
+    /// One line for a person.
+    pub summary: String,
+    /// The pod, when known.
+    pub pod: Option<PodView>,
+    /// The pod sandbox ID, when one applies.
+    pub sandbox_id: Option<String>,
+    /// The container ID, when one applies.
+    pub container_id: Option<String>,
+    /// The facts the finding rests on.
+    pub evidence: Vec<EvidenceView>,
+    /// The kubelet behaviour the rule mirrors.
+    pub kubelet_rule: String,
+    /// What to run to fix it.
+    pub remediation: String,
+    /// True when `podcoroner gc` may remove the sandbox.
+    pub gc_eligible: bool,
+}
+
+impl From<&Finding> for FindingView {
+    fn from(f: &Finding) -> FindingView {
+        FindingView {
+            kind: f.kind.as_str().to_string(),
+            severity: f.severity,
+            summary: f.summary.clone(),
+            pod: f.pod.as_ref().map(|p| PodView {
+                namespace: p.namespace.clone(),
+                name: p.name.clone(),
+                uid: p.uid.clone(),
+            }),
+            sandbox_id: f.sandbox_id.clone(),
+            container_id: f.container_id.clone(),
+            evidence: f
+                .evidence
+                .iter()
+                .map(|e| EvidenceView { source: e.source.as_str().to_string(), detail: e.detail.clone() })
+                .collect(),
+            kubelet_rule: f.kubelet_rule.clone(),
+            remediation: f.remediation.clone(),
+            gc_eligible: f.gc_eligible,
+        }
+    }
+}
+
+impl From<&SkippedRule> for SkippedRuleView {
+    fn from(s: &SkippedRule) -> SkippedRuleView {
+        SkippedRuleView { kind: s.kind.as_str().to_string(), partial: s.partial, reason: s.reason.clone() }
+    }
+}
+
+impl DiagnosisReport {
+    /// Builds the report of `diagnosis` for `node` as of `generated_at`.
+    pub fn new(
+        node: &str,
+        generated_at: Timestamp,
+        sources: BTreeMap<String, SourceStatus>,
+        diagnosis: &Diagnosis,
+    ) -> DiagnosisReport {
+        let mut summary = Summary::default();
+        for f in &diagnosis.findings {
+            *match f.severity {
+                Severity::Critical => &mut summary.critical,
+                Severity::Warning => &mut summary.warning,
+                Severity::Info => &mut summary.info,
+            } += 1;
+        }
+        DiagnosisReport {
+            schema: SCHEMA.to_string(),
+            node: node.to_string(),
+            generated_at,
+            sources,
+            skipped_rules: diagnosis.skipped.iter().map(SkippedRuleView::from).collect(),
+            summary,
+            findings: diagnosis.findings.iter().map(FindingView::from).collect(),
+        }
+    }
+
+    /// The highest severity among the findings, if any.
+    pub fn max_severity(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+}

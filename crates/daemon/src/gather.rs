@@ -1,0 +1,175 @@
+//! Reads one node's views through the adapters into a [`NodeView`], recording each source's
+//! status. Used by `podcoroner diagnose` and `podcoroner collect`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use k8s_openapi::api::core::v1::Pod;
+use podcoroner_core::NodeView;
+use podcoroner_cri::RuntimeInfo;
+
+use crate::api::SourceStatus;
+
+/// Where to read a node's views from.
+#[derive(Debug, Clone)]
+pub struct SourceOptions {
+    /// `--runtime-endpoint`; `None` resolves as crictl does.
+    pub runtime_endpoint: Option<String>,
+    /// Timeout of every CRI RPC and API server request.
+    pub timeout: Duration,
+    /// The node name (already resolved from `--node-name`, `NODE_NAME` or the hostname).
+    pub node_name: String,
+    /// `--manifest-dir`, default `/etc/kubernetes/manifests`.
+    pub manifest_dir: PathBuf,
+    /// `--kubeconfig`.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--pods FILE`: the JSON of `kubectl get pods -A -o json`, instead of the API server.
+    pub pods_file: Option<PathBuf>,
+    /// `--no-apiserver`: do not contact the API server.
+    pub no_apiserver: bool,
+    /// `--kubelet-root-dir`, default `/var/lib/kubelet`.
+    pub kubelet_root_dir: PathBuf,
+}
+
+/// A node's views as read, with each source's status and the raw data a snapshot keeps.
+#[derive(Debug, Clone)]
+pub struct Gathered {
+    /// The views, for the rules.
+    pub view: NodeView,
+    /// Each source's status, keyed `cri`, `apiserver`, `manifests`, `pod_dirs`.
+    pub sources: BTreeMap<String, SourceStatus>,
+    /// The runtime's identity, when the CRI view was read.
+    pub runtime: Option<RuntimeInfo>,
+    /// The API pods as returned, when the API view was read.
+    pub raw_pods: Option<Vec<Pod>>,
+}
+
+/// Reads every source.
+///
+/// The API server is optional: when it cannot be reached its source is `unavailable` or
+/// `error` and the rules that need it skip.
+///
+/// # Errors
+/// Anything that stops a diagnosis: no CRI runtime (missing socket, permission, not a CRI
+/// socket, an RPC failing), an unreadable manifest or pod directory, an unreadable or malformed
+/// `--pods` file. Each error names the endpoint, file or RPC.
+pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
+    let mut sources = BTreeMap::new();
+
+    let endpoint = podcoroner_cri::endpoint::resolve_from_system(opts.runtime_endpoint.as_deref(), None)?;
+    let client = podcoroner_cri::RuntimeClient::connect(&endpoint.endpoint, opts.timeout).await?;
+    let cri = client.view().await?;
+    let runtime = client.runtime_info().clone();
+    sources.insert("cri".to_string(), cri_status(&runtime, &cri));
+
+    let manifest_dir = podcoroner_hostfs::manifests::read_dir(&opts.manifest_dir)?;
+    sources.insert("manifests".to_string(), manifests_status(&manifest_dir));
+
+    let pod_dirs = podcoroner_hostfs::pod_dirs::read(&opts.kubelet_root_dir)?;
+    sources.insert("pod_dirs".to_string(), pod_dirs_status(&opts.kubelet_root_dir, pod_dirs.as_deref()));
+
+    let (api, raw_pods, api_status) = if let Some(path) = &opts.pods_file {
+        let pods = podcoroner_apiserver::read_pod_list(path)?;
+        let mut s = SourceStatus::ok();
+        s.path = Some(path.display().to_string());
+        s.counts.insert("pods".to_string(), pods.raw.len());
+        (Some(pods.view), Some(pods.raw), s)
+    } else if opts.no_apiserver {
+        (None, None, SourceStatus::unavailable("disabled by --no-apiserver"))
+    } else {
+        match podcoroner_apiserver::list_node_pods(opts.kubeconfig.as_deref(), &opts.node_name, opts.timeout).await {
+            Ok(pods) => {
+                let mut s = SourceStatus::ok();
+                s.endpoint = Some(pods.view.origin.clone());
+                s.counts.insert("pods".to_string(), pods.raw.len());
+                (Some(pods.view), Some(pods.raw), s)
+            }
+            Err(e @ podcoroner_apiserver::Error::ConfigFailed { .. }) if opts.kubeconfig.is_none() => {
+                (None, None, SourceStatus::unavailable(e.to_string()))
+            }
+            Err(e) => (None, None, SourceStatus::error(e.to_string())),
+        }
+    };
+    sources.insert("apiserver".to_string(), api_status);
+
+    Ok(Gathered {
+        view: NodeView {
+            node_name: opts.node_name.clone(),
+            cri: Some(cri),
+            api,
+            manifests: Some((
+                manifest_dir.path.display().to_string(),
+                manifest_dir.manifests,
+            )),
+            pod_dirs,
+        },
+        sources,
+        runtime: Some(runtime),
+        raw_pods,
+    })
+}
+
+/// The status line of a CRI view read from `runtime`.
+pub fn cri_status(runtime: &RuntimeInfo, cri: &podcoroner_core::CriView) -> SourceStatus {
+    let mut s = SourceStatus::ok();
+    s.endpoint = Some(runtime.endpoint.clone());
+    s.runtime_name = Some(runtime.runtime_name.clone());
+    s.runtime_version = Some(runtime.runtime_version.clone());
+    s.cri_api_version = Some(runtime.cri_api_version.as_str().to_string());
+    s.counts.insert("sandboxes".to_string(), cri.sandboxes.len());
+    s.counts.insert("containers".to_string(), cri.containers.len());
+    s
+}
+
+/// The status line of a manifest directory.
+pub fn manifests_status(dir: &podcoroner_hostfs::manifests::ManifestDir) -> SourceStatus {
+    let mut s = SourceStatus::ok();
+    s.path = Some(dir.path.display().to_string());
+    s.counts.insert("files".to_string(), dir.manifests.len());
+    if !dir.exists {
+        s.detail = Some("directory does not exist: no static pods (as for the kubelet)".to_string());
+    }
+    s
+}
+
+/// The status line of the kubelet pod directories.
+pub fn pod_dirs_status(root: &std::path::Path, dirs: Option<&[podcoroner_core::PodDir]>) -> SourceStatus {
+    let path = root.join("pods").display().to_string();
+    match dirs {
+        Some(d) => {
+            let mut s = SourceStatus::ok();
+            s.path = Some(path);
+            s.counts.insert("directories".to_string(), d.len());
+            s
+        }
+        None => {
+            let mut s = SourceStatus::unavailable(format!("{path} does not exist"));
+            s.path = Some(path);
+            s
+        }
+    }
+}
+
+/// The node name: `flag`, else `NODE_NAME`, else the hostname (`/proc/sys/kernel/hostname`).
+///
+/// # Errors
+/// When none of them gives a non-empty name.
+pub fn node_name(flag: Option<&str>) -> anyhow::Result<String> {
+    if let Some(n) = flag.filter(|n| !n.is_empty()) {
+        return Ok(n.to_string());
+    }
+    if let Ok(n) = std::env::var("NODE_NAME") {
+        if !n.is_empty() {
+            return Ok(n);
+        }
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .context("no --node-name, no NODE_NAME, and the hostname cannot be read")?;
+    let host = host.trim();
+    anyhow::ensure!(!host.is_empty(), "no --node-name, no NODE_NAME, and the hostname is empty");
+    // The kubelet lower-cases the hostname (`nodeutil.GetHostname`).
+    Ok(host.to_lowercase())
+}
