@@ -25,18 +25,10 @@ use tonic::transport::{Channel, Endpoint, Uri};
 
 use crate::pause::{PauseImage, pause_image};
 
-/// Sandbox label holding the pod name (kubelet `KubernetesPodNameLabel`).
-pub const LABEL_POD_NAME: &str = "io.kubernetes.pod.name";
-/// Sandbox label holding the pod namespace (`KubernetesPodNamespaceLabel`).
-pub const LABEL_POD_NAMESPACE: &str = "io.kubernetes.pod.namespace";
-/// Sandbox label holding the pod UID (`KubernetesPodUIDLabel`).
-pub const LABEL_POD_UID: &str = "io.kubernetes.pod.uid";
-/// Container label holding the container name (`KubernetesContainerNameLabel`).
-pub const LABEL_CONTAINER_NAME: &str = "io.kubernetes.container.name";
-/// Pod annotation naming the config source: `api`, `file` or `http`.
-pub const ANNOTATION_CONFIG_SOURCE: &str = "kubernetes.io/config.source";
-/// Static pod annotation holding the config hash (also the static pod's UID).
-pub const ANNOTATION_CONFIG_HASH: &str = "kubernetes.io/config.hash";
+pub use podcoroner_core::model::{
+    ANNOTATION_CONFIG_HASH, ANNOTATION_CONFIG_SOURCE, LABEL_CONTAINER_NAME, LABEL_POD_NAME,
+    LABEL_POD_NAMESPACE, LABEL_POD_UID,
+};
 /// Pod annotation holding when the kubelet first saw the pod (RFC 3339 with nanoseconds).
 pub const ANNOTATION_CONFIG_SEEN: &str = "kubernetes.io/config.seen";
 
