@@ -444,3 +444,80 @@ async fn collect_then_diagnose_snapshot_gives_the_same_findings() {
         assert!(status.success());
     }
 }
+
+/// Bad input: a clear error naming what is wrong, exit 2, never a panic.
+#[test]
+fn bad_input_is_a_clear_error_with_exit_2() {
+    let dir = ok(tempfile::tempdir());
+    let d = dir.path();
+    let manifests = d.join("manifests");
+    ok(std::fs::create_dir_all(&manifests));
+    let good_pods = d.join("pods.json");
+    ok(std::fs::write(&good_pods, r#"{"apiVersion": "v1", "kind": "List", "items": []}"#));
+    let bad_pods = d.join("bad-pods.json");
+    ok(std::fs::write(&bad_pods, "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n  {\"metadata\": {\"name\": 7}}\n]}"));
+    let not_a_dir = d.join("file-not-dir");
+    ok(std::fs::write(&not_a_dir, "x"));
+    // A unix socket served by something that is not a CRI runtime (it hangs up at once).
+    let not_cri = d.join("not-cri.sock");
+    let listener = ok(std::os::unix::net::UnixListener::bind(&not_cri));
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            drop(stream);
+        }
+    });
+
+    let base = |endpoint: &str, manifest_dir: &Path, pods: &Path| -> Vec<String> {
+        vec![
+            "diagnose".into(),
+            "--runtime-endpoint".into(),
+            endpoint.into(),
+            "--timeout".into(),
+            "2s".into(),
+            "--node-name".into(),
+            NODE.into(),
+            "--manifest-dir".into(),
+            manifest_dir.display().to_string(),
+            "--kubelet-root-dir".into(),
+            d.join("kubelet").display().to_string(),
+            "--pods".into(),
+            pods.display().to_string(),
+        ]
+    };
+    let missing_socket = d.join("missing.sock").display().to_string();
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (
+            base(&missing_socket, &manifests, &good_pods),
+            format!("error: calling Version on unix://{missing_socket} failed: no such socket {missing_socket}"),
+        ),
+        (
+            base(&format!("unix://{}", not_cri.display()), &manifests, &good_pods),
+            format!("unix://{}", not_cri.display()),
+        ),
+        (
+            base(&missing_socket, &not_a_dir, &good_pods),
+            format!("error: cannot read static pod manifest directory {}", not_a_dir.display()),
+        ),
+        (
+            base(&missing_socket, &manifests, &bad_pods),
+            format!("error: malformed pods file {}: items[0]: invalid type: integer `7`", bad_pods.display()),
+        ),
+        (
+            base(&missing_socket, &manifests, &d.join("absent.json")),
+            format!("error: cannot read pods file {}", d.join("absent.json").display()),
+        ),
+        (
+            vec!["diagnose".into(), "--snapshot".into(), d.display().to_string()],
+            format!("error: {} is not a podcoroner snapshot", d.display()),
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, stdout, stderr) = podcoroner(&args);
+        assert_eq!(code, 2, "{args:?}\nstderr: {stderr}");
+        assert!(stderr.contains(&want), "{args:?}\nwant: {want}\nstderr: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+    }
+    let (code, _, stderr) = podcoroner(&base(&missing_socket, &manifests, &good_pods)[..3].iter().cloned().chain(["--min-age".to_string(), "soon".to_string()]).collect::<Vec<_>>());
+    assert_eq!(code, 64, "{stderr}");
+}

@@ -58,20 +58,22 @@ pub struct Gathered {
 pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
     let mut sources = BTreeMap::new();
 
-    let endpoint = podcoroner_cri::endpoint::resolve_from_system(opts.runtime_endpoint.as_deref(), None)?;
-    let client = podcoroner_cri::RuntimeClient::connect(&endpoint.endpoint, opts.timeout).await?;
-    let cri = client.view().await?;
-    let runtime = client.runtime_info().clone();
-    sources.insert("cri".to_string(), cri_status(&runtime, &cri));
-
     let manifest_dir = podcoroner_hostfs::manifests::read_dir(&opts.manifest_dir)?;
     sources.insert("manifests".to_string(), manifests_status(&manifest_dir));
 
     let pod_dirs = podcoroner_hostfs::pod_dirs::read(&opts.kubelet_root_dir)?;
     sources.insert("pod_dirs".to_string(), pod_dirs_status(&opts.kubelet_root_dir, pod_dirs.as_deref()));
 
-    let (api, raw_pods, api_status) = if let Some(path) = &opts.pods_file {
-        let pods = podcoroner_apiserver::read_pod_list(path)?;
+    // Local files first: a bad one is reported before any socket is touched.
+    let pods_file = opts.pods_file.as_deref().map(podcoroner_apiserver::read_pod_list).transpose()?;
+
+    let endpoint = podcoroner_cri::endpoint::resolve_from_system(opts.runtime_endpoint.as_deref(), None)?;
+    let client = podcoroner_cri::RuntimeClient::connect(&endpoint.endpoint, opts.timeout).await?;
+    let cri = client.view().await?;
+    let runtime = client.runtime_info().clone();
+    sources.insert("cri".to_string(), cri_status(&runtime, &cri));
+
+    let (api, raw_pods, api_status) = if let (Some(pods), Some(path)) = (pods_file, &opts.pods_file) {
         let mut s = SourceStatus::ok();
         s.path = Some(path.display().to_string());
         s.counts.insert("pods".to_string(), pods.raw.len());
