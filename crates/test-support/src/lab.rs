@@ -693,7 +693,9 @@ impl ContainerdLab {
                     .arg("version")
                     .stdin(Stdio::null())
                     .output();
-                if out.is_ok_and(|out| out.status.success()) {
+                // containerd answers before its CRI plugin has initialized ("server is not
+                // initialized yet"), notably after a restart: wait for the CRI too.
+                if out.is_ok_and(|out| out.status.success()) && cri_answers(&self.socket) {
                     return Ok(());
                 }
             }
@@ -845,6 +847,25 @@ async fn connect(socket: &Path) -> Result<Channel, String> {
         Ok(Err(error)) => Err(format!("connecting failed: {}", error_chain(&error))),
         Ok(Ok(channel)) => Ok(channel),
     }
+}
+
+/// True when the CRI `Version` RPC answers on `socket`; runs on its own thread and runtime so it
+/// can be called from sync code inside or outside a tokio runtime.
+fn cri_answers(socket: &Path) -> bool {
+    let socket = socket.to_owned();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+        rt.block_on(async {
+            let channel = connect(&socket).await.ok()?;
+            let mut client = v1::runtime_service_client::RuntimeServiceClient::new(channel);
+            let req = v1::VersionRequest { version: String::new() };
+            tokio::time::timeout(CRI_TIMEOUT, client.version(req)).await.ok()?.ok()
+        })
+    })
+    .join()
+    .ok()
+    .flatten()
+    .is_some()
 }
 
 fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
