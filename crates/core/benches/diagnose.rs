@@ -2,6 +2,9 @@
 //! under 20 ms a diagnosis), beside a baseline in the same run: one pass that only groups
 //! containers by sandbox ID, the least any correlation must do.
 
+// criterion_group! generates an undocumented public function.
+#![allow(missing_docs)]
+
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 use std::time::Duration;

@@ -162,10 +162,10 @@ pub fn node_name(flag: Option<&str>) -> anyhow::Result<String> {
     if let Some(n) = flag.filter(|n| !n.is_empty()) {
         return Ok(n.to_string());
     }
-    if let Ok(n) = std::env::var("NODE_NAME") {
-        if !n.is_empty() {
-            return Ok(n);
-        }
+    if let Ok(n) = std::env::var("NODE_NAME")
+        && !n.is_empty()
+    {
+        return Ok(n);
     }
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))

@@ -138,7 +138,8 @@ mod tests {
 
     #[test]
     fn parses_the_shapes_the_kubelet_accepts() {
-        let cases: &[(&str, Result<(&str, &str, Option<&str>), &str>)] = &[
+        type Want = Result<(&'static str, &'static str, Option<&'static str>), &'static str>;
+        let cases: &[(&str, Want)] = &[
             (POD, Ok(("etcd", "kube-system", None))),
             (
                 r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","uid":"u-1"},"spec":{"containers":[{"name":"a","image":"b"}]}}"#,
