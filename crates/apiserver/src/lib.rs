@@ -22,12 +22,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The pods file could not be read.
-    #[error("cannot read pods file {}: {source}", path.display())]
+    #[error("cannot read pods file {}: {error}", path.display())]
     PodsFileReadFailed {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (interpolated, not a `#[source]`, so it prints once).
+        error: std::io::Error,
     },
     /// The pods file is not the JSON of `kubectl get pods -o json`.
     #[error("malformed pods file {}: {detail}", path.display())]
@@ -65,6 +65,8 @@ pub struct NodePods {
     pub raw: Vec<Pod>,
     /// The reduced view.
     pub view: ApiView,
+    /// What was passed over, e.g. `skipped 2 items that are not Pods (Service, Service)`.
+    pub note: Option<String>,
 }
 
 /// The `kubectl get pods -o json` document.
@@ -74,7 +76,13 @@ struct PodList {
     #[serde(default)]
     api_version: String,
     kind: String,
+    /// `null` (Go's empty list) reads as empty.
+    #[serde(default, deserialize_with = "null_as_empty")]
     items: Vec<serde_json::Value>,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Vec<serde_json::Value>, D::Error> {
+    Ok(Option::<Vec<serde_json::Value>>::deserialize(de)?.unwrap_or_default())
 }
 
 /// Parses the JSON of `kubectl get pods [-A] -o json`: an object with `kind` `List` or
@@ -85,21 +93,32 @@ struct PodList {
 /// index and field of an item that is not a Pod.
 pub fn parse_pod_list(path: &Path, json: &[u8]) -> Result<NodePods> {
     let invalid = |detail: String| Error::PodsFileInvalid { path: path.to_path_buf(), detail };
-    let list: PodList = serde_json::from_slice(json).map_err(|e| invalid(e.to_string()))?;
+    let hint = "(expected the JSON object `kubectl get pods -A -o json` prints)";
+    let doc: serde_json::Value = serde_json::from_slice(json).map_err(|e| invalid(format!("{e} {hint}")))?;
+    if !doc.is_object() {
+        return Err(invalid(format!("the document is not a JSON object {hint}")));
+    }
+    let list: PodList = serde_json::from_value(doc).map_err(|e| invalid(format!("{e} {hint}")))?;
     if list.kind != "List" && list.kind != "PodList" {
         return Err(invalid(format!("kind is {:?}, want \"List\" or \"PodList\"", list.kind)));
     }
     let mut raw = Vec::with_capacity(list.items.len());
+    let mut other_kinds = Vec::new();
     for (i, item) in list.items.into_iter().enumerate() {
         let kind = item.get("kind").and_then(|k| k.as_str()).unwrap_or("Pod").to_string();
         if kind != "Pod" {
-            return Err(invalid(format!("items[{i}] is a {kind}, not a Pod")));
+            // `kubectl get all -o json` mixes kinds: the pods are still the truth.
+            other_kinds.push(kind);
+            continue;
         }
         let pod: Pod = serde_json::from_value(item).map_err(|e| invalid(format!("items[{i}]: {e}")))?;
         raw.push(pod);
     }
     let view = to_view(&raw, format!("file {}", path.display()));
-    Ok(NodePods { raw, view })
+    let note = (!other_kinds.is_empty()).then(|| {
+        format!("skipped {} items that are not Pods ({})", other_kinds.len(), other_kinds.join(", "))
+    });
+    Ok(NodePods { raw, view, note })
 }
 
 /// Reads and parses a pods file; see [`parse_pod_list`].
@@ -108,7 +127,7 @@ pub fn parse_pod_list(path: &Path, json: &[u8]) -> Result<NodePods> {
 /// [`Error::PodsFileReadFailed`] or [`Error::PodsFileInvalid`].
 pub fn read_pod_list(path: &Path) -> Result<NodePods> {
     let bytes = std::fs::read(path)
-        .map_err(|source| Error::PodsFileReadFailed { path: path.to_path_buf(), source })?;
+        .map_err(|error| Error::PodsFileReadFailed { path: path.to_path_buf(), error })?;
     parse_pod_list(path, &bytes)
 }
 
@@ -152,7 +171,7 @@ pub async fn list_node_pods(kubeconfig: Option<&Path>, node: &str, timeout: Dura
         let page = tokio::time::timeout(timeout * 3, api.list(&params))
             .await
             .map_err(|_| list_failed(format!("no answer within {}s", (timeout * 3).as_secs())))?
-            .map_err(|e| list_failed(e.to_string()))?;
+            .map_err(|e| list_failed(format!("{e} (timeout {}s per request)", timeout.as_secs_f64())))?;
         raw.extend(page.items);
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => params = params.continue_token(&token),
@@ -160,7 +179,7 @@ pub async fn list_node_pods(kubeconfig: Option<&Path>, node: &str, timeout: Dura
         }
     }
     let view = to_view(&raw, format!("apiserver {server} (spec.nodeName={node})"));
-    Ok(NodePods { raw, view })
+    Ok(NodePods { raw, view, note: None })
 }
 
 /// Reduces API pods to the core model.
@@ -247,11 +266,25 @@ mod tests {
     }
 
     #[test]
+    fn tolerates_null_items_and_other_kinds() {
+        let got = parse_pod_list(Path::new("p.json"), br#"{"kind": "List", "items": null}"#).unwrap();
+        assert!(got.raw.is_empty() && got.note.is_none());
+        let got = parse_pod_list(
+            Path::new("p.json"),
+            br#"{"kind": "List", "items": [{"kind": "Service", "metadata": {"name": "s"}}, {"kind": "Pod", "metadata": {"name": "p", "uid": "u"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(got.view.pods.len(), 1);
+        assert_eq!(got.note.as_deref(), Some("skipped 1 items that are not Pods (Service)"));
+    }
+
+    #[test]
     fn malformed_pod_lists_name_file_and_place() {
         let cases = [
             ("{\"kind\": \"List\", \"items\": [", "pods.json: EOF while parsing a list at line 1 column 27"),
             (r#"{"kind": "ServiceList", "items": []}"#, "kind is \"ServiceList\""),
-            (r#"{"kind": "List", "items": [{"kind": "Service"}]}"#, "items[0] is a Service, not a Pod"),
+            ("[]", "the document is not a JSON object"),
+            ("kind: List\nitems: []\n", "expected value at line 1 column 1 (expected the JSON object"),
             (r#"{"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": 5}}]}"#, "items[0]: invalid type: integer `5`"),
             (r#"{"items": []}"#, "missing field `kind`"),
         ];

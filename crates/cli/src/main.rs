@@ -16,6 +16,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use podcoroner_core::Severity;
 use podcoroner_daemon::api::DiagnosisReport;
 use podcoroner_daemon::gather::{self, SourceOptions};
+use podcoroner_daemon::selector::LabelSelector;
 use podcoroner_daemon::{render, snapshot};
 
 /// Node-local Kubernetes pod-lifecycle forensics: joins the CRI runtime, the API server, the
@@ -34,6 +35,9 @@ enum Command {
     /// Capture this node's inputs into a directory, to diagnose elsewhere with
     /// `diagnose --snapshot DIR`.
     Collect(CollectArgs),
+    /// Remove the leaked pod sandboxes the kubelet's GC should have removed, through CRI
+    /// StopPodSandbox then RemovePodSandbox. Plans only (a dry run) unless --apply.
+    Gc(GcArgs),
 }
 
 /// Where a node's views are read from.
@@ -42,13 +46,14 @@ enum Command {
 struct SourceArgs {
     /// CRI endpoint, e.g. unix:///run/containerd/containerd.sock. Default: $CONTAINER_RUNTIME_ENDPOINT,
     /// then runtime-endpoint in /etc/crictl.yaml, then the containerd, CRI-O and cri-dockerd sockets.
-    #[arg(long, value_name = "ENDPOINT")]
+    #[arg(long, value_name = "ENDPOINT", value_parser = non_empty)]
     runtime_endpoint: Option<String>,
     /// Timeout of each CRI RPC and API server request.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
     timeout: Duration,
-    /// The node's name as the kubelet registers it. Default: $NODE_NAME, then the hostname.
-    #[arg(long, value_name = "NAME")]
+    /// The node's name as the kubelet registers it (lower-cased, as the kubelet does). Default:
+    /// $NODE_NAME, then the hostname.
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
     node_name: Option<String>,
     /// The kubelet's static pod manifest directory (staticPodPath).
     #[arg(long, value_name = "DIR", default_value = "/etc/kubernetes/manifests")]
@@ -74,7 +79,14 @@ struct DiagnoseArgs {
     sources: SourceArgs,
     /// Diagnose a snapshot written by `podcoroner collect` instead of this node; ages are judged
     /// as of the collection time.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "no_apiserver"])]
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with_all = [
+            "runtime_endpoint", "kubeconfig", "pods", "no_apiserver", "node_name", "manifest_dir",
+            "kubelet_root_dir", "timeout",
+        ]
+    )]
     snapshot: Option<PathBuf>,
     /// Sandboxes, containers, mirror pods and pod directories younger than this are not judged
     /// (the kubelet may not have caught up). Accepts 0s.
@@ -99,6 +111,46 @@ struct CollectArgs {
     /// The directory to write; created, and must be empty if it exists.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+#[command(rename_all = "kebab-case")]
+struct GcArgs {
+    #[command(flatten)]
+    sources: SourceArgs,
+    /// Act: stop and remove the planned sandboxes. Without it, only print the plan.
+    #[arg(long)]
+    apply: bool,
+    /// Only sandboxes created longer ago than this. A --pods file older than this is refused.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    gc_min_age: Duration,
+    /// At most this many removals per run.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    gc_max_per_run: usize,
+    /// At most this many removals per minute.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    gc_rate: u32,
+    /// Never touch sandboxes of this namespace (repeatable). Default: kube-system; giving the flag
+    /// replaces the default.
+    #[arg(long = "exclude-namespace", value_name = "NS", default_values_t = ["kube-system".to_string()])]
+    exclude_namespaces: Vec<String>,
+    /// Never touch sandboxes whose labels match this selector (kubectl syntax, repeatable).
+    #[arg(long = "exclude-selector", value_name = "SELECTOR", value_parser = parse_selector)]
+    exclude_selectors: Vec<LabelSelector>,
+    /// Without an API view, treat pods no mirror pod or manifest knows as deleted. Dangerous:
+    /// only for a node cut off from its API server whose pods you know are gone.
+    #[arg(long)]
+    assume_pods_deleted: bool,
+    /// Where the audit log (gc-audit.jsonl) is appended.
+    #[arg(long, value_name = "DIR", default_value = "/var/lib/podcoroner")]
+    state_dir: PathBuf,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = Output::Table)]
+    output: Output,
+}
+
+fn parse_selector(s: &str) -> Result<LabelSelector, String> {
+    LabelSelector::parse(s)
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -134,6 +186,17 @@ impl FailOn {
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 0s, 90s, 10m, 1h30m)"))
+}
+
+fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    match parse_duration(s)? {
+        d if d.is_zero() => Err("must be longer than 0s".to_string()),
+        d => Ok(d),
+    }
+}
+
+fn non_empty(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() { Err("must not be empty".to_string()) } else { Ok(s.to_string()) }
 }
 
 const EXIT_FINDINGS: u8 = 1;
@@ -174,6 +237,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Diagnose(args) => diagnose(args).await,
         Command::Collect(args) => collect(args).await,
+        Command::Gc(args) => gc(args).await,
     }
 }
 
@@ -191,7 +255,11 @@ fn source_options(args: &SourceArgs) -> anyhow::Result<SourceOptions> {
 }
 
 async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
-    let config = podcoroner_core::Config { min_age: args.min_age, failed_pod_min_age: args.failed_pod_min_age };
+    let config = podcoroner_core::Config {
+        min_age: args.min_age,
+        failed_pod_min_age: args.failed_pod_min_age,
+        assume_pods_deleted: false,
+    };
     let report = if let Some(dir) = &args.snapshot {
         let snap = snapshot::read(dir)?;
         let diagnosis = podcoroner_core::diagnose(&snap.view, &config, snap.meta.collected_at);
@@ -225,8 +293,41 @@ async fn collect(args: CollectArgs) -> anyhow::Result<u8> {
     let counts: Vec<String> = gathered
         .sources
         .iter()
-        .map(|(name, s)| format!("{name}: {}", s.counts.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")))
+        .map(|(name, s)| {
+            let what = if s.counts.is_empty() {
+                s.detail.clone().unwrap_or_else(|| "nothing".to_string())
+            } else {
+                s.counts.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")
+            };
+            format!("{name}: {what}")
+        })
         .collect();
     eprintln!("collected node {} into {} ({})", opts.node_name, args.out.display(), counts.join("; "));
     Ok(0)
+}
+
+async fn gc(args: GcArgs) -> anyhow::Result<u8> {
+    let opts = source_options(&args.sources)?;
+    let gc_opts = podcoroner_daemon::gc::GcOptions {
+        policy: podcoroner_core::gc::Policy {
+            min_age: args.gc_min_age,
+            exclude_namespaces: args.exclude_namespaces.iter().cloned().collect(),
+            assume_pods_deleted: args.assume_pods_deleted,
+            max_per_run: args.gc_max_per_run,
+        },
+        exclude_selectors: args.exclude_selectors.clone(),
+        rate_per_minute: args.gc_rate,
+        apply: args.apply,
+        state_dir: args.state_dir.clone(),
+    };
+    let outcome = podcoroner_daemon::gc::run(&opts, &gc_opts).await?;
+    let report = podcoroner_daemon::api::GcReport::new(&outcome, !args.apply, jiff::Timestamp::now());
+    let text = match args.output {
+        Output::Table => render::gc_table(&report),
+        Output::Json => serde_json::to_string_pretty(&report).context("encoding the report")? + "\n",
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes()).context("writing to stdout")?;
+    stdout.flush().context("writing to stdout")?;
+    Ok(if report.any_failed() { EXIT_FINDINGS } else { 0 })
 }

@@ -16,6 +16,9 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use podcoroner_test_support::{ContainerdLab, PodSpec};
+
+mod common;
+use common::{ok, pod, pod_list, podcoroner, ts};
 use serde_json::{Value, json};
 
 const NODE: &str = "sample-node-1";
@@ -78,10 +81,6 @@ impl Node {
             self.pods_json().display().to_string(),
         ]
     }
-}
-
-fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A pod with one running container, as the kubelet starts it. The container's attempt follows
@@ -231,33 +230,6 @@ fn write_pod_dirs(pods: &Path) {
     }
 }
 
-fn ts(t: Timestamp) -> String {
-    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-/// One pod object as `kubectl get pods -o json` prints it.
-fn pod(ns: &str, name: &str, uid: &str, node: &str, phase: &str, annotations: Value, owner: Value) -> Value {
-    let now = Timestamp::now();
-    let created = ts(now - SignedDuration::from_hours(30));
-    json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name, "namespace": ns, "uid": uid, "resourceVersion": "48213",
-            "creationTimestamp": created, "annotations": annotations, "ownerReferences": owner,
-        },
-        "spec": {
-            "nodeName": node, "restartPolicy": "Always", "schedulerName": "default-scheduler",
-            "containers": [{"name": "main", "image": "registry.local/main:1", "imagePullPolicy": "IfNotPresent"}],
-        },
-        "status": {
-            "phase": phase, "hostIP": "192.0.2.10", "qosClass": "BestEffort", "startTime": created,
-            "conditions": [{"type": "Ready", "status": if phase == "Running" { "True" } else { "False" },
-                            "lastProbeTime": null, "lastTransitionTime": created}],
-        },
-    })
-}
-
 fn mirror(name: &str, api_uid: &str, hash: &str) -> Value {
     pod(
         "kube-system",
@@ -293,17 +265,7 @@ fn write_pods_json(path: &Path) {
         evicted,
         pod("shop", "web-5d8f7c9b6-zz9yy", ELSEWHERE_UID, "sample-node-2", "Running", json!({}), rs("web-5d8f7c9b6")),
     ];
-    let list = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items});
-    ok(std::fs::write(path, ok(serde_json::to_vec_pretty(&list))));
-}
-
-fn podcoroner(args: &[String]) -> (i32, String, String) {
-    let out = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner")).args(args).output());
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    ok(std::fs::write(path, ok(serde_json::to_vec_pretty(&pod_list(items)))));
 }
 
 fn diagnose_json(args: Vec<String>) -> Value {

@@ -117,7 +117,7 @@ fn node(now: Timestamp) -> NodeView {
         node_name: "bench-node".to_string(),
         cri: Some(CriView { sandboxes, containers }),
         api: Some(ApiView { pods: api, origin: "bench".to_string() }),
-        manifests: Some(("/etc/kubernetes/manifests".to_string(), manifests)),
+        manifests: Some(ManifestView { dir: "/etc/kubernetes/manifests".to_string(), exists: true, files: manifests }),
         pod_dirs: Some(dirs),
     }
 }
@@ -125,7 +125,7 @@ fn node(now: Timestamp) -> NodeView {
 fn bench(c: &mut Criterion) {
     let now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
     let view = node(now);
-    let config = Config { min_age: Duration::from_secs(600), failed_pod_min_age: Duration::from_secs(3600) };
+    let config = Config { min_age: Duration::from_secs(600), failed_pod_min_age: Duration::from_secs(3600), assume_pods_deleted: false };
     let d = diagnose(&view, &config, now);
     eprintln!("synthetic node: {} findings", d.findings.len());
     let mut group = c.benchmark_group("node_1000_sandboxes_5000_containers");

@@ -54,11 +54,14 @@ pub enum FindingKind {
     InvalidStaticPodManifest,
     /// A pod of this node in phase Failed that nothing on the node will remove.
     FailedPodNotCleaned,
+    /// Stopping a pod sandbox keeps failing (`kuberuntime_gc.go` `removeSandbox`: "Failed to stop
+    /// sandbox before removing"), so it is never removed; the cause is classified.
+    SandboxStopFailing,
 }
 
 impl FindingKind {
     /// Every kind, in documentation order.
-    pub const ALL: [FindingKind; 10] = [
+    pub const ALL: [FindingKind; 11] = [
         FindingKind::LeakedSandbox,
         FindingKind::DuplicateReadySandboxes,
         FindingKind::OrphanedContainer,
@@ -69,6 +72,7 @@ impl FindingKind {
         FindingKind::OrphanedPodDirectory,
         FindingKind::InvalidStaticPodManifest,
         FindingKind::FailedPodNotCleaned,
+        FindingKind::SandboxStopFailing,
     ];
 
     /// The stable name, e.g. `LeakedSandbox`.
@@ -84,6 +88,7 @@ impl FindingKind {
             FindingKind::OrphanedPodDirectory => "OrphanedPodDirectory",
             FindingKind::InvalidStaticPodManifest => "InvalidStaticPodManifest",
             FindingKind::FailedPodNotCleaned => "FailedPodNotCleaned",
+            FindingKind::SandboxStopFailing => "SandboxStopFailing",
         }
     }
 
@@ -156,6 +161,8 @@ pub struct Finding {
     pub sandbox_id: Option<String>,
     /// The container concerned, when one applies.
     pub container_id: Option<String>,
+    /// The file or directory concerned (a manifest, a pod directory), when one applies.
+    pub path: Option<String>,
     /// The facts the finding rests on.
     pub evidence: Vec<Evidence>,
     /// The kubelet behaviour the rule mirrors, naming its source function.

@@ -10,12 +10,14 @@
 //! call [`diagnose`].
 
 pub mod finding;
+pub mod gc;
+pub mod logs;
 pub mod model;
 pub mod rules;
 
 pub use finding::{Evidence, EvidenceSource, Finding, FindingKind, Severity};
 pub use model::{
-    ApiPod, ApiView, Container, ContainerState, CriView, ManifestPod, NodeView, PodDir, PodRef,
+    ApiPod, ApiView, Container, ContainerState, CriView, ManifestPod, ManifestView, NodeView, PodDir, PodRef,
     Sandbox, SandboxState, StaticManifest,
 };
 pub use rules::{Config, Diagnosis, SkippedRule, diagnose};

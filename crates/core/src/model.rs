@@ -248,6 +248,17 @@ pub struct StaticManifest {
     pub pod: Result<ManifestPod, String>,
 }
 
+/// The static pod manifest directory as the kubelet's file source sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestView {
+    /// The directory (`staticPodPath`).
+    pub dir: String,
+    /// False when the directory does not exist, which the kubelet reads as "no static pods".
+    pub exists: bool,
+    /// One entry per file the kubelet would read, in its order.
+    pub files: Vec<StaticManifest>,
+}
+
 /// One `pods/<uid>` directory under the kubelet root directory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PodDir {
@@ -275,9 +286,8 @@ pub struct NodeView {
     pub cri: Option<CriView>,
     /// The API server's pods.
     pub api: Option<ApiView>,
-    /// The static pod manifest directory: its path and files. A missing directory is an empty
-    /// list, as for the kubelet.
-    pub manifests: Option<(String, Vec<StaticManifest>)>,
+    /// The static pod manifest directory.
+    pub manifests: Option<ManifestView>,
     /// The kubelet's pod directories.
     pub pod_dirs: Option<Vec<PodDir>>,
 }

@@ -4,7 +4,7 @@
 //! Every rule names the kubelet behaviour it mirrors in [`Finding::kubelet_rule`]. A rule whose
 //! input view is unavailable is not guessed: it is listed in [`Diagnosis::skipped`].
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -21,6 +21,10 @@ pub struct Config {
     /// A pod in phase Failed is reported once its last status change is older than this. The
     /// CLI default is 1 hour.
     pub failed_pod_min_age: Duration,
+    /// When the API view is unavailable, treat every pod that no mirror pod or manifest knows as
+    /// deleted instead of skipping the rules that need the API (`gc --assume-pods-deleted`, for
+    /// nodes cut off from their API server). `false` for `diagnose`.
+    pub assume_pods_deleted: bool,
 }
 
 /// A rule that did not run, or ran on part of its input, because a view was unavailable.
@@ -91,6 +95,8 @@ struct Ctx<'a> {
     node_mirrors: Vec<&'a ApiPod>,
     /// Why the manifest view is missing, when it is.
     manifests_unusable: Option<String>,
+    /// Whether some static pod's name ends with `-<node name>`, confirming the node name.
+    node_name_confirmed: bool,
 }
 
 /// A kubelet-created sandbox is newer than another when it was created later; the attempt
@@ -119,6 +125,7 @@ impl<'a> Ctx<'a> {
         let mut api_uids = HashSet::new();
         let mut node_mirrors = Vec::new();
         match &view.api {
+            None if config.assume_pods_deleted => {}
             None => api_unusable = Some("the API view is unavailable".to_string()),
             Some(api) => {
                 api_uids = api.pods.iter().map(|p| p.pod.uid.as_str()).collect();
@@ -127,10 +134,10 @@ impl<'a> Ctx<'a> {
                     .iter()
                     .filter(|p| p.node_name == view.node_name && p.mirror_hash().is_some())
                     .collect();
-                // A wrong node name makes every pod look gone. The runtime running API pods
-                // while the API lists none on this node means exactly that: refuse to judge.
-                let n_on_node = api.pods.iter().filter(|p| p.node_name == view.node_name).count();
-                let n_api_sandboxes = view.cri.as_ref().map_or(0, |cri| {
+                // A wrong node name, or a partial listing (a --pods file of one namespace),
+                // makes live pods look gone. When the API view lacks most of the pods the runtime
+                // runs, refuse to judge by it.
+                let running: Vec<&str> = view.cri.as_ref().map_or(vec![], |cri| {
                     cri.sandboxes
                         .iter()
                         .filter(|s| {
@@ -138,19 +145,56 @@ impl<'a> Ctx<'a> {
                                 && s.is_kubelet_managed()
                                 && s.config_source() == Some("api")
                         })
-                        .count()
+                        .map(|s| s.pod.uid.as_str())
+                        .collect::<BTreeSet<_>>()
+                        .into_iter()
+                        .collect()
                 });
-                if n_on_node == 0 && n_api_sandboxes > 0 {
+                let on_node: HashSet<&str> = api
+                    .pods
+                    .iter()
+                    .filter(|p| p.node_name == view.node_name)
+                    .map(|p| p.pod.uid.as_str())
+                    .collect();
+                let missing = running.iter().filter(|uid| !on_node.contains(*uid)).count();
+                if !running.is_empty() && missing * 2 > running.len() {
+                    let n_on_node = on_node.len();
                     api_unusable = Some(format!(
-                        "the API view ({}) has no pod on node {:?} although the runtime runs {} \
-                         API pods: the node name is probably wrong (set --node-name)",
-                        api.origin, view.node_name, n_api_sandboxes
+                        "the API view ({}) lacks {missing} of the {} pods the runtime runs (READY \
+                         sandboxes with config.source=api) and has {n_on_node} pods on node {:?}: \
+                         it is incomplete (a --pods file of one namespace?) or the node name is \
+                         wrong (set --node-name)",
+                        api.origin,
+                        running.len(),
+                        view.node_name
                     ));
                 }
             }
         }
-        let manifests_unusable =
-            view.manifests.is_none().then(|| "the static pod manifest view is unavailable".to_string());
+        // Static pods running while the manifest directory does not exist: --manifest-dir is
+        // wrong, and every static pod would look removed.
+        let n_static_running = view.cri.as_ref().map_or(0, |cri| {
+            cri.sandboxes
+                .iter()
+                .filter(|s| s.state == SandboxState::Ready && s.config_source() == Some("file"))
+                .count()
+        });
+        let manifests_unusable = match &view.manifests {
+            None => Some("the static pod manifest view is unavailable".to_string()),
+            Some(m) if !m.exists && n_static_running > 0 => Some(format!(
+                "the manifest directory {} does not exist, yet the runtime runs {n_static_running} \
+                 static pod sandbox(es) (config.source=file): --manifest-dir is probably wrong",
+                m.dir
+            )),
+            Some(_) => None,
+        };
+        // The node name is confirmed when a static pod's name ends with it (the kubelet appends
+        // it); only then are manifest names matched exactly.
+        let node_suffix = format!("-{}", view.node_name.to_lowercase());
+        let node_name_confirmed = sandboxes_by_uid
+            .values()
+            .flatten()
+            .any(|s| s.config_source() == Some("file") && s.pod.name.ends_with(&node_suffix));
 
         Ctx {
             view,
@@ -162,6 +206,7 @@ impl<'a> Ctx<'a> {
             api_uids,
             node_mirrors,
             manifests_unusable,
+            node_name_confirmed,
         }
     }
 
@@ -185,7 +230,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn manifest_dir(&self) -> &str {
-        self.view.manifests.as_ref().map_or("", |(dir, _)| dir.as_str())
+        self.view.manifests.as_ref().map_or("", |m| m.dir.as_str())
     }
 
     /// The valid manifests, with their pods.
@@ -193,13 +238,14 @@ impl<'a> Ctx<'a> {
         self.view
             .manifests
             .iter()
-            .flat_map(|(_, files)| files.iter())
+            .flat_map(|m| m.files.iter())
             .filter_map(|m| m.pod.as_ref().ok().map(|p| (m.path.as_str(), p)))
     }
 
     /// The manifest that declares the static pod `namespace/name` (a full pod name, with the node
-    /// suffix) or the UID `uid`. A manifest whose name is a prefix of the pod name followed by
-    /// `-` also counts, so a wrong `--node-name` can never make a live static pod look removed.
+    /// suffix) or the UID `uid`. Until a static pod confirms the node name, a manifest whose name
+    /// is a prefix of the pod name followed by `-` also counts, so a wrong `--node-name` can never
+    /// make a live static pod look removed.
     fn manifest_for(&self, namespace: &str, name: &str, uid: &str) -> Option<&'a str> {
         let node = &self.view.node_name;
         self.manifest_pods()
@@ -207,7 +253,8 @@ impl<'a> Ctx<'a> {
                 m.uid.as_deref() == Some(uid)
                     || (m.namespace == namespace
                         && (m.full_name(node) == name
-                            || name.strip_prefix(m.name.as_str()).is_some_and(|rest| rest.starts_with('-'))))
+                            || (!self.node_name_confirmed
+                                && name.strip_prefix(m.name.as_str()).is_some_and(|rest| rest.starts_with('-')))))
             })
             .map(|(path, _)| path)
     }
@@ -224,7 +271,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn api_origin(&self) -> &str {
-        self.view.api.as_ref().map_or("", |a| a.origin.as_str())
+        self.view.api.as_ref().map_or("no API server (pods assumed deleted)", |a| a.origin.as_str())
     }
 
     fn n_api_pods(&self) -> usize {
@@ -256,12 +303,16 @@ impl<'a> Ctx<'a> {
 
     /// Why the pod `uid` is still known to the kubelet, or `None` when nobody knows it.
     /// Requires the API view; for a static pod also the manifest view.
+    ///
+    /// For a file-sourced static pod the manifest directory is the truth: a mirror pod left
+    /// behind does not keep a removed static pod alive (the kubelet deletes such mirror pods).
     fn pod_known_by(&self, s: &Sandbox) -> Option<String> {
         let uid = s.pod.uid.as_str();
         if self.api_uids.contains(uid) {
             return Some(format!("the API server has pod uid {uid}"));
         }
-        if let Some(m) = self.node_mirror_by_hash(uid) {
+        let file_pod = s.config_source() == Some("file") && self.manifests_unusable.is_none();
+        if !file_pod && let Some(m) = self.node_mirror_by_hash(uid) {
             return Some(format!(
                 "mirror pod {}/{} has kubernetes.io/config.mirror={uid}",
                 m.pod.namespace, m.pod.name
@@ -344,6 +395,7 @@ impl<'a> Ctx<'a> {
                     pod: Some(s.pod.clone()),
                     sandbox_id: Some(s.id.clone()),
                     container_id: None,
+                    path: None,
                     evidence,
                     kubelet_rule: "kuberuntime_gc.go evictSandboxes: a pod sandbox that is not READY \
                                    and holds no containers is removed when its pod is gone \
@@ -355,7 +407,7 @@ impl<'a> Ctx<'a> {
                         "journalctl -u kubelet | grep {id} (\"Failed to stop sandbox before removing\" \
                          means GC tries and the runtime or CNI fails); then crictl stopp {id} && \
                          crictl rmp {id}, or podcoroner gc",
-                        id = s.id
+                        id = sh(&s.id)
                     ),
                     gc_eligible: true,
                 });
@@ -429,18 +481,32 @@ impl<'a> Ctx<'a> {
                 pod: Some(oldest.pod.clone()),
                 sandbox_id: Some(oldest.id.clone()),
                 container_id: None,
+                path: None,
                 evidence: ready.iter().map(|s| self.sandbox_evidence(s)).collect(),
                 kubelet_rule: "kuberuntime_manager.go podSandboxChanged: a pod must have exactly one \
                                READY sandbox; with more the kubelet kills the pod and recreates it \
                                (\"Multiple sandboxes are ready for Pod\")"
                     .to_string(),
-                remediation: format!(
-                    "crictl inspectp {}; journalctl -u kubelet | grep {} (\"Multiple sandboxes are \
-                     ready\"); if the kubelet does not reconcile, crictl stopp {} (the older one)",
-                    ids.join(" "),
-                    oldest.pod.uid,
-                    oldest.id
-                ),
+                remediation: {
+                    let quoted: Vec<String> = ids.iter().map(|id| sh(id).into_owned()).collect();
+                    let idle: Vec<&&Sandbox> =
+                        ready.iter().filter(|s| self.containers_of(&s.id).is_empty()).collect();
+                    let stop = match idle.as_slice() {
+                        [one] if idle.len() < ready.len() => format!(
+                            "; if it does not, stop the one that runs none of the pod's containers: \
+                             crictl stopp {}",
+                            sh(&one.id)
+                        ),
+                        _ => String::new(),
+                    };
+                    format!(
+                        "crictl ps -a --pod <id> for each of {}; journalctl -u kubelet | grep {} \
+                         (\"Multiple sandboxes are ready\"); restarting the kubelet makes it kill the \
+                         pod and recreate one sandbox{stop}",
+                        quoted.join(" "),
+                        sh(&oldest.pod.uid)
+                    )
+                },
                 gc_eligible: false,
             });
         }
@@ -475,6 +541,7 @@ impl<'a> Ctx<'a> {
                 pod,
                 sandbox_id: Some(c.sandbox_id.clone()),
                 container_id: Some(c.id.clone()),
+                path: None,
                 evidence: vec![
                     Evidence::new(
                         EvidenceSource::Cri,
@@ -502,7 +569,7 @@ impl<'a> Ctx<'a> {
                                tracks containers only through their sandbox (kuberuntime_manager.go \
                                GetPodStatus), so nothing in the kubelet will stop or remove this one"
                     .to_string(),
-                remediation: format!("crictl inspect {id}; crictl stop {id} && crictl rm {id}", id = c.id),
+                remediation: format!("crictl inspect {id}; crictl stop {id} && crictl rm {id}", id = sh(&c.id)),
                 gc_eligible: false,
             });
         }
@@ -527,7 +594,7 @@ impl<'a> Ctx<'a> {
                 {
                     continue;
                 }
-                let n_files = self.view.manifests.as_ref().map_or(0, |(_, f)| f.len());
+                let n_files = self.view.manifests.as_ref().map_or(0, |m| m.files.len());
                 out.push(Finding {
                     kind: FindingKind::StaticPodNotRemoved,
                     severity: Severity::Critical,
@@ -541,6 +608,7 @@ impl<'a> Ctx<'a> {
                     pod: Some(s.pod.clone()),
                     sandbox_id: Some(s.id.clone()),
                     container_id: None,
+                    path: None,
                     evidence: vec![
                         self.sandbox_evidence(s),
                         Evidence::new(
@@ -565,8 +633,8 @@ impl<'a> Ctx<'a> {
                         "journalctl -u kubelet | grep -e 'sources aren' -e {name}; if the manifest was \
                          removed on purpose: crictl stopp {id} && crictl rmp {id}, then systemctl \
                          restart kubelet",
-                        name = s.pod.name,
-                        id = s.id
+                        name = sh(&s.pod.name),
+                        id = sh(&s.id)
                     ),
                     gc_eligible: false,
                 });
@@ -623,6 +691,7 @@ impl<'a> Ctx<'a> {
                     pod: Some(static_pod),
                     sandbox_id: Some(s.id.clone()),
                     container_id: None,
+                    path: None,
                     evidence: vec![
                         self.sandbox_evidence(s),
                         Evidence::new(
@@ -654,6 +723,7 @@ impl<'a> Ctx<'a> {
                     pod: Some(static_pod),
                     sandbox_id: Some(s.id.clone()),
                     container_id: None,
+                    path: None,
                     evidence: vec![
                         self.sandbox_evidence(s),
                         Evidence::new(
@@ -683,10 +753,16 @@ impl<'a> Ctx<'a> {
         for &m in &self.node_mirrors {
             let hash = m.mirror_hash().unwrap_or("");
             let (ns, name) = (m.pod.namespace.as_str(), m.pod.name.as_str());
-            let has_sandbox = self.sandboxes_by_uid.contains_key(hash)
-                || self.sandboxes_by_uid.values().flatten().any(|s| {
-                    s.is_static() && s.pod.namespace == ns && s.pod.name == name
-                });
+            // A file pod's mirror is orphaned once no manifest declares the pod, even if a
+            // stopped sandbox lingers; an HTTP-sourced static pod has no manifest, so any sandbox
+            // of it counts.
+            let http = m.annotations.get(crate::model::ANNOTATION_CONFIG_SOURCE).map(String::as_str) == Some("http");
+            // A READY one is StaticPodNotRemoved's business, which names the same cause.
+            let has_sandbox = self.sandboxes_by_uid.values().flatten().any(|s| {
+                s.is_static()
+                    && (s.pod.uid == hash || (s.pod.namespace == ns && s.pod.name == name))
+                    && (http || s.state == SandboxState::Ready)
+            });
             let created = m.created_at.unwrap_or(self.now);
             if has_sandbox || self.manifest_for(ns, name, hash).is_some() || !self.past_min_age(created) {
                 continue;
@@ -695,12 +771,13 @@ impl<'a> Ctx<'a> {
                 kind: FindingKind::OrphanedMirrorPod,
                 severity: Severity::Warning,
                 summary: format!(
-                    "mirror pod {ns}/{name} on node {} matches no static pod sandbox and no manifest",
+                    "mirror pod {ns}/{name} on node {} matches no static pod: no manifest declares it",
                     self.view.node_name
                 ),
-                pod: Some(m.pod.clone()),
+                pod: Some(PodRef { namespace: ns.to_string(), name: name.to_string(), uid: hash.to_string() }),
                 sandbox_id: None,
                 container_id: None,
+                path: None,
                 evidence: vec![
                     Evidence::new(
                         EvidenceSource::Apiserver,
@@ -712,13 +789,13 @@ impl<'a> Ctx<'a> {
                         ),
                     ),
                     Evidence::new(
-                        EvidenceSource::Cri,
-                        format!("no pod sandbox with uid {hash} or static pod name {ns}/{name}"),
-                    ),
-                    Evidence::new(
                         EvidenceSource::Manifest,
                         format!("no manifest in {} declares pod {ns}/{name}", self.manifest_dir()),
                     ),
+                    Evidence::new(EvidenceSource::Cri, {
+                        let n = self.sandboxes_by_uid.get(hash).map_or(0, Vec::len);
+                        format!("{n} pod sandbox(es) with uid {hash}")
+                    }),
                 ],
                 kubelet_rule: "kubelet_pods.go HandlePodCleanups (\"Clean up orphaned mirror pods\"): \
                                housekeeping deletes every mirror pod whose static pod the kubelet no \
@@ -781,6 +858,7 @@ impl<'a> Ctx<'a> {
                 pod: Some(PodRef { namespace: String::new(), name: String::new(), uid: d.uid.clone() }),
                 sandbox_id: None,
                 container_id: None,
+                path: Some(d.path.clone()),
                 evidence: vec![
                     Evidence::new(
                         EvidenceSource::Filesystem,
@@ -810,11 +888,12 @@ impl<'a> Ctx<'a> {
                                found, but volume paths are still present on disk\")"
                     .to_string(),
                 remediation: format!(
-                    "grep {uid} /proc/mounts (unmount what is listed with umount); journalctl -u kubelet \
-                     | grep {uid}; the kubelet removes {path} at its next housekeeping once nothing is \
-                     mounted",
-                    uid = d.uid,
-                    path = d.path
+                    "grep {uid} /proc/mounts and umount what is listed; the kubelet then removes the \
+                     directory at its next housekeeping, but only rmdirs volume directories: one that \
+                     is unmounted yet not empty stays until you inspect and remove it (ls -la \
+                     {path}/volumes/*/*)",
+                    uid = sh(&d.uid),
+                    path = sh(&d.path)
                 ),
                 gc_eligible: false,
             });
@@ -826,7 +905,7 @@ impl<'a> Ctx<'a> {
     /// `config/file.go` `extractFromFile`: a file that does not decode into one valid Pod is
     /// skipped ("Can't process manifest file"), so its static pod never starts.
     fn invalid_manifests(&self, out: &mut Vec<Finding>, skipped: &mut Vec<SkippedRule>) {
-        let Some((dir, files)) = &self.view.manifests else {
+        let Some(crate::model::ManifestView { dir, files, .. }) = &self.view.manifests else {
             skipped.push(skip(
                 FindingKind::InvalidStaticPodManifest,
                 "the static pod manifest view is unavailable",
@@ -842,6 +921,7 @@ impl<'a> Ctx<'a> {
                 pod: None,
                 sandbox_id: None,
                 container_id: None,
+                path: Some(m.path.clone()),
                 evidence: vec![Evidence::new(EvidenceSource::Manifest, format!("{}: {error}", m.path))],
                 kubelet_rule: "config/file.go extractFromFile: a file in the static pod directory that \
                                does not decode to one valid Pod is skipped (\"Can't process manifest \
@@ -850,7 +930,8 @@ impl<'a> Ctx<'a> {
                 remediation: format!(
                     "fix {path}, or move it out of {dir} (editor backups belong elsewhere: every \
                      non-hidden file there is read); check with kubectl create --dry-run=client -f {path}",
-                    path = m.path
+                    path = sh(&m.path),
+                    dir = sh(dir)
                 ),
                 gc_eligible: false,
             });
@@ -880,7 +961,7 @@ impl<'a> Ctx<'a> {
             if !self.old_enough(since, self.config.failed_pod_min_age) {
                 continue;
             }
-            let reason = p.reason.as_deref().unwrap_or("no reason");
+            let reason = p.reason.as_deref().unwrap_or("no reason given");
             out.push(Finding {
                 kind: FindingKind::FailedPodNotCleaned,
                 severity: Severity::Info,
@@ -893,10 +974,11 @@ impl<'a> Ctx<'a> {
                 pod: Some(p.pod.clone()),
                 sandbox_id: None,
                 container_id: None,
+                path: None,
                 evidence: vec![Evidence::new(
                     EvidenceSource::Apiserver,
                     format!(
-                        "pod {}/{} (uid {}) on node {}: phase Failed, reason {reason}, last status change {}",
+                        "pod {}/{} (uid {}) on node {}: phase Failed ({reason}), last status change {}",
                         p.pod.namespace, p.pod.name, p.pod.uid, p.node_name, since
                     ),
                 )],
@@ -907,7 +989,9 @@ impl<'a> Ctx<'a> {
                 remediation: format!(
                     "kubectl delete pod -n {} {} (all on this node: kubectl delete pods -A \
                      --field-selector=spec.nodeName={},status.phase=Failed)",
-                    p.pod.namespace, p.pod.name, self.view.node_name
+                    sh(&p.pod.namespace),
+                    sh(&p.pod.name),
+                    sh(&self.view.node_name)
                 ),
                 gc_eligible: false,
             });
@@ -956,6 +1040,79 @@ fn looks_like_config_hash(uid: &str) -> bool {
 
 fn list_or_none(items: &[String]) -> String {
     if items.is_empty() { "none".to_string() } else { items.join(", ") }
+}
+
+/// The `SandboxStopFailing` finding for a `StopPodSandbox` of `sandbox` that failed with `error`
+/// (as `podcoroner gc` saw it, or as the kubelet logged it), with its classified cause.
+///
+/// Mirrors `kuberuntime_gc.go` `removeSandbox`: on a stop error the kubelet logs "Failed to stop
+/// sandbox before removing" and returns without `RemovePodSandbox`, every GC period, forever.
+pub fn sandbox_stop_failing(sandbox: &Sandbox, error: &str, seen_by: &str) -> Finding {
+    let (class, fix) = stop_failure_class(error);
+    Finding {
+        kind: FindingKind::SandboxStopFailing,
+        severity: Severity::Warning,
+        summary: format!(
+            "StopPodSandbox of {} ({}/{}) fails: {class}",
+            short(&sandbox.id),
+            sandbox.pod.namespace,
+            sandbox.pod.name
+        ),
+        pod: Some(sandbox.pod.clone()),
+        sandbox_id: Some(sandbox.id.clone()),
+        container_id: None,
+        path: None,
+        evidence: vec![Evidence::new(EvidenceSource::Cri, format!("{seen_by}: {error}"))],
+        kubelet_rule: "kuberuntime_gc.go removeSandbox: StopPodSandbox runs the CNI teardown; on error the \
+                       kubelet logs \"Failed to stop sandbox before removing\" and never calls \
+                       RemovePodSandbox, so the sandbox leaks until the cause is fixed"
+            .to_string(),
+        remediation: format!("{fix}; then crictl stopp {id} && crictl rmp {id}", id = sh(&sandbox.id)),
+        gc_eligible: false,
+    }
+}
+
+/// The class of a `StopPodSandbox` error (`CNI teardown: …`, `runtime busy`, `timeout`,
+/// `other`) and what to do about it, from `logs::catalogue::classify_cause`.
+pub fn stop_failure_class(error: &str) -> (&'static str, &'static str) {
+    use crate::logs::catalogue::{Cause, CniFailure, classify_cause};
+    match classify_cause(error) {
+        Cause::CniTeardown(CniFailure::PluginNotInitialized) => (
+            "CNI teardown: cni plugin not initialized",
+            "check the CNI config in /etc/cni/net.d and the CNI daemonset on this node",
+        ),
+        Cause::CniTeardown(CniFailure::UnauthorizedDatastore) => (
+            "CNI teardown: the CNI datastore refused (Unauthorized)",
+            "renew the CNI plugin's credentials (e.g. Calico's kubeconfig token) and restart its node agent",
+        ),
+        Cause::CniTeardown(CniFailure::EmptyCachedResult) => (
+            "CNI teardown: empty cached CNI result",
+            "remove the empty /var/lib/cni/results/<network>-<sandbox id>-<ifname> file, then stop again",
+        ),
+        Cause::CniTeardown(CniFailure::MissingNetns) => (
+            "CNI teardown: the network namespace is gone",
+            "the plugin's DEL must tolerate a missing netns; upgrade the CNI plugin",
+        ),
+        Cause::CniTeardown(CniFailure::PluginMissing) => (
+            "CNI teardown: the CNI plugin binary is missing",
+            "reinstall the CNI plugin binaries (/opt/cni/bin)",
+        ),
+        Cause::CniTeardown(CniFailure::DestroyNetwork) => (
+            "CNI teardown: failed to destroy network",
+            "read the CNI plugin's own log for the DEL of this sandbox",
+        ),
+        Cause::RuntimeBusy => ("runtime busy", "find what holds the sandbox (mounts, shim) and retry"),
+        Cause::Timeout => ("timeout", "check the runtime's health (crictl info) and the CNI plugin's latency"),
+        _ => ("other", "read the runtime's log for this sandbox (journalctl -u containerd)"),
+    }
+}
+
+/// `s` quoted for a POSIX shell when it needs it, so a remediation can be pasted safely whatever
+/// a file name, pod name or runtime-provided ID holds.
+pub fn sh(s: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !s.is_empty()
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./:=@%+,-".contains(&b));
+    if plain { s.into() } else { format!("'{}'", s.replace('\'', "'\\''")).into() }
 }
 
 /// The first 13 characters of an ID, as crictl prints it.

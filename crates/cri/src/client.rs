@@ -419,11 +419,19 @@ impl Target<'_> {
                 rpc,
                 socket,
             }),
-            std::io::ErrorKind::ConnectionRefused => Some(Error::ConnectionRefused {
-                endpoint,
-                rpc,
-                socket,
-            }),
+            // Connecting to a regular file or a directory is also refused: say what it is.
+            std::io::ErrorKind::ConnectionRefused => {
+                use std::os::unix::fs::FileTypeExt as _;
+                match std::fs::metadata(&socket) {
+                    Ok(meta) if !meta.file_type().is_socket() => Some(Error::NotASocket {
+                        endpoint,
+                        rpc,
+                        socket,
+                        kind: if meta.is_dir() { "a directory" } else { "not a unix socket" },
+                    }),
+                    _ => Some(Error::ConnectionRefused { endpoint, rpc, socket }),
+                }
+            }
             _ => None,
         }
     }

@@ -41,9 +41,45 @@ const VERSION: &str = "crictl version -o json";
 ///
 /// [`Error::SnapshotParseFailed`] naming `origin` and the JSON path of the bad field, e.g.
 /// `items[0].createdAt`.
+///
+/// Every item needs a non-empty `id` and a positive `createdAt`, and IDs are unique: a listing
+/// that lacks them cannot be judged safely. Missing `metadata` is taken from the
+/// `io.kubernetes.pod.{name,namespace,uid}` labels.
 pub fn parse_pods(json: &str, origin: &str) -> Result<Vec<Sandbox>> {
     let doc: PodsJson = parse(json, origin, PODS)?;
-    Ok(doc.items.into_iter().map(PodJson::into_core).collect())
+    let sandboxes: Vec<Sandbox> = doc.items.into_iter().map(PodJson::into_core).collect();
+    check_items(origin, PODS, "items", sandboxes.iter().map(|s| (s.id.as_str(), s.created_at)))?;
+    Ok(sandboxes)
+}
+
+/// Rejects items without an ID or a creation time, and duplicate IDs.
+fn check_items<'a>(
+    origin: &str,
+    what: &'static str,
+    list: &str,
+    items: impl Iterator<Item = (&'a str, jiff::Timestamp)>,
+) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for (i, (id, created_at)) in items.enumerate() {
+        let problem = if id.is_empty() {
+            Some(("id", "missing or empty".to_string()))
+        } else if created_at <= jiff::Timestamp::UNIX_EPOCH {
+            Some(("createdAt", "missing or zero: the item's age cannot be judged".to_string()))
+        } else if !seen.insert(id) {
+            Some(("id", format!("duplicate id {id}")))
+        } else {
+            None
+        };
+        if let Some((field, detail)) = problem {
+            return Err(Error::SnapshotParseFailed {
+                what,
+                origin: origin.to_owned(),
+                path: format!("{list}[{i}].{field}"),
+                source: serde::de::Error::custom(detail),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Parses the output of `crictl ps -a -o json` into containers, in document order.
@@ -53,11 +89,9 @@ pub fn parse_pods(json: &str, origin: &str) -> Result<Vec<Sandbox>> {
 /// As [`parse_pods`].
 pub fn parse_containers(json: &str, origin: &str) -> Result<Vec<Container>> {
     let doc: ContainersJson = parse(json, origin, CONTAINERS)?;
-    Ok(doc
-        .containers
-        .into_iter()
-        .map(ContainerJson::into_core)
-        .collect())
+    let containers: Vec<Container> = doc.containers.into_iter().map(ContainerJson::into_core).collect();
+    check_items(origin, CONTAINERS, "containers", containers.iter().map(|c| (c.id.as_str(), c.created_at)))?;
+    Ok(containers)
 }
 
 /// Parses the output of `crictl version -o json`. The document has no endpoint, so the caller
@@ -186,7 +220,8 @@ fn to_json<T: Serialize>(doc: &T) -> String {
 
 #[derive(Serialize, Deserialize)]
 struct PodsJson {
-    #[serde(default, deserialize_with = "null_as_default")]
+    /// Required: a document without it is not `crictl pods -o json` (e.g. `crictl ps` output).
+    #[serde(deserialize_with = "null_as_default")]
     items: Vec<PodJson>,
 }
 
@@ -223,7 +258,8 @@ struct PodMetadataJson {
 
 #[derive(Serialize, Deserialize)]
 struct ContainersJson {
-    #[serde(default, deserialize_with = "null_as_default")]
+    /// Required: a document without it is not `crictl ps -a -o json`.
+    #[serde(deserialize_with = "null_as_default")]
     containers: Vec<ContainerJson>,
 }
 
@@ -279,13 +315,16 @@ struct VersionJson {
 impl PodJson {
     fn into_core(self) -> Sandbox {
         let m = self.metadata;
+        let or_label = |v: String, key: &str| {
+            if v.is_empty() { self.labels.get(key).cloned().unwrap_or_default() } else { v }
+        };
         Sandbox {
-            id: self.id,
             pod: PodRef {
-                namespace: m.namespace,
-                name: m.name,
-                uid: m.uid,
+                namespace: or_label(m.namespace, podcoroner_core::model::LABEL_POD_NAMESPACE),
+                name: or_label(m.name, podcoroner_core::model::LABEL_POD_NAME),
+                uid: or_label(m.uid, podcoroner_core::model::LABEL_POD_UID),
             },
+            id: self.id,
             attempt: m.attempt.0,
             state: self.state.0,
             created_at: timestamp_from_nanos(self.created_at.0),
@@ -687,41 +726,45 @@ mod tests {
     fn lenient_scalars_and_defaults() {
         let json = r#"{"items": [
             {"id": "a", "metadata": {"name": "n", "uid": "u", "namespace": "ns", "attempt": "3"}, "state": 1, "createdAt": 42},
-            {"id": "b", "metadata": null, "labels": null}
+            {"id": "b", "metadata": null, "createdAt": "7",
+             "labels": {"io.kubernetes.pod.uid": "u2", "io.kubernetes.pod.name": "web-0", "io.kubernetes.pod.namespace": "shop"}}
         ]}"#;
         let pods = parse_pods(json, "hand-made.json").unwrap();
-        assert_eq!(
-            (pods[0].attempt, pods[0].state),
-            (3, SandboxState::NotReady)
-        );
+        assert_eq!((pods[0].attempt, pods[0].state), (3, SandboxState::NotReady));
         assert_eq!(timestamp_to_nanos(pods[0].created_at), 42);
+        // Missing metadata comes from the kubelet's labels.
         assert_eq!(
             pods[1].pod,
-            PodRef {
-                namespace: String::new(),
-                name: String::new(),
-                uid: String::new()
-            }
+            PodRef { namespace: "shop".to_string(), name: "web-0".to_string(), uid: "u2".to_string() }
         );
-        assert_eq!(
-            (pods[1].state, timestamp_to_nanos(pods[1].created_at)),
-            (SandboxState::Ready, 0)
-        );
-        assert!(parse_pods("{}", "empty.json").unwrap().is_empty());
-        assert!(
-            parse_containers(r#"{"containers": null}"#, "empty.json")
-                .unwrap()
-                .is_empty()
-        );
+        assert_eq!((pods[1].state, timestamp_to_nanos(pods[1].created_at)), (SandboxState::Ready, 7));
+        assert!(parse_pods(r#"{"items": null}"#, "empty.json").unwrap().is_empty());
+        assert!(parse_containers(r#"{"containers": null}"#, "empty.json").unwrap().is_empty());
         let containers = parse_containers(
             r#"{"containers": [{"id": "c", "imageRef": "sha256:1", "state": "CONTAINER_UNKNOWN", "createdAt": "7"}]}"#,
             "x",
         )
         .unwrap();
-        assert_eq!(
-            (containers[0].image.as_str(), containers[0].state),
-            ("sha256:1", ContainerState::Unknown)
-        );
+        assert_eq!((containers[0].image.as_str(), containers[0].state), ("sha256:1", ContainerState::Unknown));
+    }
+
+    #[test]
+    fn listings_that_cannot_be_judged_safely_are_rejected() {
+        let cases = [
+            ("{}", "missing field `items`"),
+            (r#"{"containers": []}"#, "missing field `items`"),
+            (r#"{"items": [{"createdAt": "5"}]}"#, "at `items[0].id`"),
+            (r#"{"items": [{"id": "a"}]}"#, "at `items[0].createdAt`"),
+            (r#"{"items": [{"id": "a", "createdAt": "0"}]}"#, "at `items[0].createdAt`"),
+            (r#"{"items": [{"id": "a", "createdAt": 1}, {"id": "a", "createdAt": 2}]}"#, "at `items[1].id`"),
+        ];
+        for (json, want) in cases {
+            let err = parse_pods(json, "pods.json").unwrap_err();
+            let text = format!("{err}: {}", std::error::Error::source(&err).map_or(String::new(), |s| s.to_string()));
+            assert!(text.contains(want), "{json}: {text}");
+        }
+        let err = parse_containers(r#"{"items": []}"#, "containers.json").unwrap_err();
+        assert!(std::error::Error::source(&err).unwrap().to_string().contains("missing field `containers`"), "{err}");
     }
 
     #[test]

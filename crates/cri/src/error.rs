@@ -82,7 +82,20 @@ pub enum Error {
         socket: PathBuf,
     },
 
-    /// Connecting failed for another reason (for example the path is not a socket).
+    /// The endpoint's path exists but is not a unix socket (a regular file, a directory).
+    #[error("calling {rpc} on {endpoint} failed: {} is {kind}", socket.display())]
+    NotASocket {
+        /// The endpoint, `unix:///…`.
+        endpoint: String,
+        /// The CRI RPC being called.
+        rpc: &'static str,
+        /// The path.
+        socket: PathBuf,
+        /// `a directory` or `not a unix socket`.
+        kind: &'static str,
+    },
+
+    /// Connecting failed for another reason.
     #[error("calling {rpc} on {endpoint} failed: cannot connect")]
     ConnectFailed {
         /// The endpoint, `unix:///…`.

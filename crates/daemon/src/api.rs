@@ -145,6 +145,8 @@ pub struct FindingView {
     pub sandbox_id: Option<String>,
     /// The container ID, when one applies.
     pub container_id: Option<String>,
+    /// The file or directory concerned (a manifest, a pod directory), when one applies.
+    pub path: Option<String>,
     /// The facts the finding rests on.
     pub evidence: Vec<EvidenceView>,
     /// The kubelet behaviour the rule mirrors.
@@ -168,6 +170,7 @@ impl From<&Finding> for FindingView {
             }),
             sandbox_id: f.sandbox_id.clone(),
             container_id: f.container_id.clone(),
+            path: f.path.clone(),
             evidence: f
                 .evidence
                 .iter()
@@ -216,5 +219,88 @@ impl DiagnosisReport {
     /// The highest severity among the findings, if any.
     pub fn max_severity(&self) -> Option<Severity> {
         self.findings.iter().map(|f| f.severity).max()
+    }
+}
+
+/// The schema name of [`GcReport`].
+pub const GC_SCHEMA: &str = "podcoroner.gc/v1";
+
+/// What `podcoroner gc -o json` prints (documented in `docs/gc.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GcReport {
+    /// Always [`GC_SCHEMA`].
+    pub schema: String,
+    /// The node.
+    pub node: String,
+    /// When the run ended.
+    pub generated_at: Timestamp,
+    /// True without `--apply`.
+    pub dry_run: bool,
+    /// Where the API view came from (a `--pods` file with its age).
+    pub api_origin: String,
+    /// Why nothing at all was eligible, when that is the case.
+    pub refused: Option<String>,
+    /// The planned removals.
+    pub removals: Vec<GcCandidateView>,
+    /// The leaked sandboxes the policy held back, with the reason in `reason`.
+    pub held: Vec<GcCandidateView>,
+    /// Every audited record of the run (for `--apply`: one per action, with its result).
+    pub results: Vec<crate::gc::AuditRecord>,
+    /// A `SandboxStopFailing` finding per failed stop.
+    pub findings: Vec<FindingView>,
+    /// The audit log's path.
+    pub audit_log: String,
+    /// Why the audit log could not be written, if it could not.
+    pub audit_error: Option<String>,
+}
+
+/// A sandbox in a GC plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GcCandidateView {
+    /// The pod sandbox ID.
+    pub sandbox_id: String,
+    /// Its pod.
+    pub pod: PodView,
+    /// For a removal, the leak it is (`LeakedSandbox` summary); for a held one, why it is held.
+    pub reason: String,
+}
+
+impl GcReport {
+    /// Builds the report of `outcome`.
+    pub fn new(outcome: &crate::gc::GcOutcome, dry_run: bool, generated_at: Timestamp) -> GcReport {
+        let pod = |p: &podcoroner_core::PodRef| PodView {
+            namespace: p.namespace.clone(),
+            name: p.name.clone(),
+            uid: p.uid.clone(),
+        };
+        GcReport {
+            schema: GC_SCHEMA.to_string(),
+            node: outcome.node.clone(),
+            generated_at,
+            dry_run,
+            api_origin: outcome.api_origin.clone(),
+            refused: outcome.plan.refused.clone(),
+            removals: outcome
+                .plan
+                .removals
+                .iter()
+                .map(|r| GcCandidateView { sandbox_id: r.sandbox_id.clone(), pod: pod(&r.pod), reason: r.rule.clone() })
+                .collect(),
+            held: outcome
+                .plan
+                .held
+                .iter()
+                .map(|h| GcCandidateView { sandbox_id: h.sandbox_id.clone(), pod: pod(&h.pod), reason: h.reason.clone() })
+                .collect(),
+            results: outcome.records.clone(),
+            findings: outcome.stop_failures.iter().map(FindingView::from).collect(),
+            audit_log: outcome.audit_log.0.display().to_string(),
+            audit_error: outcome.audit_log.1.clone(),
+        }
+    }
+
+    /// True when an action failed (a stop or remove error).
+    pub fn any_failed(&self) -> bool {
+        self.results.iter().any(|r| r.result.ends_with("_failed"))
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use k8s_openapi::api::core::v1::Pod;
-use podcoroner_core::NodeView;
+use podcoroner_core::{ManifestView, NodeView};
 use podcoroner_cri::RuntimeInfo;
 
 use crate::api::SourceStatus;
@@ -77,6 +77,7 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
         let mut s = SourceStatus::ok();
         s.path = Some(path.display().to_string());
         s.counts.insert("pods".to_string(), pods.raw.len());
+        s.detail = pods.note.clone();
         (Some(pods.view), Some(pods.raw), s)
     } else if opts.no_apiserver {
         (None, None, SourceStatus::unavailable("disabled by --no-apiserver"))
@@ -88,7 +89,11 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
                 s.counts.insert("pods".to_string(), pods.raw.len());
                 (Some(pods.view), Some(pods.raw), s)
             }
-            Err(e @ podcoroner_apiserver::Error::ConfigFailed { .. }) if opts.kubeconfig.is_none() => {
+            // An explicit --kubeconfig that cannot be loaded is a usage error, not a degraded run.
+            Err(e @ podcoroner_apiserver::Error::ConfigFailed { .. }) => {
+                if opts.kubeconfig.is_some() {
+                    return Err(e.into());
+                }
                 (None, None, SourceStatus::unavailable(e.to_string()))
             }
             Err(e) => (None, None, SourceStatus::error(e.to_string())),
@@ -101,10 +106,11 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
             node_name: opts.node_name.clone(),
             cri: Some(cri),
             api,
-            manifests: Some((
-                manifest_dir.path.display().to_string(),
-                manifest_dir.manifests,
-            )),
+            manifests: Some(ManifestView {
+                dir: manifest_dir.path.display().to_string(),
+                exists: manifest_dir.exists,
+                files: manifest_dir.manifests,
+            }),
             pod_dirs,
         },
         sources,
@@ -159,19 +165,20 @@ pub fn pod_dirs_status(root: &std::path::Path, dirs: Option<&[podcoroner_core::P
 /// # Errors
 /// When none of them gives a non-empty name.
 pub fn node_name(flag: Option<&str>) -> anyhow::Result<String> {
+    // The kubelet lower-cases the node name, from the hostname or --hostname-override alike
+    // (`nodeutil.GetHostname`).
     if let Some(n) = flag.filter(|n| !n.is_empty()) {
-        return Ok(n.to_string());
+        return Ok(n.trim().to_lowercase());
     }
     if let Ok(n) = std::env::var("NODE_NAME")
-        && !n.is_empty()
+        && !n.trim().is_empty()
     {
-        return Ok(n);
+        return Ok(n.trim().to_lowercase());
     }
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .context("no --node-name, no NODE_NAME, and the hostname cannot be read")?;
     let host = host.trim();
     anyhow::ensure!(!host.is_empty(), "no --node-name, no NODE_NAME, and the hostname is empty");
-    // The kubelet lower-cases the hostname (`nodeutil.GetHostname`).
     Ok(host.to_lowercase())
 }

@@ -11,5 +11,7 @@
 
 pub mod api;
 pub mod gather;
+pub mod gc;
 pub mod render;
+pub mod selector;
 pub mod snapshot;

@@ -8,7 +8,27 @@ use podcoroner_core::Severity;
 use crate::api::{DiagnosisReport, SourceState};
 
 /// Renders `report` for a terminal. Pure: the same report always gives the same text.
+///
+/// Control characters from the node (a sandbox name with an ANSI escape or a newline) are
+/// escaped, so they cannot fake or hide table lines.
 pub fn table(report: &DiagnosisReport) -> String {
+    clean(&table_raw(report))
+}
+
+/// Escapes every control character but the newlines the renderer itself writes.
+fn clean(text: &str) -> String {
+    text.split('\n')
+        .map(|line| line.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Escapes newlines inside one value, which [`clean`] would otherwise keep.
+fn one_line(value: &str) -> String {
+    value.replace('\n', "\\n").replace('\r', "\\r")
+}
+
+fn table_raw(report: &DiagnosisReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "podcoroner diagnose: node {} at {}", report.node, report.generated_at);
     let _ = writeln!(out);
@@ -70,13 +90,13 @@ pub fn table(report: &DiagnosisReport) -> String {
             if f.gc_eligible {
                 head.push_str("  [gc-eligible]");
             }
-            let _ = writeln!(out, "{head}");
-            let _ = writeln!(out, "    {}", f.summary);
+            let _ = writeln!(out, "{}", one_line(&head));
+            let _ = writeln!(out, "    {}", one_line(&f.summary));
             for e in &f.evidence {
-                let _ = writeln!(out, "    {:<12} {}", format!("[{}]", e.source), e.detail);
+                let _ = writeln!(out, "    {:<12} {}", format!("[{}]", e.source), one_line(&e.detail));
             }
             let _ = writeln!(out, "    {:<12} {}", "kubelet:", f.kubelet_rule);
-            let _ = writeln!(out, "    {:<12} {}", "fix:", f.remediation);
+            let _ = writeln!(out, "    {:<12} {}", "fix:", one_line(&f.remediation));
         }
     }
     let _ = writeln!(out);
@@ -90,5 +110,60 @@ pub fn table(report: &DiagnosisReport) -> String {
         s.warning,
         s.info
     );
+    out
+}
+
+/// Renders a `gc` report for a terminal, control characters escaped as in [`table`].
+pub fn gc_table(report: &crate::api::GcReport) -> String {
+    clean(&gc_table_raw(report))
+}
+
+fn gc_table_raw(report: &crate::api::GcReport) -> String {
+    let mut out = String::new();
+    let mode = if report.dry_run { "dry run: nothing is changed (pass --apply to act)" } else { "applying" };
+    let _ = writeln!(out, "podcoroner gc: node {}, {mode}", report.node);
+    let _ = writeln!(out, "API view: {}", report.api_origin);
+    if let Some(r) = &report.refused {
+        let _ = writeln!(out, "\nNOTHING IS ELIGIBLE: {r}");
+    }
+    let pod = |p: &crate::api::PodView| format!("{}/{}", p.namespace, p.name);
+    if report.dry_run {
+        let _ = writeln!(out, "\nWOULD REMOVE ({})", report.removals.len());
+        for r in &report.removals {
+            let _ = writeln!(out, "  crictl stopp {id} && crictl rmp {id}", id = r.sandbox_id);
+            let _ = writeln!(out, "    {}: {}", pod(&r.pod), r.reason);
+        }
+    } else {
+        let acted: Vec<_> = report.results.iter().filter(|r| r.result != "held").collect();
+        let _ = writeln!(out, "\nACTIONS ({})", acted.len());
+        for r in acted {
+            let _ = writeln!(
+                out,
+                "  {:<13} {}  {}/{}{}",
+                r.result,
+                r.sandbox_id,
+                r.pod.namespace,
+                r.pod.name,
+                r.error.as_ref().map_or(String::new(), |e| format!(": {e}"))
+            );
+        }
+    }
+    if !report.held.is_empty() {
+        let _ = writeln!(out, "\nHELD BACK ({})", report.held.len());
+        for h in &report.held {
+            let _ = writeln!(out, "  {}  {}: {}", h.sandbox_id, pod(&h.pod), h.reason);
+        }
+    }
+    for f in &report.findings {
+        let _ = writeln!(out, "\n{} {}\n    fix: {}", f.kind, f.summary, f.remediation);
+    }
+    match &report.audit_error {
+        Some(e) => {
+            let _ = writeln!(out, "\naudit log NOT written: {e}");
+        }
+        None => {
+            let _ = writeln!(out, "\naudit log: {}", report.audit_log);
+        }
+    }
     out
 }

@@ -8,7 +8,7 @@
 //! cri/pods.json        crictl pods -o json
 //! cri/containers.json  crictl ps -a -o json
 //! api/pods.json        kubectl get pods -A -o json (absent when the API was unavailable)
-//! manifests/           the static pod manifest files, as they were
+//! manifests/           the static pod manifest files, as they were (absent: no such directory)
 //! kubelet/pods/<uid>/  the pod directory skeleton: entries and volumes/<plugin>/<volume>, no contents
 //! ```
 
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use jiff::Timestamp;
-use podcoroner_core::{CriView, NodeView};
+use podcoroner_core::{CriView, ManifestView, NodeView};
 use serde::{Deserialize, Serialize};
 
 use crate::api::{SourceState, SourceStatus};
@@ -69,7 +69,7 @@ pub fn write(out: &Path, gathered: &Gathered, opts: &SourceOptions, collected_at
     if out.exists() && std::fs::read_dir(out).with_context(|| format!("reading {}", out.display()))?.next().is_some() {
         bail!("snapshot directory {} is not empty", out.display());
     }
-    for sub in ["cri", "api", "manifests", "kubelet"] {
+    for sub in ["cri", "api", "kubelet"] {
         std::fs::create_dir_all(out.join(sub)).with_context(|| format!("creating {}", out.join(sub).display()))?;
     }
     if let (Some(cri), Some(runtime)) = (&gathered.view.cri, &gathered.runtime) {
@@ -81,7 +81,9 @@ pub fn write(out: &Path, gathered: &Gathered, opts: &SourceOptions, collected_at
     if let Some(pods) = &gathered.raw_pods {
         write_json(&out.join("api/pods.json"), &podcoroner_apiserver::pod_list_json(pods))?;
     }
-    podcoroner_hostfs::manifests::copy_dir(&opts.manifest_dir, &out.join("manifests"))?;
+    if opts.manifest_dir.is_dir() {
+        podcoroner_hostfs::manifests::copy_dir(&opts.manifest_dir, &out.join("manifests"))?;
+    }
     podcoroner_hostfs::pod_dirs::copy_skeleton(&opts.kubelet_root_dir, &out.join("kubelet"))?;
     let meta = Meta {
         schema: SCHEMA.to_string(),
@@ -119,20 +121,29 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
     let meta_path = dir.join("meta.json");
     let meta_bytes = std::fs::read(&meta_path)
         .with_context(|| format!("{} is not a podcoroner snapshot: cannot read {}", dir.display(), meta_path.display()))?;
-    let meta: Meta = serde_json::from_slice(&meta_bytes).with_context(|| format!("malformed {}", meta_path.display()))?;
-    if meta.schema != SCHEMA {
-        bail!("{}: schema {:?} is not {SCHEMA:?}", meta_path.display(), meta.schema);
+    let schema = serde_json::from_slice::<serde_json::Value>(&meta_bytes)
+        .with_context(|| format!("malformed {}", meta_path.display()))?
+        .get("schema")
+        .and_then(|s| s.as_str().map(str::to_string));
+    if schema.as_deref() != Some(SCHEMA) {
+        bail!("{}: schema is {schema:?}, not {SCHEMA:?}", meta_path.display());
     }
-    let mut sources = meta.sources.clone();
-    let unavailable_as_collected = |name: &str, what: &str| {
-        meta.sources
-            .get(name)
-            .filter(|s| s.status != Some(SourceState::Ok))
-            .cloned()
-            .unwrap_or_else(|| SourceStatus::unavailable(format!("{what} not in the snapshot")))
+    let meta: Meta = serde_json::from_slice(&meta_bytes).with_context(|| format!("malformed {}", meta_path.display()))?;
+    // Each source's status comes from what is read here; the collection-time status explains
+    // what is absent, and lends its endpoint or path.
+    let collected = |name: &str| meta.sources.get(name).cloned().unwrap_or_default();
+    let absent = |name: &str, what: &str| {
+        let c = collected(name);
+        if c.status.is_some() && c.status != Some(SourceState::Ok) {
+            c
+        } else {
+            SourceStatus::unavailable(format!("{what} is not in the snapshot"))
+        }
     };
+    let mut sources = BTreeMap::new();
 
-    // CRI.
+    // CRI: both listings or neither (a sandbox list without its containers would make every
+    // sandbox look empty).
     let pods_json = dir.join("cri/pods.json");
     let cri = if pods_json.exists() {
         use podcoroner_cri::crictl_json;
@@ -140,16 +151,27 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
         let containers = crictl_json::read_containers(&dir.join("cri/containers.json"))?;
         let cri = CriView { sandboxes, containers };
         let version_json = dir.join("cri/version.json");
-        if version_json.exists() {
+        let endpoint = collected("cri").endpoint.unwrap_or_default();
+        let status = if version_json.exists() {
             let text = std::fs::read_to_string(&version_json)
                 .with_context(|| format!("reading {}", version_json.display()))?;
-            let endpoint = meta.sources.get("cri").and_then(|s| s.endpoint.clone()).unwrap_or_default();
             let runtime = crictl_json::parse_version(&text, &version_json.display().to_string(), &endpoint)?;
-            sources.insert("cri".to_string(), gather::cri_status(&runtime, &cri));
-        }
+            let mut s = gather::cri_status(&runtime, &cri);
+            if endpoint.is_empty() {
+                s.endpoint = None;
+            }
+            s
+        } else {
+            let mut s = SourceStatus::ok();
+            s.counts.insert("sandboxes".to_string(), cri.sandboxes.len());
+            s.counts.insert("containers".to_string(), cri.containers.len());
+            s.detail = Some("cri/version.json is not in the snapshot: runtime unknown".to_string());
+            s
+        };
+        sources.insert("cri".to_string(), status);
         Some(cri)
     } else {
-        sources.insert("cri".to_string(), unavailable_as_collected("cri", "cri/pods.json"));
+        sources.insert("cri".to_string(), absent("cri", "cri/pods.json"));
         None
     };
 
@@ -157,27 +179,31 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
     let api_json = dir.join("api/pods.json");
     let api = if api_json.exists() {
         let mut pods = podcoroner_apiserver::read_pod_list(&api_json)?;
-        if let Some(origin) = meta.sources.get("apiserver").and_then(|s| s.endpoint.clone().or(s.path.clone())) {
-            pods.view.origin = format!("{origin} (snapshot)");
-        }
+        let c = collected("apiserver");
+        let origin = c.endpoint.clone().or(c.path.clone()).unwrap_or_else(|| "api/pods.json".to_string());
+        pods.view.origin = format!("{origin} (snapshot)");
+        let mut s = SourceStatus::ok();
+        s.endpoint = c.endpoint;
+        s.path = c.path.or_else(|| Some(api_json.display().to_string()));
+        s.counts.insert("pods".to_string(), pods.raw.len());
+        s.detail = pods.note.clone();
+        sources.insert("apiserver".to_string(), s);
         Some(pods.view)
     } else {
-        sources.insert("apiserver".to_string(), unavailable_as_collected("apiserver", "api/pods.json"));
+        sources.insert("apiserver".to_string(), absent("apiserver", "api/pods.json"));
         None
     };
 
-    // Manifests, with the node's paths.
+    // Manifests, with the node's paths. An absent manifests/ is a directory that did not exist
+    // on the node (collect copies it whenever it exists).
     let manifest_copy = dir.join("manifests");
-    let manifests = if manifest_copy.is_dir() {
-        let mut read = podcoroner_hostfs::manifests::read_dir(&manifest_copy)?;
-        for m in &mut read.manifests {
-            m.path = rebase(&m.path, &manifest_copy, &meta.manifest_dir);
-        }
-        Some((meta.manifest_dir.clone(), read.manifests))
-    } else {
-        sources.insert("manifests".to_string(), unavailable_as_collected("manifests", "manifests/"));
-        None
-    };
+    let mut read = podcoroner_hostfs::manifests::read_dir(&manifest_copy)?;
+    for m in &mut read.manifests {
+        m.path = rebase(&m.path, &manifest_copy, &meta.manifest_dir);
+    }
+    read.path = PathBuf::from(&meta.manifest_dir);
+    sources.insert("manifests".to_string(), gather::manifests_status(&read));
+    let manifests = Some(ManifestView { dir: meta.manifest_dir.clone(), exists: read.exists, files: read.manifests });
 
     // Pod directories, with the node's paths.
     let kubelet_copy = dir.join("kubelet");
@@ -188,8 +214,13 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
         }
         dirs
     });
-    if pod_dirs.is_none() {
-        sources.insert("pod_dirs".to_string(), unavailable_as_collected("pod_dirs", "kubelet/pods/"));
+    match &pod_dirs {
+        Some(d) => {
+            sources.insert("pod_dirs".to_string(), gather::pod_dirs_status(Path::new(&meta.kubelet_root_dir), Some(d)));
+        }
+        None => {
+            sources.insert("pod_dirs".to_string(), absent("pod_dirs", "kubelet/pods/"));
+        }
     }
 
     let view = NodeView { node_name: meta.node.clone(), cri, api, manifests, pod_dirs };

@@ -16,30 +16,30 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The manifest directory exists but cannot be listed (permissions, not a directory).
-    #[error("cannot read static pod manifest directory {}: {source}", path.display())]
+    #[error("cannot read static pod manifest directory {}: {error}", path.display())]
     ManifestDirReadFailed {
         /// The directory.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (interpolated, not a `#[source]`, so it prints once).
+        error: std::io::Error,
     },
     /// The kubelet pods directory exists but cannot be listed.
-    #[error("cannot read kubelet pod directory {}: {source}", path.display())]
+    #[error("cannot read kubelet pod directory {}: {error}", path.display())]
     PodDirReadFailed {
         /// The directory.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (interpolated, not a `#[source]`, so it prints once).
+        error: std::io::Error,
     },
     /// Copying a directory into a snapshot failed.
-    #[error("cannot copy {} to {}: {source}", from.display(), to.display())]
+    #[error("cannot copy {} to {}: {error}", from.display(), to.display())]
     CopyFailed {
         /// What was being copied.
         from: PathBuf,
         /// Where to.
         to: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (interpolated, not a `#[source]`, so it prints once).
+        error: std::io::Error,
     },
 }
 

@@ -9,6 +9,9 @@
 //!   ("Can't process manifest file").
 //! - The namespace defaults to `default`; the pod name gets `-<node name>` appended
 //!   (`applyDefaults`).
+//! - Only regular files are read, at most 10 MiB each (`maxConfigLength`); anything else (a FIFO,
+//!   a device) makes the kubelet fail the whole directory ("manifest path ... is not a directory
+//!   or file") and is reported here without being opened, so it can never block or flood.
 //! - A directory that does not exist holds no pods; one that cannot be read is an error.
 
 use std::path::{Path, PathBuf};
@@ -36,7 +39,7 @@ pub struct ManifestDir {
 /// [`Error::ManifestDirReadFailed`] when `dir` exists but cannot be listed. A file that cannot be
 /// read or parsed is not an error: its [`StaticManifest::pod`] holds the reason.
 pub fn read_dir(dir: &Path) -> Result<ManifestDir> {
-    let fail = |source| Error::ManifestDirReadFailed { path: dir.to_path_buf(), source };
+    let fail = |error| Error::ManifestDirReadFailed { path: dir.to_path_buf(), error };
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -44,7 +47,7 @@ pub fn read_dir(dir: &Path) -> Result<ManifestDir> {
         }
         Err(e) => return Err(fail(e)),
     };
-    let mut paths = Vec::new();
+    let mut found = Vec::new();
     for entry in entries {
         let entry = entry.map_err(fail)?;
         let name = entry.file_name();
@@ -52,23 +55,60 @@ pub fn read_dir(dir: &Path) -> Result<ManifestDir> {
             continue;
         }
         // `os.Stat` follows symlinks, as the kubelet does.
-        match std::fs::metadata(entry.path()) {
+        let pod = match std::fs::metadata(entry.path()) {
             Ok(meta) if meta.is_dir() => continue,
-            _ => paths.push(entry.path()),
-        }
+            Ok(meta) if meta.is_file() => None,
+            Ok(meta) => Some(Err(format!(
+                "a {}, not a directory or regular file: the kubelet stops reading the whole \
+                 directory (\"manifest path is not a directory or file\")",
+                file_kind(meta.file_type())
+            ))),
+            Err(e) => Some(Err(format!("cannot stat: {e}"))),
+        };
+        found.push((entry.path(), pod));
     }
-    paths.sort();
-    let manifests = paths
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    let manifests = found
         .into_iter()
-        .map(|path| {
-            let pod = match std::fs::read(&path) {
+        .map(|(path, pod)| {
+            let pod = pod.unwrap_or_else(|| match read_at_most(&path, MAX_CONFIG_BYTES) {
                 Ok(bytes) => parse(&bytes),
-                Err(e) => Err(format!("cannot read file: {e}")),
-            };
+                Err(e) => Err(e),
+            });
             StaticManifest { path: path.display().to_string(), pod }
         })
         .collect();
     Ok(ManifestDir { path: dir.to_path_buf(), exists: true, manifests })
+}
+
+/// A person's name for a special file type.
+fn file_kind(t: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    match () {
+        _ if t.is_fifo() => "named pipe (FIFO)",
+        _ if t.is_socket() => "unix socket",
+        _ if t.is_char_device() => "character device",
+        _ if t.is_block_device() => "block device",
+        _ => "special file",
+    }
+}
+
+/// The kubelet's limit on a manifest's size (`pkg/kubelet/config/file.go`, `maxConfigLength`).
+pub const MAX_CONFIG_BYTES: u64 = 10 * 1024 * 1024;
+
+/// Reads at most `max_bytes` of `path`, or says the file is larger, as `utilio.ReadAtMost`.
+fn read_at_most(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read file: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read file: {e}"))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(format!(
+            "the file is larger than the kubelet's limit of {} MiB (maxConfigLength): it is never read",
+            max_bytes / (1024 * 1024)
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Parses one manifest file's bytes into the static pod the kubelet would create, or the reason
@@ -112,7 +152,7 @@ pub fn parse(bytes: &[u8]) -> Result<ManifestPod, String> {
 /// # Errors
 /// [`Error::CopyFailed`] on any I/O error.
 pub fn copy_dir(from: &Path, to: &Path) -> Result<usize> {
-    let fail = |source| Error::CopyFailed { from: from.to_path_buf(), to: to.to_path_buf(), source };
+    let fail = |error| Error::CopyFailed { from: from.to_path_buf(), to: to.to_path_buf(), error };
     std::fs::create_dir_all(to).map_err(fail)?;
     let entries = match std::fs::read_dir(from) {
         Ok(e) => e,
@@ -177,8 +217,26 @@ mod tests {
         std::fs::write(p.join("broken.yaml"), "kind: Pod\napiVersion: v1\nmetadata: [").unwrap();
         std::fs::create_dir(p.join("sub")).unwrap();
         std::fs::write(p.join("sub/other.yaml"), POD).unwrap();
+        let status = std::process::Command::new("mkfifo").arg(p.join("fifo.yaml")).status().unwrap();
+        assert!(status.success());
+        std::os::unix::fs::symlink("/dev/zero", p.join("zero.yaml")).unwrap();
+        let big = format!("{POD}{}", "# padding\n".repeat(1_100_000));
+        std::fs::write(p.join("huge.yaml"), big).unwrap();
         let got = read_dir(p).unwrap();
         assert!(got.exists);
+        let errors: Vec<(String, String)> = got
+            .manifests
+            .iter()
+            .filter_map(|m| m.pod.as_ref().err().map(|e| (m.path.rsplit('/').next().unwrap().to_string(), e.clone())))
+            .collect();
+        assert_eq!(errors.len(), 4, "{errors:?}");
+        assert!(errors[1].0 == "fifo.yaml" && errors[1].1.starts_with("a named pipe (FIFO), not a directory or regular file"), "{errors:?}");
+        assert!(errors[2].0 == "huge.yaml" && errors[2].1.contains("larger than the kubelet's limit of 10 MiB"), "{errors:?}");
+        assert!(errors[3].0 == "zero.yaml" && errors[3].1.starts_with("a character device, not a directory or regular file"), "{errors:?}");
+        for name in ["fifo.yaml", "zero.yaml", "huge.yaml"] {
+            std::fs::remove_file(p.join(name)).unwrap();
+        }
+        let got = read_dir(p).unwrap();
         let names: Vec<_> = got.manifests.iter().map(|m| m.path.rsplit('/').next().unwrap().to_string()).collect();
         assert_eq!(names, vec!["broken.yaml", "etcd.yaml"]);
         assert!(got.manifests[0].pod.is_err());

@@ -18,7 +18,7 @@ use crate::{Error, Result};
 /// [`Error::PodDirReadFailed`] when the directory exists but cannot be listed.
 pub fn read(kubelet_root: &Path) -> Result<Option<Vec<PodDir>>> {
     let pods = kubelet_root.join("pods");
-    let fail = |path: &Path, source| Error::PodDirReadFailed { path: path.to_path_buf(), source };
+    let fail = |path: &Path, error| Error::PodDirReadFailed { path: path.to_path_buf(), error };
     let entries = match std::fs::read_dir(&pods) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -34,12 +34,17 @@ pub fn read(kubelet_root: &Path) -> Result<Option<Vec<PodDir>>> {
         }
         let mut entries = names(&path);
         entries.retain(|n| n != "volumes");
-        let volume_dirs = names(&path.join("volumes"))
-            .into_iter()
-            .flat_map(|plugin| {
-                names(&path.join("volumes").join(&plugin)).into_iter().map(move |v| format!("{plugin}/{v}"))
-            })
-            .collect();
+        // Symlinks are not followed below the pod directory: the kubelet makes none there.
+        let volumes = path.join("volumes");
+        let volume_dirs = if is_real_dir(&volumes) {
+            names(&volumes)
+                .into_iter()
+                .filter(|plugin| is_real_dir(&volumes.join(plugin)))
+                .flat_map(|plugin| names(&volumes.join(&plugin)).into_iter().map(move |v| format!("{plugin}/{v}")))
+                .collect()
+        } else {
+            vec![]
+        };
         let modified_at = meta.modified().ok().and_then(|t| Timestamp::try_from(t).ok());
         dirs.push(PodDir {
             path: path.display().to_string(),
@@ -51,6 +56,11 @@ pub fn read(kubelet_root: &Path) -> Result<Option<Vec<PodDir>>> {
     }
     dirs.sort_by(|a, b| a.uid.cmp(&b.uid));
     Ok(Some(dirs))
+}
+
+/// True for a directory that is not a symlink.
+fn is_real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
 }
 
 /// The sorted names in `dir`, hidden ones excluded; empty when it cannot be read.
@@ -84,7 +94,7 @@ pub fn copy_skeleton(kubelet_root: &Path, to: &Path) -> Result<usize> {
             .chain(std::iter::once(base.clone()));
         for dir in wanted {
             std::fs::create_dir_all(&dir)
-                .map_err(|source| Error::CopyFailed { from: d.path.clone().into(), to: dir.clone(), source })?;
+                .map_err(|error| Error::CopyFailed { from: d.path.clone().into(), to: dir.clone(), error })?;
         }
     }
     Ok(dirs.len())

@@ -327,6 +327,7 @@ impl ContainerdLab {
         };
         lab.wait_until_ready(&log_path)?;
         lab.import_pause_image()?;
+        lab.wait_until_image_visible()?;
         Ok(lab)
     }
 
@@ -706,6 +707,42 @@ impl ContainerdLab {
                         self.socket.display()
                     ),
                     log_tail: ContainerdLab::log_tail(log_path),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until the CRI plugin sees the imported pause image: it learns of `ctr import` through
+    /// an event, and a `RunPodSandbox` before that tries to pull the image and fails.
+    fn wait_until_image_visible(&self) -> Result<(), LabError> {
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        loop {
+            let socket = self.socket.clone();
+            let image = self.pause.name.clone();
+            let visible = std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+                rt.block_on(async {
+                    let channel = connect(&socket).await.ok()?;
+                    let mut client = v1::image_service_client::ImageServiceClient::new(channel);
+                    let req = v1::ImageStatusRequest {
+                        image: Some(v1::ImageSpec { image, annotations: Default::default() }),
+                        verbose: false,
+                    };
+                    let resp = tokio::time::timeout(CRI_TIMEOUT, client.image_status(req)).await.ok()?.ok()?;
+                    resp.into_inner().image.map(|_| ())
+                })
+            })
+            .join()
+            .ok()
+            .flatten()
+            .is_some();
+            if visible {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(LabError::ImageImportFailed {
+                    output: format!("the CRI plugin did not see {} within {STARTUP_TIMEOUT:?}", self.pause.name),
                 });
             }
             std::thread::sleep(Duration::from_millis(50));

@@ -20,7 +20,7 @@ fn ago(secs: i64) -> Timestamp {
 }
 
 fn cfg() -> Config {
-    Config { min_age: Duration::from_secs(600), failed_pod_min_age: Duration::from_secs(3600) }
+    Config { min_age: Duration::from_secs(600), failed_pod_min_age: Duration::from_secs(3600), assume_pods_deleted: false }
 }
 
 fn node() -> NodeView {
@@ -28,7 +28,7 @@ fn node() -> NodeView {
         node_name: NODE.to_string(),
         cri: Some(CriView::default()),
         api: Some(ApiView { pods: vec![], origin: "test pods".to_string() }),
-        manifests: Some((DIR.to_string(), vec![])),
+        manifests: Some(ManifestView { dir: DIR.to_string(), exists: true, files: vec![] }),
         pod_dirs: Some(vec![]),
     }
 }
@@ -130,7 +130,7 @@ impl NodeView {
         self
     }
     fn with_manifests(mut self, m: Vec<StaticManifest>) -> Self {
-        self.manifests.as_mut().unwrap().1 = m;
+        self.manifests.as_mut().unwrap().files = m;
         self
     }
     fn with_pod_dirs(mut self, d: Vec<PodDir>) -> Self {
@@ -234,17 +234,21 @@ fn sandbox_holding_an_exited_container_is_active() {
 }
 
 #[test]
-fn pod_known_through_its_mirror_pod_or_manifest_is_kept() {
+fn pod_known_through_its_manifest_or_http_mirror_is_kept() {
     let hash = "0123456789abcdef0123456789abcdef";
     let sb = static_sandbox("sb-s", "kube-system", "etcd-node-1", hash, NotReady, HOUR);
-    let by_mirror = node()
-        .with_sandboxes(vec![sb.clone()])
-        .with_pods(vec![mirror_pod("kube-system", "etcd-node-1", "api-uid", hash)]);
-    assert_eq!(found(&by_mirror), vec![]);
     let by_manifest = node()
         .with_sandboxes(vec![sb.clone()])
+        .with_pods(vec![mirror_pod("kube-system", "etcd-node-1", "api-uid", hash)])
         .with_manifests(vec![manifest("etcd.yaml", "kube-system", "etcd")]);
     assert_eq!(found(&by_manifest), vec![]);
+    // An HTTP-sourced static pod has no manifest: its mirror pod is the best knowledge.
+    let mut http = sb.clone();
+    http.annotations.insert(ANNOTATION_CONFIG_SOURCE.to_string(), "http".to_string());
+    let mut http_mirror = mirror_pod("kube-system", "etcd-node-1", "api-uid", hash);
+    http_mirror.annotations.insert(ANNOTATION_CONFIG_SOURCE.to_string(), "http".to_string());
+    let by_http_mirror = node().with_sandboxes(vec![http]).with_pods(vec![http_mirror]);
+    assert_eq!(found(&by_http_mirror), vec![]);
     let neither = node().with_sandboxes(vec![sb]);
     assert_eq!(found(&neither), vec![(LeakedSandbox, "sb-s".to_string())]);
 }
@@ -291,7 +295,7 @@ fn wrong_node_name_suspends_api_rules() {
     let d = diagnose(&view, &cfg(), now());
     assert_eq!(found(&view), vec![]);
     let reason = &d.skipped.iter().find(|s| s.kind == OrphanedPodDirectory).unwrap().reason;
-    assert!(reason.contains("node name is probably wrong"), "{reason}");
+    assert!(reason.contains("the node name is wrong"), "{reason}");
 }
 
 // === DuplicateReadySandboxes ===
@@ -413,6 +417,7 @@ fn mirror_pod_without_static_pod_is_orphaned() {
     assert_eq!(found(&view), vec![(OrphanedMirrorPod, "old-node-1".to_string())]);
     let with_manifest = view.clone().with_manifests(vec![manifest("old.yaml", "kube-system", "old")]);
     assert_eq!(found(&with_manifest), vec![]);
+    // A stopped sandbox of the removed static pod does not make its mirror pod legitimate.
     let with_sandbox = view.with_sandboxes(vec![static_sandbox(
         "sb-o",
         "kube-system",
@@ -421,7 +426,80 @@ fn mirror_pod_without_static_pod_is_orphaned() {
         NotReady,
         60,
     )]);
-    assert_eq!(found(&with_sandbox), vec![]);
+    assert_eq!(found(&with_sandbox), vec![(OrphanedMirrorPod, "old-node-1".to_string())]);
+}
+
+#[test]
+fn removed_static_pod_leaves_a_leaked_sandbox_and_an_orphaned_mirror() {
+    let hash = "44444444444444444444444444444444";
+    let view = node()
+        .with_sandboxes(vec![static_sandbox("sb-o", "kube-system", "old-node-1", hash, NotReady, HOUR)])
+        .with_pods(vec![mirror_pod("kube-system", "old-node-1", "api-1", hash)]);
+    let d = diagnose(&view, &cfg(), now());
+    assert_eq!(
+        found(&view),
+        vec![(LeakedSandbox, "sb-o".to_string()), (OrphanedMirrorPod, "old-node-1".to_string())]
+    );
+    assert_eq!(d.findings[1].pod.as_ref().unwrap().uid, hash, "a static pod's uid is its config hash");
+}
+
+#[test]
+fn missing_manifest_dir_with_running_static_pods_is_not_trusted() {
+    let hash = "11111111111111111111111111111111";
+    let mut view = node()
+        .with_sandboxes(vec![static_sandbox("sb-e", "kube-system", "etcd-node-1", hash, Ready, HOUR)])
+        .with_pods(vec![mirror_pod("kube-system", "etcd-node-1", "api-1", hash)]);
+    view.manifests.as_mut().unwrap().exists = false;
+    let d = diagnose(&view, &cfg(), now());
+    assert_eq!(found(&view), vec![]);
+    let reason = &d.skipped.iter().find(|s| s.kind == StaticPodNotRemoved).unwrap().reason;
+    assert!(reason.contains("--manifest-dir is probably wrong"), "{reason}");
+    // Without static pods running, a missing directory is what the kubelet reads as "none".
+    let mut empty = node();
+    empty.manifests.as_mut().unwrap().exists = false;
+    assert!(diagnose(&empty, &cfg(), now()).skipped.is_empty());
+}
+
+#[test]
+fn partial_api_view_is_not_trusted() {
+    // A --pods file of one namespace: most running pods are missing from it.
+    let view = node()
+        .with_sandboxes(vec![
+            sandbox("sb-a", ("shop", "a", "uid-a"), Ready, HOUR, 0),
+            sandbox("sb-b", ("shop", "b", "uid-b"), Ready, HOUR, 0),
+            sandbox("sb-c", ("kube-system", "c", "uid-c"), Ready, HOUR, 0),
+            sandbox("sb-d", ("shop", "d", "uid-d"), NotReady, HOUR, 0),
+        ])
+        .with_pods(vec![api_pod("kube-system", "c", "uid-c")]);
+    let d = diagnose(&view, &cfg(), now());
+    assert_eq!(found(&view), vec![]);
+    let leaked = d.skipped.iter().find(|s| s.kind == LeakedSandbox).unwrap();
+    assert!(leaked.reason.contains("lacks 2 of the 3 pods"), "{}", leaked.reason);
+    // One force-deleted pod among many is a finding's business, not a reason to distrust.
+    let mostly = node()
+        .with_sandboxes(vec![
+            sandbox("sb-a", ("shop", "a", "uid-a"), Ready, HOUR, 0),
+            sandbox("sb-b", ("shop", "b", "uid-b"), Ready, HOUR, 0),
+            sandbox("sb-c", ("shop", "c", "uid-c"), Ready, HOUR, 0),
+            sandbox("sb-d", ("shop", "d", "uid-d"), NotReady, HOUR, 0),
+        ])
+        .with_pods(vec![api_pod("shop", "a", "uid-a"), api_pod("shop", "b", "uid-b")]);
+    assert_eq!(found(&mostly), vec![(LeakedSandbox, "sb-d".to_string())]);
+}
+
+#[test]
+fn manifest_name_prefix_counts_only_until_the_node_name_is_confirmed() {
+    let view = node()
+        .with_sandboxes(vec![
+            static_sandbox("sb-e", "kube-system", "etcd-node-1", "11111111111111111111111111111111", Ready, HOUR),
+            static_sandbox("sb-d", "kube-system", "etcd-defrag-node-1", "22222222222222222222222222222222", Ready, HOUR),
+        ])
+        .with_pods(vec![
+            mirror_pod("kube-system", "etcd-node-1", "api-1", "11111111111111111111111111111111"),
+            mirror_pod("kube-system", "etcd-defrag-node-1", "api-2", "22222222222222222222222222222222"),
+        ])
+        .with_manifests(vec![manifest("etcd.yaml", "kube-system", "etcd")]);
+    assert_eq!(found(&view), vec![(StaticPodNotRemoved, "sb-d".to_string())]);
 }
 
 // === OrphanedPodDirectory ===
@@ -510,5 +588,9 @@ fn human_durations() {
         assert_eq!(human(SignedDuration::from_secs(secs)), want, "{secs}");
     }
     assert_eq!(short("0123456789abcdef"), "0123456789abc");
+    assert_eq!(sh("/etc/kubernetes/manifests/etcd.yaml"), "/etc/kubernetes/manifests/etcd.yaml");
+    assert_eq!(sh("my pod;touch $(id -u).yaml"), "'my pod;touch $(id -u).yaml'");
+    assert_eq!(sh("it's"), "'it'\\''s'");
+    assert_eq!(sh(""), "''");
     assert_eq!(short("abc"), "abc");
 }

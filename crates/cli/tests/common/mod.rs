@@ -1,0 +1,57 @@
+//! Helpers shared by the CLI's integration tests: running the binary, and API pods in the shape
+//! `kubectl get pods -o json` prints.
+
+#![allow(dead_code)]
+
+use std::process::Command;
+
+use jiff::{SignedDuration, Timestamp};
+use serde_json::{Value, json};
+
+/// Unwraps, panicking with the error's message (not its Debug form).
+pub fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// RFC 3339 at second precision, as the API server writes timestamps.
+pub fn ts(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// One pod object as `kubectl get pods -o json` prints it.
+pub fn pod(ns: &str, name: &str, uid: &str, node: &str, phase: &str, annotations: Value, owner: Value) -> Value {
+    let now = Timestamp::now();
+    let created = ts(now - SignedDuration::from_hours(30));
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name, "namespace": ns, "uid": uid, "resourceVersion": "48213",
+            "creationTimestamp": created, "annotations": annotations, "ownerReferences": owner,
+        },
+        "spec": {
+            "nodeName": node, "restartPolicy": "Always", "schedulerName": "default-scheduler",
+            "containers": [{"name": "main", "image": "registry.local/main:1", "imagePullPolicy": "IfNotPresent"}],
+        },
+        "status": {
+            "phase": phase, "hostIP": "192.0.2.10", "qosClass": "BestEffort", "startTime": created,
+            "conditions": [{"type": "Ready", "status": if phase == "Running" { "True" } else { "False" },
+                            "lastProbeTime": null, "lastTransitionTime": created}],
+        },
+    })
+}
+
+/// Runs the `podcoroner` binary: (exit code, stdout, stderr).
+pub fn podcoroner(args: &[String]) -> (i32, String, String) {
+    let out = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner")).args(args).output());
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A `kubectl get pods -o json` document holding `items`.
+pub fn pod_list(items: Vec<Value>) -> Value {
+    json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items})
+}

@@ -1,0 +1,299 @@
+//! [`LineAssembler`]: joins the physical lines of one record before it is parsed.
+//!
+//! Two kinds of records span several lines:
+//! - klog multi-line values (`err=<` newline, `\t`-indented lines, ` >`), written by the kubelet
+//!   itself. Under journald each physical line gets its own syslog prefix, so a continuation may
+//!   be `Jun 13 … kubelet[1]: \tline`; the prefix is dropped and the line is joined with `\n`.
+//!   Go panics' tab-indented stack frames join the same way.
+//! - hard wraps: a record cut into several lines by a terminal, pager or paste (cases 03, 09,
+//!   30, 36). A line that starts no known shape is joined to the record before it with nothing in
+//!   between, which restores a fixed-width wrap exactly; a wrap at a space that ate the space
+//!   (case 09, `found,` / `but`) loses it.
+//!
+//! A line is never joined to a record that itself fits no shape, so tables and `ls` output stay
+//! one record per line. Blank lines and lines that look like a shell prompt or a command echo
+//! (first word ending in `$`, `#` or `>`: `user@node-a:~$ …`, `bash-5.1# …`, `# journalctl …`)
+//! are never joined and never take continuations. Every physical line ends up in exactly one
+//! record: nothing is dropped.
+
+use super::parse::starts_record;
+use super::text::is_space;
+
+/// Default for [`LineAssembler::with_max_record_bytes`]: 1 MiB.
+pub const DEFAULT_MAX_RECORD_BYTES: usize = 1 << 20;
+
+/// One record assembled from `lines` physical lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record<'s> {
+    /// The record's text: its lines joined (see the module docs), without line terminators.
+    pub text: &'s str,
+    /// 1-based number of the record's first physical line.
+    pub first_line: u64,
+    /// How many physical lines were joined (at least 1).
+    pub lines: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Nothing pending (start of input, or after [`LineAssembler::finish`]).
+    Empty,
+    /// The pending record starts with a known shape and takes continuation lines.
+    Open,
+    /// The pending record takes no continuation lines.
+    Sealed,
+}
+
+/// Joins physical lines into records; see the module docs for the rules.
+///
+/// Streaming and allocation-free in the steady state: each line is copied once into an
+/// internal buffer, and a record is returned when the next record's first line arrives (or on
+/// [`finish`](Self::finish)). Feed lines without their `\n` (a trailing `\r` is removed).
+#[derive(Debug, Clone)]
+pub struct LineAssembler {
+    pending: String,
+    out: String,
+    state: State,
+    pending_first: u64,
+    pending_lines: u32,
+    next_line: u64,
+    max_record_bytes: usize,
+}
+
+impl Default for LineAssembler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LineAssembler {
+    /// An assembler that caps joined records at [`DEFAULT_MAX_RECORD_BYTES`].
+    pub fn new() -> Self {
+        Self::with_max_record_bytes(DEFAULT_MAX_RECORD_BYTES)
+    }
+
+    /// An assembler that stops joining once a record holds `max` bytes; a continuation line that
+    /// would pass the cap becomes a record of its own.
+    pub fn with_max_record_bytes(max: usize) -> Self {
+        LineAssembler {
+            pending: String::new(),
+            out: String::new(),
+            state: State::Empty,
+            pending_first: 0,
+            pending_lines: 0,
+            next_line: 1,
+            max_record_bytes: max,
+        }
+    }
+
+    /// Feeds the next physical line. Returns the previous record when this line starts a new
+    /// one.
+    pub fn push(&mut self, line: &str) -> Option<Record<'_>> {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let line_no = self.next_line;
+        self.next_line += 1;
+        let kind = kind(line);
+        if self.state == State::Open {
+            let join = match kind {
+                Kind::Block(at) => Some(('\n', &line[at..])),
+                Kind::Wrapped => Some(('\0', line)),
+                Kind::Header | Kind::Stray => None,
+            };
+            if let Some((sep, text)) = join
+                && self.pending.len() + text.len() < self.max_record_bytes
+            {
+                if sep != '\0' {
+                    self.pending.push(sep);
+                }
+                self.pending.push_str(text);
+                self.pending_lines += 1;
+                return None;
+            }
+        }
+        let had = self.state != State::Empty;
+        std::mem::swap(&mut self.out, &mut self.pending);
+        let (first, lines) = (self.pending_first, self.pending_lines);
+        self.pending.clear();
+        self.pending.push_str(line);
+        self.pending_first = line_no;
+        self.pending_lines = 1;
+        self.state = if kind == Kind::Header {
+            State::Open
+        } else {
+            State::Sealed
+        };
+        had.then_some(Record {
+            text: &self.out,
+            first_line: first,
+            lines,
+        })
+    }
+
+    /// Returns the last pending record, if any, at the end of the input.
+    pub fn finish(&mut self) -> Option<Record<'_>> {
+        if self.state == State::Empty {
+            return None;
+        }
+        self.state = State::Empty;
+        std::mem::swap(&mut self.out, &mut self.pending);
+        self.pending.clear();
+        Some(Record {
+            text: &self.out,
+            first_line: self.pending_first,
+            lines: self.pending_lines,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Starts a record of a known shape.
+    Header,
+    /// A klog block line (or stack frame); its text starts at the index given (after any
+    /// syslog prefix).
+    Block(usize),
+    /// Starts no known shape: a hard-wrapped continuation.
+    Wrapped,
+    /// Blank, or a shell prompt / command echo.
+    Stray,
+}
+
+fn kind(line: &str) -> Kind {
+    if line.bytes().all(is_space) {
+        return Kind::Stray;
+    }
+    if is_block_line(line) {
+        return Kind::Block(0);
+    }
+    if starts_record(line) {
+        // A syslog-prefixed klog block line: `… kubelet[1]: \tline` or `… kubelet[1]:  >`.
+        if let Some(at) = super::envelope::scan(line).and_then(|s| s.body_start)
+            && at < line.len()
+            && is_block_line(&line[at..])
+        {
+            return Kind::Block(at);
+        }
+        return Kind::Header;
+    }
+    if is_prompt(line) {
+        Kind::Stray
+    } else {
+        Kind::Wrapped
+    }
+}
+
+fn is_block_line(s: &str) -> bool {
+    s.starts_with('\t') || s == " >" || s.starts_with(" > ")
+}
+
+/// A shell prompt or command echo: the first word ends in `$`, `#` or `>`
+/// (`user@node-a:~>`, `bash-5.1#`, `#`, `$`, `>`), or a journalctl `-- ` meta line.
+fn is_prompt(line: &str) -> bool {
+    if line.starts_with("-- ") {
+        return true;
+    }
+    let first = line.split([' ', '\t']).next().unwrap_or("");
+    !first.is_empty() && first.ends_with(['$', '#', '>'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assemble(input: &str) -> Vec<(String, u64, u32)> {
+        let mut a = LineAssembler::new();
+        let mut out = Vec::new();
+        for line in input.split('\n') {
+            if let Some(r) = a.push(line) {
+                out.push((r.text.to_owned(), r.first_line, r.lines));
+            }
+        }
+        if let Some(r) = a.finish() {
+            out.push((r.text.to_owned(), r.first_line, r.lines));
+        }
+        out
+    }
+
+    #[test]
+    fn klog_block_is_joined_with_newlines() {
+        let input = "E0613 10:15:42.123456    1234 pod_workers.go:1] \"Error syncing pod, skipping\" err=<\n\tline one\n\tline two\n > pod=\"a/b\"\nI0613 10:15:43.000000    1234 kubelet.go:1] next";
+        let got = assemble(input);
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            got[0].0,
+            "E0613 10:15:42.123456    1234 pod_workers.go:1] \"Error syncing pod, skipping\" err=<\n\tline one\n\tline two\n > pod=\"a/b\""
+        );
+        assert_eq!((got[0].1, got[0].2), (1, 4));
+        assert_eq!((got[1].1, got[1].2), (5, 1));
+    }
+
+    #[test]
+    fn syslog_prefixed_block_lines_drop_their_prefix() {
+        let input = "Jun 13 10:15:42 node-a kubelet[1234]: E0613 10:15:42.123456    1234 x.go:1] \"m\" err=<\nJun 13 10:15:42 node-a kubelet[1234]: \tline one\nJun 13 10:15:42 node-a kubelet[1234]:  >";
+        let got = assemble(input);
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            got[0].0,
+            "Jun 13 10:15:42 node-a kubelet[1234]: E0613 10:15:42.123456    1234 x.go:1] \"m\" err=<\n\tline one\n >"
+        );
+    }
+
+    #[test]
+    fn hard_wraps_are_joined_without_separator() {
+        // case 36
+        let input = "Jan 02 06:51:37 node-a kubelet[250135]: W0102 06:48:09.771347  250135 container.go:507] Failed to update stats for container \"/system.slice/systemd-journald.service\": read /sys/fs/cgroup/memory/system.slice/systemd-journald.se\nrvice/memory.usage_in_bytes: no such device\nJan 02 06:51:43 node-a kubelet[250135]: E0102 06:43:18.110305  250135 remote_runtime.go:169] ListPodSandbox";
+        let got = assemble(input);
+        assert_eq!(got.len(), 2);
+        assert!(
+            got[0]
+                .0
+                .ends_with("systemd-journald.service/memory.usage_in_bytes: no such device")
+        );
+        assert_eq!(got[0].2, 2);
+    }
+
+    #[test]
+    fn tables_prompts_and_blanks_stay_separate() {
+        // case 03 (crictl) and case 28 (ls)
+        let input = "user@node-a:~> sudo crictl pods -s NotReady | grep team-ns\nPOD ID              CREATED             STATE\n06f0eea7928b1       2 days ago          NotReady\nuser@node-a:~>\n\nbash-5.1# ls -alh /var/lib/cni/results\n-rw-------. 1 root root    0 Feb 24 04:43 aws-cni-ace3-eth0";
+        let got = assemble(input);
+        assert_eq!(got.len(), 7);
+        assert!(got.iter().all(|r| r.2 == 1));
+    }
+
+    #[test]
+    fn a_prompt_after_a_record_is_not_joined() {
+        // case 03: containerd.log
+        let input = "Jan 20 13:26:08 node-a containerd[128848]: time=\"2023-01-20T13:26:08.948042485+01:00\" level=warning msg=\"cleaning up after shim disconnected\"\nuser@node-a:~>";
+        let got = assemble(input);
+        assert_eq!(got.len(), 2);
+    }
+
+    #[test]
+    fn crlf_is_dropped() {
+        let got = assemble("I0613 10:15:42.123456 1 a.go:1] x\r\n\tblock\r");
+        assert_eq!(
+            got,
+            vec![(
+                "I0613 10:15:42.123456 1 a.go:1] x\n\tblock".to_owned(),
+                1,
+                2
+            )]
+        );
+    }
+
+    #[test]
+    fn cap_stops_joining() {
+        let mut a = LineAssembler::with_max_record_bytes(40);
+        assert!(
+            a.push("I0613 10:15:42.123456 1 a.go:1] 0123456789")
+                .is_none()
+        );
+        let r = a.push("abcdefghij").map(|r| r.lines);
+        assert_eq!(r, Some(1));
+        assert_eq!(
+            a.finish().map(|r| (r.text.to_owned(), r.first_line)),
+            Some(("abcdefghij".to_owned(), 2))
+        );
+        assert!(a.finish().is_none());
+    }
+}

@@ -1,0 +1,47 @@
+//! The log-line layer of the log forensics: every kubelet, containerd and CRI-O line shape
+//! real nodes write, parsed into a [`ParsedLine`], and classified into an [`Event`].
+//!
+//! Pure and allocation-light: `&str` in, borrowed records out; no I/O, no clock (the year of
+//! yearless timestamps comes from the caller through [`ParseContext`]). Reading files, journals
+//! and rotated siblings is the caller's job.
+//!
+//! Pipeline for one source:
+//! 1. [`LineAssembler`] joins the physical lines of a record (klog `key=<` blocks, hard-wrapped
+//!    pastes) and numbers them;
+//! 2. [`parse`] turns a record into a [`ParsedLine`] (envelope + inner shape), never failing:
+//!    what fits no shape is [`Format::Unparsed`], to be counted with its position;
+//! 3. [`classify`] maps a parsed line to an [`Event`] by message text, with the IDs it names
+//!    and, for failures, a [`Cause`].
+//!
+//! ```text
+//! let mut ctx = ParseContext::new(2025);
+//! let mut asm = LineAssembler::new();
+//! for line in text.lines() {
+//!     if let Some(rec) = asm.push(line) {
+//!         let parsed = parse(rec.text, &mut ctx);
+//!         if let Some(event) = classify(&parsed) { … }
+//!     }
+//! }
+//! // … and asm.finish() for the last record.
+//! ```
+
+mod assemble;
+pub mod catalogue;
+mod envelope;
+pub mod ids;
+mod json;
+mod klog;
+mod kv;
+mod parse;
+mod text;
+mod time;
+
+pub use assemble::{DEFAULT_MAX_RECORD_BYTES, LineAssembler, Record};
+pub use catalogue::{
+    Cause, CniFailure, ConfigSource, Event, EventKind, PlegType, SyncOp, classify, classify_cause,
+};
+pub use ids::{IdKind, Ids, PartialId, PodName};
+pub use parse::{
+    Component, Envelope, EnvelopeKind, Field, FieldValue, Format, Level, ParseContext, ParsedLine,
+    parse,
+};

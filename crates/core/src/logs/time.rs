@@ -1,0 +1,342 @@
+//! Timestamp shapes found in node logs, parsed by hand (fixed positions, no allocation):
+//! klog's yearless `MMDD hh:mm:ss.uuuuuu`, syslog's yearless `Mon DD HH:MM:SS`, RFC 3339 (with
+//! `T` or a space between date and time, with or without a zone), and epoch numbers (kubelet
+//! JSON `ts` in milliseconds as a decimal, journald `__REALTIME_TIMESTAMP` in microseconds).
+//!
+//! Yearless times get their year from [`ParseContext`](super::ParseContext): see
+//! [`resolve_year`].
+
+use jiff::Timestamp;
+use jiff::civil::DateTime;
+use jiff::tz::Offset;
+
+use super::parse::ParseContext;
+
+/// A wall-clock time without a year, as klog and syslog write it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Yearless {
+    pub month: i8,
+    pub day: i8,
+    pub hour: i8,
+    pub minute: i8,
+    pub second: i8,
+    pub nanos: i32,
+}
+
+/// Picks the year of a yearless time of month `month`, given the context's year (the year of
+/// the previous timestamp) and previous timestamp.
+///
+/// New Year: when the previous timestamp is in December and this one is in January the line is
+/// from the next year; when the previous one is in January and this one in December (a line
+/// out of order across New Year) it is from the year before. Otherwise the context's year.
+pub(crate) fn resolve_year(ctx: &ParseContext, month: i8) -> i32 {
+    let Some(last) = ctx.last else {
+        return ctx.year;
+    };
+    let last_month = ctx.offset.to_datetime(last).month();
+    match (last_month, month) {
+        (12, 1) => ctx.year + 1,
+        (1, 12) => ctx.year - 1,
+        _ => ctx.year,
+    }
+}
+
+/// Converts a yearless time to a timestamp in the context's offset; `None` for an impossible
+/// date (Feb 30, or Feb 29 in a non-leap year).
+pub(crate) fn yearless_to_timestamp(ctx: &ParseContext, t: Yearless) -> Option<Timestamp> {
+    let year = i16::try_from(resolve_year(ctx, t.month)).ok()?;
+    civil_to_timestamp(year, t, ctx.offset)
+}
+
+fn civil_to_timestamp(year: i16, t: Yearless, offset: Offset) -> Option<Timestamp> {
+    let dt = DateTime::new(year, t.month, t.day, t.hour, t.minute, t.second, t.nanos).ok()?;
+    offset.to_timestamp(dt).ok()
+}
+
+/// Reads `n` ASCII digits at `at`.
+pub(crate) fn digits(b: &[u8], at: usize, n: usize) -> Option<i32> {
+    let d = b.get(at..at + n)?;
+    let mut v = 0i32;
+    for &c in d {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + i32::from(c - b'0');
+    }
+    Some(v)
+}
+
+/// Parses `hh:mm:ss[.fraction]` at `at`. Returns the hour, minute, second, nanoseconds and the
+/// index after the time; `None` when it is not a complete `hh:mm:ss`.
+pub(crate) fn hms(b: &[u8], at: usize) -> Option<(i8, i8, i8, i32, usize)> {
+    let h = digits(b, at, 2)?;
+    if b.get(at + 2) != Some(&b':') {
+        return None;
+    }
+    let m = digits(b, at + 3, 2)?;
+    if b.get(at + 5) != Some(&b':') {
+        return None;
+    }
+    let s = digits(b, at + 6, 2)?;
+    let mut i = at + 8;
+    let mut nanos = 0i32;
+    if b.get(i) == Some(&b'.') || b.get(i) == Some(&b',') {
+        i += 1;
+        let mut scale = 100_000_000i32;
+        while let Some(&c) = b.get(i) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            nanos += i32::from(c - b'0') * scale;
+            scale /= 10;
+            i += 1;
+        }
+    }
+    if h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    // A leap second (":60") is clamped, as jiff does not represent it.
+    Some((h as i8, m as i8, s.min(59) as i8, nanos, i))
+}
+
+/// Month number (1–12) of a three-letter English month abbreviation at `at`.
+pub(crate) fn month_abbrev(b: &[u8], at: usize) -> Option<i8> {
+    let m = b.get(at..at + 3)?;
+    Some(match m {
+        b"Jan" => 1,
+        b"Feb" => 2,
+        b"Mar" => 3,
+        b"Apr" => 4,
+        b"May" => 5,
+        b"Jun" => 6,
+        b"Jul" => 7,
+        b"Aug" => 8,
+        b"Sep" => 9,
+        b"Oct" => 10,
+        b"Nov" => 11,
+        b"Dec" => 12,
+        _ => return None,
+    })
+}
+
+/// An RFC 3339-like timestamp found by [`rfc3339`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FullTime {
+    /// The instant; a time without a zone is read in the context's offset.
+    pub time: Timestamp,
+    /// Index after the timestamp text.
+    pub end: usize,
+}
+
+/// Parses `YYYY-MM-DD[T ]hh:mm:ss[.frac][Z|±hh:mm|±hhmm|±hh]` at `at`.
+///
+/// Accepts containerd's `2023-01-20T13:26:08.948042485+01:00`, CRI-O's
+/// `2021-06-29 17:14:10.292290977+02:00` (a space for `T`) and rsyslog's
+/// `2023-01-20T12:26:08.948163+00:00`. A zone-less time uses `default_offset`.
+pub(crate) fn rfc3339(b: &[u8], at: usize, default_offset: Offset) -> Option<FullTime> {
+    let year = digits(b, at, 4)?;
+    if b.get(at + 4) != Some(&b'-') || b.get(at + 7) != Some(&b'-') {
+        return None;
+    }
+    let month = digits(b, at + 5, 2)?;
+    let day = digits(b, at + 8, 2)?;
+    if !matches!(b.get(at + 10), Some(b'T' | b't' | b' ')) {
+        return None;
+    }
+    let (hour, minute, second, nanos, mut i) = hms(b, at + 11)?;
+    let mut offset = default_offset;
+    match b.get(i) {
+        Some(b'Z' | b'z') => {
+            offset = Offset::UTC;
+            i += 1;
+        }
+        Some(&sign @ (b'+' | b'-')) => {
+            let oh = digits(b, i + 1, 2)?;
+            let (om, len) = if b.get(i + 3) == Some(&b':') {
+                (digits(b, i + 4, 2)?, 6)
+            } else if let Some(om) = digits(b, i + 3, 2) {
+                (om, 5)
+            } else {
+                (0, 3)
+            };
+            let secs = (oh * 3600 + om * 60) * if sign == b'-' { -1 } else { 1 };
+            offset = Offset::from_seconds(secs).ok()?;
+            i += len;
+        }
+        _ => {}
+    }
+    let t = Yearless {
+        month: i8::try_from(month).ok()?,
+        day: i8::try_from(day).ok()?,
+        hour,
+        minute,
+        second,
+        nanos,
+    };
+    let time = civil_to_timestamp(i16::try_from(year).ok()?, t, offset)?;
+    Some(FullTime { time, end: i })
+}
+
+/// Parses an epoch time written as a decimal number of `unit_nanos`-nanosecond units, with an
+/// optional fraction: kubelet JSON `ts` (`1655581336244.2942`, milliseconds) or journald
+/// `__REALTIME_TIMESTAMP` (`1655581336244294`, microseconds). Exact (no float rounding);
+/// an exponent form falls back to `f64`.
+pub(crate) fn epoch_decimal(s: &str, unit_nanos: i128) -> Option<Timestamp> {
+    let s = s.trim();
+    if s.contains(['e', 'E']) {
+        let v: f64 = s.parse().ok()?;
+        if !v.is_finite() {
+            return None;
+        }
+        return Timestamp::from_nanosecond((v * unit_nanos as f64) as i128).ok();
+    }
+    let (int, frac) = match s.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (s, ""),
+    };
+    if int.is_empty() || int.len() > 20 || !int.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let int: i128 = int.parse().ok()?;
+    let mut nanos = int.checked_mul(unit_nanos)?;
+    let mut scale = unit_nanos / 10;
+    for c in frac.bytes() {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        if scale == 0 {
+            break;
+        }
+        nanos += i128::from(c - b'0') * scale;
+        scale /= 10;
+    }
+    Timestamp::from_nanosecond(nanos).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(year: i32) -> ParseContext {
+        ParseContext::new(year)
+    }
+
+    #[test]
+    fn rfc3339_table() {
+        let utc = Offset::UTC;
+        let cases: &[(&str, &str)] = &[
+            // containerd logfmt, case 03
+            (
+                "2023-01-20T13:26:08.948042485+01:00",
+                "2023-01-20T12:26:08.948042485Z",
+            ),
+            // CRI-O, case 30
+            (
+                "2021-06-29 17:14:10.292290977+02:00",
+                "2021-06-29T15:14:10.292290977Z",
+            ),
+            // rsyslog, case 03
+            (
+                "2023-01-20T12:26:08.948163+00:00",
+                "2023-01-20T12:26:08.948163Z",
+            ),
+            // containerd, case 21
+            (
+                "2019-10-02T23:27:34.417871363Z",
+                "2019-10-02T23:27:34.417871363Z",
+            ),
+            // dockerd, case 24
+            (
+                "2018-06-08T22:53:30.195593926-07:00",
+                "2018-06-09T05:53:30.195593926Z",
+            ),
+            // journalctl -o short-iso
+            ("2023-01-20T13:26:08+0100", "2023-01-20T12:26:08Z"),
+            // no zone: default offset
+            ("2023-01-20 13:26:08", "2023-01-20T13:26:08Z"),
+        ];
+        for &(input, want) in cases {
+            let got = rfc3339(input.as_bytes(), 0, utc).unwrap();
+            assert_eq!(got.time.to_string(), want, "{input}");
+            assert_eq!(got.end, input.len(), "{input}");
+        }
+        assert!(rfc3339(b"2023-02-30T00:00:00Z", 0, utc).is_none());
+        assert!(rfc3339(b"2023-01-20", 0, utc).is_none());
+    }
+
+    #[test]
+    fn epoch_table() {
+        let cases: &[(&str, i128, &str)] = &[
+            (
+                "1655581336244.2942",
+                1_000_000,
+                "2022-06-18T19:42:16.2442942Z",
+            ),
+            (
+                "1757010309253.551",
+                1_000_000,
+                "2025-09-04T18:25:09.253551Z",
+            ),
+            ("1655581336244294", 1_000, "2022-06-18T19:42:16.244294Z"),
+            (
+                "1.6555813362442942e12",
+                1_000_000,
+                "2022-06-18T19:42:16.244294144Z",
+            ),
+        ];
+        for &(input, unit, want) in cases {
+            assert_eq!(
+                epoch_decimal(input, unit).unwrap().to_string(),
+                want,
+                "{input}"
+            );
+        }
+        assert!(epoch_decimal("12x", 1000).is_none());
+        assert!(epoch_decimal("", 1000).is_none());
+    }
+
+    #[test]
+    fn new_year_rollover() {
+        let mut c = ctx(2022);
+        let dec = Yearless {
+            month: 12,
+            day: 31,
+            hour: 23,
+            minute: 59,
+            second: 59,
+            nanos: 0,
+        };
+        let jan = Yearless {
+            month: 1,
+            day: 1,
+            hour: 0,
+            minute: 0,
+            second: 1,
+            nanos: 0,
+        };
+        let t_dec = yearless_to_timestamp(&c, dec).unwrap();
+        assert_eq!(t_dec.to_string(), "2022-12-31T23:59:59Z");
+        c.last = Some(t_dec);
+        assert_eq!(resolve_year(&c, 1), 2023);
+        assert_eq!(
+            yearless_to_timestamp(&c, jan).unwrap().to_string(),
+            "2023-01-01T00:00:01Z"
+        );
+        // A January context sees a straggling December line as the previous year.
+        let mut c = ctx(2023);
+        c.last = Some("2023-01-01T00:00:01Z".parse().unwrap());
+        assert_eq!(resolve_year(&c, 12), 2022);
+        assert_eq!(resolve_year(&c, 1), 2023);
+        // Feb 29 in a non-leap year is not a date.
+        let feb29 = Yearless {
+            month: 2,
+            day: 29,
+            hour: 0,
+            minute: 0,
+            second: 0,
+            nanos: 0,
+        };
+        assert!(yearless_to_timestamp(&ctx(2023), feb29).is_none());
+        assert!(yearless_to_timestamp(&ctx(2024), feb29).is_some());
+    }
+}

@@ -1,0 +1,1180 @@
+//! Every real case in `testdata/cases/` through the log-line layer: each physical line of each
+//! log file goes through [`LineAssembler`], [`parse`] and [`classify`].
+//!
+//! Per file the test pins how many records were parsed and which were not (by their first line
+//! number): unparsed records are allowed only where the text is not a log line (shell prompts,
+//! command echoes, crictl/docker tables, `ls` output, crictl's plain stdout), and each file says
+//! why. Per case it pins the key events `expected.md` names (kind and IDs, exact count) and the
+//! event kinds it rules out. A case folder without an entry here fails the test.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use podcoroner_core::logs::{
+    Cause, CniFailure, ConfigSource, Event, EventKind, Format, LineAssembler, ParseContext,
+    PlegType, SyncOp, classify, parse,
+};
+
+/// One log file of a case.
+struct File {
+    name: &'static str,
+    /// Year hint for yearless timestamps (from `source.txt`, or the UUIDv1 dates in the lines).
+    year: i32,
+    /// The source is message-only text (read with [`ParseContext::message_only`]).
+    message_only: bool,
+    /// Records after joining wrapped lines.
+    records: usize,
+    /// First line numbers of the records that fit no shape.
+    unparsed: &'static [u64],
+    /// Why those are not log lines.
+    why: &'static str,
+}
+
+const FILE: File = File {
+    name: "",
+    year: 0,
+    message_only: false,
+    records: 0,
+    unparsed: &[],
+    why: "",
+};
+
+/// An event the case must produce `n` times (fields left `None` are not compared).
+struct Want {
+    kind: EventKind,
+    uid: Option<&'static str>,
+    sandbox: Option<&'static str>,
+    container: Option<&'static str>,
+    object: Option<&'static str>,
+    /// (namespace, name)
+    pod: Option<(&'static str, &'static str)>,
+    partial: Option<&'static str>,
+    cause: Option<Cause>,
+    count: Option<u32>,
+    source: Option<ConfigSource>,
+    time: Option<&'static str>,
+    n: usize,
+}
+
+const WANT: Want = Want {
+    kind: EventKind::ErrorSyncingPod,
+    uid: None,
+    sandbox: None,
+    container: None,
+    object: None,
+    pod: None,
+    partial: None,
+    cause: None,
+    count: None,
+    source: None,
+    time: None,
+    n: 1,
+};
+
+struct Case {
+    slug: &'static str,
+    files: &'static [File],
+    events: &'static [Want],
+    /// Event kinds `expected.md` rules out for this case.
+    absent: &'static [EventKind],
+}
+
+const PROMPT: &str = "shell prompts and command echoes";
+
+const SB_CAE5: &str = "cae59246074a27247c54d43ffd3f68be61121bcc741133b940e7188002e34f60";
+const SB_D2A2: &str = "d2a22654e52de76722e6d3548dc4817df1f4ea5a3fe0227e9db9b058bd296718";
+const SB_463C: &str = "463c9db192540a2d697772a72db4853c92ff73a1fa85b56b7b1a145ae8505118";
+const SB_4285: &str = "4285ab7ef1b33097068f6e2dfbf2a71c96129f45d0d6655d47d3dc80db5f0399";
+const SB_8599: &str = "859999c1d8d33e2f9fc54e2011ed3ce02122eb6e4725a3e9825ecfb6e621a38c";
+const SB_73E5: &str = "73e56b55f18f947a4cd6712987777888cb4087674f8ad36193df3b6b88296c21";
+const C_6CF7: &str = "6cf761b38acb743ec5940d7f0b0a445c68066fe307c2fdbb75aaf2ea260713f0";
+const C_9429: &str = "9429919f1fba524a457f4b8d913c24bfcdc550bcdacf7fe0901858d15bb966d4";
+
+const CASES: &[Case] = &[
+    Case {
+        slug: "01-docker-dead-sandbox-shm-busy",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2017,
+            records: 2,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::RemovePodSandboxFailed,
+                sandbox: Some(SB_D2A2),
+                cause: Some(Cause::RuntimeBusy),
+                time: Some("2017-08-29T19:33:49.707741Z"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::RemoveSandboxFailed,
+                sandbox: Some(SB_D2A2),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "03-notready-sandbox-left-after-shim-disconnect",
+        files: &[
+            File {
+                name: "containerd.log",
+                year: 2023,
+                records: 3,
+                unparsed: &[1, 3],
+                why: PROMPT,
+                ..FILE
+            },
+            File {
+                name: "crictl-inspectp.txt",
+                year: 2023,
+                records: 3,
+                unparsed: &[1, 3],
+                why: PROMPT,
+                ..FILE
+            },
+            File {
+                name: "crictl-logs.txt",
+                year: 2023,
+                records: 3,
+                unparsed: &[1],
+                why: PROMPT,
+                ..FILE
+            },
+            File {
+                name: "crictl-pods.txt",
+                year: 2023,
+                records: 4,
+                unparsed: &[1, 2, 3, 4],
+                why: "prompts and a crictl pods table",
+                ..FILE
+            },
+            File {
+                name: "crictl-rmp.txt",
+                year: 2023,
+                records: 8,
+                unparsed: &[1, 2, 3, 4, 5, 6, 8],
+                why: "prompts and crictl's stdout (`Removed sandbox …`)",
+                ..FILE
+            },
+            File {
+                name: "messages.log",
+                year: 2023,
+                records: 5,
+                unparsed: &[1, 3, 4],
+                why: PROMPT,
+                ..FILE
+            },
+        ],
+        events: &[
+            // containerd's only word on the sandbox, in the journal and in /var/log/messages
+            Want {
+                kind: EventKind::ShimDisconnected,
+                object: Some("06f0eea7928b1a540bcf0a8c1a90497200faf30b4dec4858e046e80a970db1a5"),
+                time: Some("2023-01-20T12:26:08.948042485Z"),
+                n: 2,
+                ..WANT
+            },
+            // crictl called with a pod name: the NotFound lines name no ID at all
+            Want {
+                kind: EventKind::SandboxNotFound,
+                ..WANT
+            },
+            Want {
+                kind: EventKind::ContainerStatusFailed,
+                cause: Some(Cause::NotFound),
+                ..WANT
+            },
+        ],
+        // no StopPodSandbox / RemovePodSandbox attempts by the kubelet
+        absent: &[
+            EventKind::StopPodSandboxStarted,
+            EventKind::StopPodSandboxFailed,
+            EventKind::RemovePodSandboxStarted,
+            EventKind::RemovePodSandboxFailed,
+            EventKind::StopSandboxBeforeRemoveFailed,
+            EventKind::RemoveSandboxFailed,
+        ],
+    },
+    Case {
+        slug: "04-containerd-containerstatus-notfound-hourly",
+        files: &[File {
+            name: "containerd.log",
+            year: 2025,
+            records: 5,
+            unparsed: &[1],
+            why: "a `# journalctl` command echo",
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::ContainerStatusFailed,
+                container: Some("a168cc42e01b7c518230afa4c00675c2538d0449974e9a27b4657f53592fe3c2"),
+                cause: Some(Cause::NotFound),
+                time: Some("2025-03-14T06:34:57.527007174Z"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::ContainerStatusFailed,
+                container: Some("03f5320bfb0963761a0db2c059902280993479f705369e35ca7d4a1252c39c12"),
+                cause: Some(Cause::NotFound),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::ContainerStatusFailed,
+                container: Some("164ee1aee3ab2113df05566528f7f186b68df4bedbe73b309856b8730376890d"),
+                cause: Some(Cause::NotFound),
+                ..WANT
+            },
+            // cut inside the ID: a prefix, never a full ID
+            Want {
+                kind: EventKind::ContainerStatusFailed,
+                partial: Some("4b31f1c4af5594effb2cf9"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "05-kubelet-gc-containerstatus-notfound",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2022,
+            records: 4,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::GcContainerStatusFailed,
+                container: Some("72871aad1084fcbb0c3e6a1ec2eb29c3aff1c75b1e173426d435b9b10f49419f"),
+                cause: Some(Cause::NotFound),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::GcContainerStatusFailed,
+                container: Some(C_9429),
+                cause: Some(Cause::NotFound),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::ContainerStatusFailed,
+                container: Some(C_9429),
+                cause: Some(Cause::NotFound),
+                ..WANT
+            },
+            // the last line is cut in its message: known by its start, no ID
+            Want {
+                kind: EventKind::ContainerStatusFailed,
+                cause: Some(Cause::Other),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "06-delete-race-removecontainer-twice",
+        files: &[
+            File {
+                name: "cilium-cni.log",
+                year: 2023,
+                records: 1,
+                ..FILE
+            },
+            File {
+                name: "kubelet.log",
+                year: 2023,
+                records: 7,
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::SyncLoop(SyncOp::Delete),
+                pod: Some(("default", "test-sts-a-0")),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::KillingContainer,
+                uid: Some("ab7e1b0b-453f-4627-a749-47e48c2265a6"),
+                container: Some(C_6CF7),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::Pleg(PlegType::ContainerDied),
+                uid: Some("ab7e1b0b-453f-4627-a749-47e48c2265a6"),
+                container: Some(C_6CF7),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::Pleg(PlegType::ContainerDied),
+                uid: Some("ab7e1b0b-453f-4627-a749-47e48c2265a6"),
+                container: Some("ebfe0fdb1389bfc563110a52a4c5d74faa4ce4b60481ba9f1f8a2724020af8ec"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::RemoveContainer,
+                container: Some(C_6CF7),
+                n: 2,
+                ..WANT
+            },
+            Want {
+                kind: EventKind::ContainerStatusFailed,
+                cause: Some(Cause::NotFound),
+                ..WANT
+            },
+        ],
+        // the Cilium empty-netns warning is noise: no teardown failure
+        absent: &[
+            EventKind::StopPodSandboxFailed,
+            EventKind::DestroyNetworkFailed,
+        ],
+    },
+    Case {
+        slug: "08-orphaned-pod-vsphere-k8s16",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2017,
+            records: 7,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::OrphanedPodVolumes,
+                uid: Some("0ea83064-3383-11e7-b2b1-005056b7dc12"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::OrphanedPodVolumes,
+                uid: Some("f97942cf-337e-11e7-b2b1-005056b7dc12"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::OrphanedPodVolumes,
+                partial: Some("0ea83064-3383-11e7-"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "09-orphaned-pod-volume-paths-multi-version",
+        files: &[
+            File {
+                name: "kubelet-1.14.3-journald.log",
+                year: 2020,
+                records: 1,
+                ..FILE
+            },
+            // a message wrapped after `found,`: two lines, one record
+            File {
+                name: "kubelet-1.14.8-wrapped.log",
+                year: 2020,
+                records: 1,
+                ..FILE
+            },
+            File {
+                name: "kubelet-2018-description.log",
+                year: 2018,
+                records: 1,
+                ..FILE
+            },
+            File {
+                name: "messages-1.14.3.log",
+                year: 2019,
+                records: 2,
+                ..FILE
+            },
+            File {
+                name: "pod-dir-listing.txt",
+                year: 2020,
+                records: 2,
+                unparsed: &[1, 2],
+                why: "an `ls` command and its output",
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::OrphanedPodVolumes,
+                uid: Some("2815f27a-219b-11e8-8a2a-ec0d9a3a445a"),
+                count: Some(1),
+                time: Some("2018-03-09T16:46:30.42977Z"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::OrphanedPodVolumes,
+                uid: Some("5da3387d-ad1c-11ea-a025-525400767782"),
+                count: Some(1),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::OrphanedPodVolumes,
+                uid: Some("2b363d17-e69d-11ea-bda2-44a842186bcd"),
+                count: Some(1),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::OrphanedPodVolumes,
+                partial: Some("0fbdedac-ebfe-11e9-a2b6-00"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "11-orphaned-pod-configmap-dir-not-empty",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2022,
+            records: 4,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::OrphanedPodVolumes,
+                uid: Some("6ac9044e-b7ca-44d1-9bb3-90d50093f6d8"),
+                count: Some(2),
+                n: 2,
+                ..WANT
+            },
+            // the I-line detail, without numErrs
+            Want {
+                kind: EventKind::OrphanedPodVolumes,
+                uid: Some("6ac9044e-b7ca-44d1-9bb3-90d50093f6d8"),
+                count: None,
+                n: 3,
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "12-orphaned-pod-subpath-forker-out-of-order",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2023,
+            records: 2,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::OrphanedPodVolumesCleaned,
+                uid: Some("11cfbe01-0e47-4835-97e4-dbf46dfccd66"),
+                time: Some("2023-06-06T04:10:32.99738Z"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::OrphanedPodVolumes,
+                uid: Some("11cfbe01-0e47-4835-97e4-dbf46dfccd66"),
+                count: Some(3),
+                time: Some("2023-06-06T04:10:31.000747Z"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "14-mirror-pod-outdated-delete-loop",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2018,
+            records: 7,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::MirrorPodOutdatedDeleted,
+                pod: Some(("kube-system", "kube-controller-manager-node-a")),
+                n: 2,
+                ..WANT
+            },
+            Want {
+                kind: EventKind::MirrorPodOutdatedDeleted,
+                uid: Some("d4746eba-4156-11e8-84f4-0050569b7580"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::MirrorPodOutdatedDeleted,
+                uid: Some("d5e29b69-4156-11e8-84f4-0050569b7580"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::MirrorPodOutdatedDeleted,
+                pod: Some(("kube-system", "etcd-node-a")),
+                n: 2,
+                ..WANT
+            },
+            Want {
+                kind: EventKind::MirrorPodOutdatedDeleted,
+                uid: Some("d50d021a-4156-11e8-84f4-0050569b7580"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::MirrorPodOutdatedDeleted,
+                uid: Some("d6d6c835-4156-11e8-84f4-0050569b7580"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::MirrorPodOutdatedDeleted,
+                pod: Some(("kube-system", "kube-scheduler-node-a")),
+                uid: Some("d52b8124-4156-11e8-84f4-0050569b7580"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::MirrorPodOutdatedDeleted,
+                pod: Some(("kube-system", "kube-apiserver-node-a")),
+                uid: Some("d5a59d14-4156-11e8-84f4-0050569b7580"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "16-mirror-pod-create-alreadyexists-2015",
+        files: &[
+            File {
+                name: "docker-ps.txt",
+                year: 2015,
+                records: 3,
+                unparsed: &[1, 2, 3],
+                why: "a prompt and a docker ps table",
+                ..FILE
+            },
+            File {
+                name: "kubelet.log",
+                year: 2015,
+                records: 1,
+                ..FILE
+            },
+        ],
+        events: &[Want {
+            kind: EventKind::MirrorPodCreateFailed,
+            pod: Some(("default", "etcd-server-kubernetes-master")),
+            cause: Some(Cause::AlreadyExists),
+            ..WANT
+        }],
+        absent: &[],
+    },
+    Case {
+        slug: "17-static-pod-removed-mirror-deleted-no-grace",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2019,
+            records: 5,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::SyncLoop(SyncOp::Remove),
+                uid: Some("60d66dd8b81c2a4756d2e2f69ec1e3fc"),
+                pod: Some(("openshift-kube-apiserver", "kube-apiserver-node-a")),
+                source: Some(ConfigSource::File),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::MirrorPodDeleting,
+                pod: Some(("openshift-kube-apiserver", "kube-apiserver-node-a")),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::OrphanedPodPendingVolumes,
+                uid: Some("60d66dd8b81c2a4756d2e2f69ec1e3fc"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::SyncLoop(SyncOp::Delete),
+                uid: Some("08b81ce8-b243-11e9-a38f-fa163e8871d1"),
+                source: Some(ConfigSource::Api),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::SyncLoop(SyncOp::Remove),
+                uid: Some("08b81ce8-b243-11e9-a38f-fa163e8871d1"),
+                source: Some(ConfigSource::Api),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "18-static-pod-not-removed-killpodsandbox-cni",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2021,
+            records: 3,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::SyncLoop(SyncOp::Remove),
+                pod: Some(("team-ns", "static-nginx-10.0.0.11")),
+                source: Some(ConfigSource::File),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::KillingContainer,
+                uid: Some("5d6d2cc2c526ec6310afc8c64fac7052"),
+                container: Some("7d0f1944976c8b4d75f44226e5f1ae59d08da416e4d776f47a2a265a2015548a"),
+                ..WANT
+            },
+            // cut at `failed to destr`: still a CNI teardown
+            Want {
+                kind: EventKind::ErrorSyncingPod,
+                uid: Some("5d6d2cc2c526ec6310afc8c64fac7052"),
+                cause: Some(Cause::CniTeardown(CniFailure::DestroyNetwork)),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "19-static-pod-recreate-1.22-regression",
+        files: &[
+            File {
+                name: "kubelet-part1.log",
+                year: 2021,
+                records: 4,
+                ..FILE
+            },
+            File {
+                name: "kubelet-part2.log",
+                year: 2021,
+                records: 5,
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::SyncLoop(SyncOp::Remove),
+                pod: Some(("default", "mypod-127.0.0.1")),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::PodMustBeKilled,
+                uid: Some("7c0663d52f9e8c61c7a733304c23b60f"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::ContainerNotFoundInPod,
+                container: Some("143f0e3bb4dadbdc224e518719d475acc7c3fe2792105323ea9f5627b786d6ee"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "21-cni-teardown-aws-vpc-del-failed-bottlerocket",
+        files: &[File {
+            name: "node-journal.log",
+            year: 2019,
+            records: 4,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::StopPodSandboxStarted,
+                sandbox: Some(SB_CAE5),
+                ..WANT
+            },
+            // containerd's and the kubelet CRI client's
+            Want {
+                kind: EventKind::StopPodSandboxFailed,
+                sandbox: Some(SB_CAE5),
+                cause: Some(Cause::CniTeardown(CniFailure::DestroyNetwork)),
+                n: 2,
+                ..WANT
+            },
+            Want {
+                kind: EventKind::StopSandboxBeforeRemoveFailed,
+                sandbox: Some(SB_CAE5),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "23-cni-teardown-empty-netns-sriov-dockershim",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2017,
+            records: 5,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::DestroyNetworkFailed,
+                cause: Some(Cause::CniTeardown(CniFailure::MissingNetns)),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::KillPodSandboxFailed,
+                sandbox: Some(SB_463C),
+                cause: Some(Cause::NotFound),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::StopPodSandboxFailed,
+                sandbox: Some(SB_463C),
+                pod: Some(("debug", "app-1-3391168842-1cbzd")),
+                cause: Some(Cause::CniTeardown(CniFailure::MissingNetns)),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "24-cni-teardown-plugin-missing-flannel-dockershim",
+        files: &[File {
+            name: "messages.log",
+            year: 2018,
+            records: 3,
+            ..FILE
+        }],
+        events: &[Want {
+            kind: EventKind::StopSandboxBeforeRemoveFailed,
+            sandbox: Some("636f41863b1e9b0da2c3a72bbe55f937f71197a20253fd1c6128019403e1ad3a"),
+            pod: Some(("jaeger", "es-master-7fb4d9447d-bj7z8")),
+            cause: Some(Cause::CniTeardown(CniFailure::PluginMissing)),
+            ..WANT
+        }],
+        absent: &[],
+    },
+    Case {
+        slug: "25-cni-teardown-flannel-netconf-empty-nested-escaping",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2022,
+            records: 4,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::ErrorSyncingPod,
+                uid: Some("e1909e28-5731-4111-8031-3c989b5dc0cd"),
+                sandbox: Some("ff252b2872f45846e140c96bb096d5a23100dcd13bd25cecbf858655b336093e"),
+                pod: Some(("team-ns", "pvc-tester-mqwqq")),
+                cause: Some(Cause::CniTeardown(CniFailure::EmptyCachedResult)),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::OrphanedPodVolumes,
+                uid: Some("04bd08f8-a895-4a4a-939b-e6521d5f17d0"),
+                count: Some(34),
+                n: 2,
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "26-cni-teardown-weave-journalctl-truncated",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2022,
+            records: 5,
+            unparsed: &[1],
+            why: PROMPT,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::ErrorSyncingPod,
+                uid: Some("a6b466fa-60e6-4ced-9eef-380d0e41d63f"),
+                sandbox: Some("6b2a4b9e5ea9c3afbe2774a8fcbe40602d50af24066356ebd314f1d0dfe4b024"),
+                cause: Some(Cause::CniTeardown(CniFailure::DestroyNetwork)),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::StopPodSandboxFailed,
+                sandbox: Some(SB_8599),
+                cause: Some(Cause::CniTeardown(CniFailure::PluginMissing)),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::KillPodSandboxFailed,
+                sandbox: Some(SB_8599),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::KillPodFailed,
+                uid: Some("d8f03fbd-0add-47eb-b972-491f9a465ad1"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "28-stuck-terminating-empty-cni-cache-aws",
+        files: &[
+            File {
+                name: "cni-results-ls.txt",
+                year: 2023,
+                records: 2,
+                unparsed: &[1, 2],
+                why: "a prompt and `ls -l` output",
+                ..FILE
+            },
+            File {
+                name: "containerd.log",
+                year: 2023,
+                records: 2,
+                ..FILE
+            },
+            // a `kubectl describe` event row, read as message text
+            File {
+                name: "kubectl-describe-event.txt",
+                year: 2023,
+                message_only: true,
+                records: 1,
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::StopPodSandboxStarted,
+                sandbox: Some(SB_4285),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::StopPodSandboxFailed,
+                sandbox: Some(SB_4285),
+                cause: Some(Cause::CniTeardown(CniFailure::PluginNotInitialized)),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::KillPodFailed,
+                uid: Some("a7ea2280-7361-4329-8566-89975485b20e"),
+                sandbox: Some(SB_4285),
+                cause: Some(Cause::CniTeardown(CniFailure::EmptyCachedResult)),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "29-blog-talos-stoppodsandbox-empty-cni-cache",
+        files: &[
+            File {
+                name: "cni-results-ls.txt",
+                year: 2025,
+                records: 15,
+                unparsed: &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+                why: "an `ls -la` command, blank line and listing",
+                ..FILE
+            },
+            File {
+                name: "crictl-session.txt",
+                year: 2025,
+                records: 12,
+                unparsed: &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+                why: "kubectl/crictl commands, blank lines and crictl's stdout",
+                ..FILE
+            },
+            // exported from Loki: message text only
+            File {
+                name: "kubelet-message.txt",
+                year: 2025,
+                message_only: true,
+                records: 1,
+                ..FILE
+            },
+        ],
+        events: &[Want {
+            kind: EventKind::StopPodSandboxFailed,
+            sandbox: Some("055b221e44a28ce8d9120f771d5e1ef201f2457ce49c58999a0147104cca2708"),
+            cause: Some(Cause::CniTeardown(CniFailure::EmptyCachedResult)),
+            ..WANT
+        }],
+        absent: &[],
+    },
+    Case {
+        slug: "30-stuck-terminating-crio-kata-stop-infra-loop",
+        files: &[
+            File {
+                name: "crictl.txt",
+                year: 2021,
+                records: 4,
+                unparsed: &[1, 2, 3, 4],
+                why: "crictl commands, their stdout and a blank line",
+                ..FILE
+            },
+            File {
+                name: "node-a-journal.log",
+                year: 2021,
+                records: 2,
+                ..FILE
+            },
+            // ten physical lines hard-wrapped at ~100 columns: two records
+            File {
+                name: "node-b-kubelet-wrapped.log",
+                year: 2021,
+                records: 2,
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::StopPodSandboxStarted,
+                sandbox: Some("5b457b6bb989b9aad8157831100599811765823793722e7ab0c3b42cb8b31607"),
+                time: Some("2021-06-29T15:14:10.292290977Z"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::StopPodSandboxFailed,
+                sandbox: Some("5b457b6bb989b9aad8157831100599811765823793722e7ab0c3b42cb8b31607"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::StopPodSandboxFailed,
+                sandbox: Some(SB_73E5),
+                uid: Some("6abac9df-1ac3-4ec1-8375-66bdead3b596"),
+                pod: Some(("f48db403-dcfd-5852-90f9-dd8210f46a9e", "app-1-0")),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::KillPodFailed,
+                sandbox: Some(SB_73E5),
+                uid: Some("6abac9df-1ac3-4ec1-8375-66bdead3b596"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "32-node-shutdown-stuck-talos-kubelet-json",
+        files: &[
+            File {
+                name: "kubelet-part1.jsonl",
+                year: 2025,
+                records: 5,
+                ..FILE
+            },
+            File {
+                name: "kubelet-part2.jsonl",
+                year: 2025,
+                records: 5,
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::RuntimeCallFailed,
+                cause: Some(Cause::Timeout),
+                n: 2,
+                ..WANT
+            },
+            // two whole, one cut at `PLEG is not h`
+            Want {
+                kind: EventKind::PlegUnhealthy,
+                n: 3,
+                ..WANT
+            },
+            Want {
+                kind: EventKind::PlegUnhealthy,
+                time: Some("2025-09-04T18:24:43.2114668Z"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "36-sandbox-name-reserved-after-hard-reboot-ts-skew",
+        files: &[
+            // the Go struct dump is wrapped inside the UID: two lines, one record
+            File {
+                name: "containerd.log",
+                year: 2019,
+                records: 1,
+                ..FILE
+            },
+            File {
+                name: "kubelet.log",
+                year: 2019,
+                records: 6,
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::SandboxLoaded,
+                sandbox: Some("02b3441253939c078d100ac6a5a5c63e5bb308d5904c36b3903ddd6b800e5c07"),
+                uid: Some("2302e97a-03d2-11e9-9447-005056911476"),
+                pod: Some(("team-ns", "prometheus-85dfb696c7-sm9g8")),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::RuntimeCallFailed,
+                cause: Some(Cause::Timeout),
+                time: Some("2019-01-02T06:32:23.862407Z"),
+                ..WANT
+            },
+            // klog's time, not journald's 06:50:10
+            Want {
+                kind: EventKind::PlegUnhealthy,
+                time: Some("2019-01-02T06:42:00.569834Z"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::RuntimeCallFailed,
+                time: Some("2019-01-02T06:43:18.110305Z"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+];
+
+fn cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cases")
+}
+
+/// Parses and classifies one file; returns the owned events, the record count and the first
+/// lines of unparsed records.
+fn run(path: &Path, f: &File) -> (Vec<Event<'static>>, usize, Vec<u64>) {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut ctx = ParseContext::new(f.year);
+    ctx.message_only = f.message_only;
+    let mut asm = LineAssembler::new();
+    let mut events = Vec::new();
+    let mut records = 0;
+    let mut unparsed = Vec::new();
+    let mut lines_seen = 0u64;
+    let mut take = |text: &str, first: u64, lines: u32, ctx: &mut ParseContext| {
+        records += 1;
+        lines_seen += u64::from(lines);
+        let p = parse(text, ctx);
+        if p.format == Format::Unparsed {
+            assert_eq!(p.msg, text, "unparsed text is kept as it was");
+            unparsed.push(first);
+        }
+        if let Some(e) = classify(&p) {
+            events.push(e.into_owned());
+        }
+    };
+    for line in text.lines() {
+        if let Some(r) = asm.push(line) {
+            take(r.text, r.first_line, r.lines, &mut ctx);
+        }
+    }
+    if let Some(r) = asm.finish() {
+        take(r.text, r.first_line, r.lines, &mut ctx);
+    }
+    assert_eq!(
+        lines_seen,
+        text.lines().count() as u64,
+        "{}: every line in one record",
+        path.display()
+    );
+    (events, records, unparsed)
+}
+
+fn matches(e: &Event<'_>, w: &Want) -> bool {
+    let eq = |got: Option<&str>, want: Option<&str>| want.is_none() || got == want;
+    e.kind == w.kind
+        && eq(e.ids.pod_uid.as_deref(), w.uid)
+        && eq(e.ids.sandbox_id.as_deref(), w.sandbox)
+        && eq(e.ids.container_id.as_deref(), w.container)
+        && eq(e.ids.object_id.as_deref(), w.object)
+        && w.pod.is_none_or(|(ns, name)| {
+            e.ids
+                .pods
+                .iter()
+                .any(|p| p.namespace.as_deref() == Some(ns) && p.name == name)
+        })
+        && w.partial
+            .is_none_or(|pre| e.ids.partial.iter().any(|p| p.prefix == pre))
+        && (w.cause.is_none() || e.cause == w.cause)
+        && (w.count.is_none() || e.count == w.count)
+        && (w.source.is_none() || e.config_source == w.source)
+        && w.time
+            .is_none_or(|t| e.time.map(|x| x.to_string()).as_deref() == Some(t))
+}
+
+#[test]
+fn every_case_folder_has_an_entry() {
+    let on_disk: BTreeSet<String> = fs::read_dir(cases_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let listed: BTreeSet<String> = CASES.iter().map(|c| c.slug.to_owned()).collect();
+    assert_eq!(on_disk, listed);
+}
+
+#[test]
+fn cases() {
+    let mut failures = Vec::new();
+    for case in CASES {
+        let dir = cases_dir().join(case.slug);
+        // provenance is kept
+        let source = fs::read_to_string(dir.join("source.txt")).unwrap();
+        assert!(
+            source.starts_with("URL: https://"),
+            "{}: source.txt provenance",
+            case.slug
+        );
+        assert!(dir.join("expected.md").is_file(), "{}", case.slug);
+        // every log file of the folder is listed
+        let on_disk: BTreeSet<String> = fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "source.txt" && n != "expected.md")
+            .collect();
+        let listed: BTreeSet<String> = case.files.iter().map(|f| f.name.to_owned()).collect();
+        assert_eq!(on_disk, listed, "{}: files", case.slug);
+
+        let mut events = Vec::new();
+        for f in case.files {
+            let (evs, records, unparsed) = run(&dir.join(f.name), f);
+            assert_eq!(
+                (records, unparsed.as_slice()),
+                (f.records, f.unparsed),
+                "{}/{}: (records, unparsed first lines); unparsed allowed for: {}",
+                case.slug,
+                f.name,
+                if f.why.is_empty() { "nothing" } else { f.why },
+            );
+            events.extend(evs);
+        }
+        for w in case.events {
+            let n = events.iter().filter(|e| matches(e, w)).count();
+            if n != w.n {
+                failures.push(format!(
+                    "{}: {:?} uid={:?} sandbox={:?} container={:?} pod={:?} partial={:?}: {n} events, want {}",
+                    case.slug, w.kind, w.uid, w.sandbox, w.container, w.pod, w.partial, w.n
+                ));
+            }
+        }
+        for kind in case.absent {
+            if events.iter().any(|e| e.kind == *kind) {
+                failures.push(format!("{}: {kind:?} ruled out by expected.md", case.slug));
+            }
+        }
+        // no partial ID is ever reported as a full one
+        for e in &events {
+            for p in &e.ids.partial {
+                let full = [
+                    &e.ids.pod_uid,
+                    &e.ids.sandbox_id,
+                    &e.ids.container_id,
+                    &e.ids.object_id,
+                ];
+                assert!(
+                    !full.iter().any(|f| f.as_deref() == Some(&*p.prefix)),
+                    "{}: {p:?}",
+                    case.slug
+                );
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
