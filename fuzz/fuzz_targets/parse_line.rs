@@ -1,13 +1,14 @@
 //! Fuzz target `parse_line`: arbitrary bytes (lossy UTF-8) through the line assembler, the
 //! parser and the classifier, line by line and as one multi-line record, with and without
-//! message-only mode. Any panic is a bug: the parser must take every input.
+//! message-only mode. Any panic is a bug: the parser must take every input. Also checks that
+//! `event_kind` agrees with `classify`.
 //!
 //! Run: `cargo +nightly fuzz run parse_line -- -max_total_time=600` from `fuzz/`.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use podcoroner_core::logs::{LineAssembler, ParseContext, classify, parse};
+use podcoroner_core::logs::{LineAssembler, ParseContext, classify, event_kind, parse};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -20,9 +21,9 @@ fuzz_target!(|data: &[u8]| {
     for line in text.split('\n') {
         if let Some(rec) = asm.push(line) {
             let parsed = parse(rec.text, &mut ctx);
-            if let Some(event) = classify(&parsed) {
-                let _ = event.into_owned();
-            }
+            let event = classify(&parsed).map(|e| e.into_owned());
+            // The cheap kind-only path agrees with the full classification.
+            assert_eq!(event_kind(&parsed), event.map(|e| e.kind));
         }
     }
     if let Some(rec) = asm.finish() {

@@ -81,7 +81,9 @@ struct PodList {
     items: Vec<serde_json::Value>,
 }
 
-fn null_as_empty<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Vec<serde_json::Value>, D::Error> {
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(
+    de: D,
+) -> Result<Vec<serde_json::Value>, D::Error> {
     Ok(Option::<Vec<serde_json::Value>>::deserialize(de)?.unwrap_or_default())
 }
 
@@ -92,31 +94,47 @@ fn null_as_empty<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Vec<serde_js
 /// [`Error::PodsFileInvalid`] naming the line and column of malformed JSON, the wrong kind, or the
 /// index and field of an item that is not a Pod.
 pub fn parse_pod_list(path: &Path, json: &[u8]) -> Result<NodePods> {
-    let invalid = |detail: String| Error::PodsFileInvalid { path: path.to_path_buf(), detail };
+    let invalid = |detail: String| Error::PodsFileInvalid {
+        path: path.to_path_buf(),
+        detail,
+    };
     let hint = "(expected the JSON object `kubectl get pods -A -o json` prints)";
-    let doc: serde_json::Value = serde_json::from_slice(json).map_err(|e| invalid(format!("{e} {hint}")))?;
+    let doc: serde_json::Value =
+        serde_json::from_slice(json).map_err(|e| invalid(format!("{e} {hint}")))?;
     if !doc.is_object() {
         return Err(invalid(format!("the document is not a JSON object {hint}")));
     }
     let list: PodList = serde_json::from_value(doc).map_err(|e| invalid(format!("{e} {hint}")))?;
     if list.kind != "List" && list.kind != "PodList" {
-        return Err(invalid(format!("kind is {:?}, want \"List\" or \"PodList\"", list.kind)));
+        return Err(invalid(format!(
+            "kind is {:?}, want \"List\" or \"PodList\"",
+            list.kind
+        )));
     }
     let mut raw = Vec::with_capacity(list.items.len());
     let mut other_kinds = Vec::new();
     for (i, item) in list.items.into_iter().enumerate() {
-        let kind = item.get("kind").and_then(|k| k.as_str()).unwrap_or("Pod").to_string();
+        let kind = item
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .unwrap_or("Pod")
+            .to_string();
         if kind != "Pod" {
             // `kubectl get all -o json` mixes kinds: the pods are still the truth.
             other_kinds.push(kind);
             continue;
         }
-        let pod: Pod = serde_json::from_value(item).map_err(|e| invalid(format!("items[{i}]: {e}")))?;
+        let pod: Pod =
+            serde_json::from_value(item).map_err(|e| invalid(format!("items[{i}]: {e}")))?;
         raw.push(pod);
     }
     let view = to_view(&raw, format!("file {}", path.display()));
     let note = (!other_kinds.is_empty()).then(|| {
-        format!("skipped {} items that are not Pods ({})", other_kinds.len(), other_kinds.join(", "))
+        format!(
+            "skipped {} items that are not Pods ({})",
+            other_kinds.len(),
+            other_kinds.join(", ")
+        )
     });
     Ok(NodePods { raw, view, note })
 }
@@ -126,8 +144,10 @@ pub fn parse_pod_list(path: &Path, json: &[u8]) -> Result<NodePods> {
 /// # Errors
 /// [`Error::PodsFileReadFailed`] or [`Error::PodsFileInvalid`].
 pub fn read_pod_list(path: &Path) -> Result<NodePods> {
-    let bytes = std::fs::read(path)
-        .map_err(|error| Error::PodsFileReadFailed { path: path.to_path_buf(), error })?;
+    let bytes = std::fs::read(path).map_err(|error| Error::PodsFileReadFailed {
+        path: path.to_path_buf(),
+        error,
+    })?;
     parse_pod_list(path, &bytes)
 }
 
@@ -147,8 +167,14 @@ pub fn pod_list_json(pods: &[Pod]) -> serde_json::Value {
 /// # Errors
 /// [`Error::ConfigFailed`] when no configuration loads; [`Error::ListPodsFailed`] when the API
 /// server cannot be reached or refuses.
-pub async fn list_node_pods(kubeconfig: Option<&Path>, node: &str, timeout: Duration) -> Result<NodePods> {
-    let config_failed = |e: &dyn std::fmt::Display| Error::ConfigFailed { detail: e.to_string() };
+pub async fn list_node_pods(
+    kubeconfig: Option<&Path>,
+    node: &str,
+    timeout: Duration,
+) -> Result<NodePods> {
+    let config_failed = |e: &dyn std::fmt::Display| Error::ConfigFailed {
+        detail: e.to_string(),
+    };
     let mut config = match kubeconfig {
         Some(path) => {
             let kc = kube::config::Kubeconfig::read_from(path)
@@ -162,16 +188,27 @@ pub async fn list_node_pods(kubeconfig: Option<&Path>, node: &str, timeout: Dura
     config.connect_timeout = Some(timeout);
     config.read_timeout = Some(timeout);
     let server = config.cluster_url.to_string();
-    let list_failed = |detail: String| Error::ListPodsFailed { node: node.to_string(), server: server.clone(), detail };
+    let list_failed = |detail: String| Error::ListPodsFailed {
+        node: node.to_string(),
+        server: server.clone(),
+        detail,
+    };
     let client = kube::Client::try_from(config).map_err(|e| list_failed(e.to_string()))?;
     let api: Api<Pod> = Api::all(client);
-    let mut params = ListParams::default().fields(&format!("spec.nodeName={node}")).limit(500);
+    let mut params = ListParams::default()
+        .fields(&format!("spec.nodeName={node}"))
+        .limit(500);
     let mut raw = Vec::new();
     loop {
         let page = tokio::time::timeout(timeout * 3, api.list(&params))
             .await
             .map_err(|_| list_failed(format!("no answer within {}s", (timeout * 3).as_secs())))?
-            .map_err(|e| list_failed(format!("{e} (timeout {}s per request)", timeout.as_secs_f64())))?;
+            .map_err(|e| {
+                list_failed(format!(
+                    "{e} (timeout {}s per request)",
+                    timeout.as_secs_f64()
+                ))
+            })?;
         raw.extend(page.items);
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => params = params.continue_token(&token),
@@ -179,12 +216,19 @@ pub async fn list_node_pods(kubeconfig: Option<&Path>, node: &str, timeout: Dura
         }
     }
     let view = to_view(&raw, format!("apiserver {server} (spec.nodeName={node})"));
-    Ok(NodePods { raw, view, note: None })
+    Ok(NodePods {
+        raw,
+        view,
+        note: None,
+    })
 }
 
 /// Reduces API pods to the core model.
 pub fn to_view(pods: &[Pod], origin: String) -> ApiView {
-    ApiView { pods: pods.iter().map(to_api_pod).collect(), origin }
+    ApiView {
+        pods: pods.iter().map(to_api_pod).collect(),
+        origin,
+    }
 }
 
 fn to_api_pod(p: &Pod) -> ApiPod {
@@ -192,21 +236,43 @@ fn to_api_pod(p: &Pod) -> ApiPod {
     let status = p.status.as_ref();
     let mut changes: Vec<Timestamp> = Vec::new();
     if let Some(s) = status {
-        changes.extend(s.conditions.iter().flatten().filter_map(|c| c.last_transition_time.as_ref().map(|t| t.0)));
-        for cs in s.container_statuses.iter().flatten().chain(s.init_container_statuses.iter().flatten()) {
-            if let Some(t) = cs.state.as_ref().and_then(|st| st.terminated.as_ref()).and_then(|t| t.finished_at.as_ref()) {
+        changes.extend(
+            s.conditions
+                .iter()
+                .flatten()
+                .filter_map(|c| c.last_transition_time.as_ref().map(|t| t.0)),
+        );
+        for cs in s
+            .container_statuses
+            .iter()
+            .flatten()
+            .chain(s.init_container_statuses.iter().flatten())
+        {
+            if let Some(t) = cs
+                .state
+                .as_ref()
+                .and_then(|st| st.terminated.as_ref())
+                .and_then(|t| t.finished_at.as_ref())
+            {
                 changes.push(t.0);
             }
         }
     }
-    let status_changed_at = changes.into_iter().max().or_else(|| status.and_then(|s| s.start_time.as_ref()).map(|t| t.0));
+    let status_changed_at = changes
+        .into_iter()
+        .max()
+        .or_else(|| status.and_then(|s| s.start_time.as_ref()).map(|t| t.0));
     ApiPod {
         pod: PodRef {
             namespace: meta.namespace.clone().unwrap_or_default(),
             name: meta.name.clone().unwrap_or_default(),
             uid: meta.uid.clone().unwrap_or_default(),
         },
-        node_name: p.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default(),
+        node_name: p
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .unwrap_or_default(),
         phase: status.and_then(|s| s.phase.clone()).unwrap_or_default(),
         reason: status.and_then(|s| s.reason.clone()),
         annotations: meta.annotations.clone().unwrap_or_default(),
@@ -251,12 +317,21 @@ mod tests {
         assert_eq!(got.raw.len(), 2);
         let v = &got.view;
         assert_eq!(v.origin, "file pods.json");
-        assert_eq!(v.pods[0].mirror_hash(), Some("d41d8cd98f00b204e9800998ecf8427e"));
+        assert_eq!(
+            v.pods[0].mirror_hash(),
+            Some("d41d8cd98f00b204e9800998ecf8427e")
+        );
         assert_eq!(v.pods[0].node_name, "node-1");
-        assert_eq!(v.pods[0].status_changed_at, Some("2026-11-01T10:00:01Z".parse().unwrap()));
+        assert_eq!(
+            v.pods[0].status_changed_at,
+            Some("2026-11-01T10:00:01Z".parse().unwrap())
+        );
         assert_eq!(v.pods[1].phase, "Failed");
         assert_eq!(v.pods[1].reason.as_deref(), Some("Evicted"));
-        assert_eq!(v.pods[1].status_changed_at, Some("2026-11-21T09:31:00Z".parse().unwrap()));
+        assert_eq!(
+            v.pods[1].status_changed_at,
+            Some("2026-11-21T09:31:00Z".parse().unwrap())
+        );
         assert_eq!(v.pods[1].pod.uid, "0b1c2d3e-0000-4000-8000-000000000001");
 
         // Round trip through the kubectl shape.
@@ -267,7 +342,8 @@ mod tests {
 
     #[test]
     fn tolerates_null_items_and_other_kinds() {
-        let got = parse_pod_list(Path::new("p.json"), br#"{"kind": "List", "items": null}"#).unwrap();
+        let got =
+            parse_pod_list(Path::new("p.json"), br#"{"kind": "List", "items": null}"#).unwrap();
         assert!(got.raw.is_empty() && got.note.is_none());
         let got = parse_pod_list(
             Path::new("p.json"),
@@ -275,22 +351,42 @@ mod tests {
         )
         .unwrap();
         assert_eq!(got.view.pods.len(), 1);
-        assert_eq!(got.note.as_deref(), Some("skipped 1 items that are not Pods (Service)"));
+        assert_eq!(
+            got.note.as_deref(),
+            Some("skipped 1 items that are not Pods (Service)")
+        );
     }
 
     #[test]
     fn malformed_pod_lists_name_file_and_place() {
         let cases = [
-            ("{\"kind\": \"List\", \"items\": [", "pods.json: EOF while parsing a list at line 1 column 27"),
-            (r#"{"kind": "ServiceList", "items": []}"#, "kind is \"ServiceList\""),
+            (
+                "{\"kind\": \"List\", \"items\": [",
+                "pods.json: EOF while parsing a list at line 1 column 27",
+            ),
+            (
+                r#"{"kind": "ServiceList", "items": []}"#,
+                "kind is \"ServiceList\"",
+            ),
             ("[]", "the document is not a JSON object"),
-            ("kind: List\nitems: []\n", "expected value at line 1 column 1 (expected the JSON object"),
-            (r#"{"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": 5}}]}"#, "items[0]: invalid type: integer `5`"),
+            (
+                "kind: List\nitems: []\n",
+                "expected value at line 1 column 1 (expected the JSON object",
+            ),
+            (
+                r#"{"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": 5}}]}"#,
+                "items[0]: invalid type: integer `5`",
+            ),
             (r#"{"items": []}"#, "missing field `kind`"),
         ];
         for (json, want) in cases {
-            let err = parse_pod_list(Path::new("pods.json"), json.as_bytes()).unwrap_err().to_string();
-            assert!(err.starts_with("malformed pods file pods.json: ") && err.contains(want), "{err}");
+            let err = parse_pod_list(Path::new("pods.json"), json.as_bytes())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("malformed pods file pods.json: ") && err.contains(want),
+                "{err}"
+            );
         }
     }
 }

@@ -38,6 +38,27 @@ enum Command {
     /// Remove the leaked pod sandboxes the kubelet's GC should have removed, through CRI
     /// StopPodSandbox then RemovePodSandbox. Plans only (a dry run) unless --apply.
     Gc(GcArgs),
+    /// One pod's life as a timeline merged from the logs and the current CRI and API state.
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(rename_all = "kebab-case")]
+struct ExplainArgs {
+    /// The pod: a pod UID, namespace/name, or a sandbox or container ID (a prefix of 6 or more
+    /// characters is enough).
+    pod: String,
+    #[command(flatten)]
+    sources: SourceArgs,
+    /// Read only the logs: no runtime, API server or node files.
+    #[arg(long, conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "snapshot"])]
+    offline: bool,
+    /// Explain from a snapshot written by `podcoroner collect`.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "no_apiserver", "kubelet_log", "runtime_log"])]
+    snapshot: Option<PathBuf>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = Output::Table)]
+    output: Output,
 }
 
 /// Where a node's views are read from.
@@ -70,6 +91,38 @@ struct SourceArgs {
     /// The kubelet's root directory, holding pods/<uid>/.
     #[arg(long, value_name = "DIR", default_value = "/var/lib/kubelet")]
     kubelet_root_dir: PathBuf,
+    /// The kubelet's log: a file (its rotated siblings, plain or .gz, are read first) or
+    /// `journald` (journalctl -u <kubelet unit> -o json).
+    #[arg(long, value_name = "PATH|journald")]
+    kubelet_log: Option<String>,
+    /// The container runtime's log (containerd, CRI-O): a file or `journald`.
+    #[arg(long, value_name = "PATH|journald")]
+    runtime_log: Option<String>,
+    /// The kubelet's systemd unit, for --kubelet-log journald.
+    #[arg(long, value_name = "UNIT", default_value = "kubelet")]
+    kubelet_unit: String,
+    /// The runtime's systemd unit, for --runtime-log journald.
+    #[arg(long, value_name = "UNIT", default_value = "containerd")]
+    runtime_unit: String,
+    /// Only log records from this time on: a duration back from now (2h, 3d) or an RFC 3339 time.
+    #[arg(long, value_name = "DURATION|TIME", value_parser = parse_since)]
+    since: Option<Since>,
+}
+
+/// `--since`: a duration back from now, or a timestamp.
+#[derive(Debug, Clone, Copy)]
+enum Since {
+    Ago(Duration),
+    At(jiff::Timestamp),
+}
+
+fn parse_since(s: &str) -> Result<Since, String> {
+    if let Ok(t) = s.parse::<jiff::Timestamp>() {
+        return Ok(Since::At(t));
+    }
+    humantime::parse_duration(s).map(Since::Ago).map_err(|_| {
+        format!("{s:?} is neither a duration (2h, 3d) nor an RFC 3339 time (2026-11-29T10:00:00Z)")
+    })
 }
 
 #[derive(Debug, Args)]
@@ -77,6 +130,10 @@ struct SourceArgs {
 struct DiagnoseArgs {
     #[command(flatten)]
     sources: SourceArgs,
+    /// Judge from the logs alone (--kubelet-log, --runtime-log): no runtime, API server or node
+    /// files are read, and the rules that need them are listed as skipped.
+    #[arg(long, conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "snapshot"])]
+    offline: bool,
     /// Diagnose a snapshot written by `podcoroner collect` instead of this node; ages are judged
     /// as of the collection time.
     #[arg(
@@ -84,7 +141,7 @@ struct DiagnoseArgs {
         value_name = "DIR",
         conflicts_with_all = [
             "runtime_endpoint", "kubeconfig", "pods", "no_apiserver", "node_name", "manifest_dir",
-            "kubelet_root_dir", "timeout",
+            "kubelet_root_dir", "timeout", "kubelet_log", "runtime_log", "since",
         ]
     )]
     snapshot: Option<PathBuf>,
@@ -196,7 +253,11 @@ fn parse_positive_duration(s: &str) -> Result<Duration, String> {
 }
 
 fn non_empty(s: &str) -> Result<String, String> {
-    if s.trim().is_empty() { Err("must not be empty".to_string()) } else { Ok(s.to_string()) }
+    if s.trim().is_empty() {
+        Err("must not be empty".to_string())
+    } else {
+        Ok(s.to_string())
+    }
 }
 
 const EXIT_FINDINGS: u8 = 1;
@@ -212,7 +273,10 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -230,7 +294,10 @@ fn main() -> ExitCode {
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 async fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -238,11 +305,29 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Diagnose(args) => diagnose(args).await,
         Command::Collect(args) => collect(args).await,
         Command::Gc(args) => gc(args).await,
+        Command::Explain(args) => explain(args).await,
     }
 }
 
-fn source_options(args: &SourceArgs) -> anyhow::Result<SourceOptions> {
+fn source_options(args: &SourceArgs, offline: bool) -> anyhow::Result<SourceOptions> {
+    if offline && args.kubelet_log.is_none() && args.runtime_log.is_none() {
+        anyhow::bail!("--offline judges from logs alone: give --kubelet-log and/or --runtime-log");
+    }
+    let log = |arg: &Option<String>, unit: &str| {
+        arg.as_deref()
+            .map(|a| podcoroner_logs::Source::from_arg(a, unit))
+    };
     Ok(SourceOptions {
+        kubelet_log: log(&args.kubelet_log, &args.kubelet_unit),
+        runtime_log: log(&args.runtime_log, &args.runtime_unit),
+        since: args.since.map(|s| match s {
+            Since::At(t) => t,
+            Since::Ago(d) => {
+                jiff::Timestamp::now()
+                    - jiff::SignedDuration::try_from(d).unwrap_or(jiff::SignedDuration::ZERO)
+            }
+        }),
+        offline,
         runtime_endpoint: args.runtime_endpoint.clone(),
         timeout: args.timeout,
         node_name: gather::node_name(args.node_name.as_deref())?,
@@ -262,21 +347,32 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
     };
     let report = if let Some(dir) = &args.snapshot {
         let snap = snapshot::read(dir)?;
-        let diagnosis = podcoroner_core::diagnose(&snap.view, &config, snap.meta.collected_at);
-        DiagnosisReport::new(&snap.meta.node, snap.meta.collected_at, snap.sources, &diagnosis)
+        let now = snap.meta.collected_at;
+        let diagnosis =
+            podcoroner_core::log_rules::diagnose_with_logs(&snap.view, &snap.events, &config, now);
+        DiagnosisReport::new(&snap.meta.node, now, snap.sources, &diagnosis)
     } else {
-        let opts = source_options(&args.sources)?;
+        let opts = source_options(&args.sources, args.offline)?;
         let gathered = gather::gather(&opts).await?;
         let now = jiff::Timestamp::now();
-        let diagnosis = podcoroner_core::diagnose(&gathered.view, &config, now);
+        let diagnosis = podcoroner_core::log_rules::diagnose_with_logs(
+            &gathered.view,
+            &gathered.events,
+            &config,
+            now,
+        );
         DiagnosisReport::new(&opts.node_name, now, gathered.sources, &diagnosis)
     };
     let text = match args.output {
         Output::Table => render::table(&report),
-        Output::Json => serde_json::to_string_pretty(&report).context("encoding the report")? + "\n",
+        Output::Json => {
+            serde_json::to_string_pretty(&report).context("encoding the report")? + "\n"
+        }
     };
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes()).context("writing to stdout")?;
+    stdout
+        .write_all(text.as_bytes())
+        .context("writing to stdout")?;
     stdout.flush().context("writing to stdout")?;
     let failed = match (args.fail_on.threshold(), report.max_severity()) {
         (Some(threshold), Some(max)) => max >= threshold,
@@ -286,7 +382,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
 }
 
 async fn collect(args: CollectArgs) -> anyhow::Result<u8> {
-    let opts = source_options(&args.sources)?;
+    let opts = source_options(&args.sources, false)?;
     let gathered = gather::gather(&opts).await?;
     let now = jiff::Timestamp::now();
     snapshot::write(&args.out, &gathered, &opts, now)?;
@@ -297,17 +393,26 @@ async fn collect(args: CollectArgs) -> anyhow::Result<u8> {
             let what = if s.counts.is_empty() {
                 s.detail.clone().unwrap_or_else(|| "nothing".to_string())
             } else {
-                s.counts.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")
+                s.counts
+                    .iter()
+                    .map(|(k, v)| format!("{v} {k}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             };
             format!("{name}: {what}")
         })
         .collect();
-    eprintln!("collected node {} into {} ({})", opts.node_name, args.out.display(), counts.join("; "));
+    eprintln!(
+        "collected node {} into {} ({})",
+        opts.node_name,
+        args.out.display(),
+        counts.join("; ")
+    );
     Ok(0)
 }
 
 async fn gc(args: GcArgs) -> anyhow::Result<u8> {
-    let opts = source_options(&args.sources)?;
+    let opts = source_options(&args.sources, false)?;
     let gc_opts = podcoroner_daemon::gc::GcOptions {
         policy: podcoroner_core::gc::Policy {
             min_age: args.gc_min_age,
@@ -321,13 +426,63 @@ async fn gc(args: GcArgs) -> anyhow::Result<u8> {
         state_dir: args.state_dir.clone(),
     };
     let outcome = podcoroner_daemon::gc::run(&opts, &gc_opts).await?;
-    let report = podcoroner_daemon::api::GcReport::new(&outcome, !args.apply, jiff::Timestamp::now());
+    let report =
+        podcoroner_daemon::api::GcReport::new(&outcome, !args.apply, jiff::Timestamp::now());
     let text = match args.output {
         Output::Table => render::gc_table(&report),
-        Output::Json => serde_json::to_string_pretty(&report).context("encoding the report")? + "\n",
+        Output::Json => {
+            serde_json::to_string_pretty(&report).context("encoding the report")? + "\n"
+        }
     };
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes()).context("writing to stdout")?;
+    stdout
+        .write_all(text.as_bytes())
+        .context("writing to stdout")?;
     stdout.flush().context("writing to stdout")?;
-    Ok(if report.any_failed() { EXIT_FINDINGS } else { 0 })
+    Ok(if report.any_failed() {
+        EXIT_FINDINGS
+    } else {
+        0
+    })
+}
+
+async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
+    let (view, events, node, now) = if let Some(dir) = &args.snapshot {
+        let snap = snapshot::read(dir)?;
+        (
+            snap.view,
+            snap.events,
+            snap.meta.node,
+            snap.meta.collected_at,
+        )
+    } else {
+        let opts = source_options(&args.sources, args.offline)?;
+        let gathered = gather::gather(&opts).await?;
+        (
+            gathered.view,
+            gathered.events,
+            opts.node_name,
+            jiff::Timestamp::now(),
+        )
+    };
+    let timeline = podcoroner_core::timeline::explain(&args.pod, &view, &events);
+    let report = podcoroner_daemon::api::TimelineReport::new(&node, now, &args.pod, &timeline);
+    let text = match args.output {
+        Output::Table => render::timeline_table(&report),
+        Output::Json => {
+            serde_json::to_string_pretty(&report).context("encoding the timeline")? + "\n"
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .context("writing to stdout")?;
+    stdout.flush().context("writing to stdout")?;
+    if timeline.entries.is_empty() {
+        anyhow::bail!(
+            "nothing on this node names {:?} (a pod UID, namespace/name, sandbox or container ID)",
+            args.pod
+        );
+    }
+    Ok(0)
 }

@@ -87,7 +87,9 @@ impl Node {
 /// the sandbox's, as after a restart (containerd reserves `<container>_<pod>_<ns>_<uid>_<attempt>`).
 async fn running_pod(lab: &ContainerdLab, pod: &PodSpec, container: &str) -> String {
     let sandbox = ok(lab.run_pod(pod).await);
-    ok(lab.create_container(&sandbox, pod, container, pod.attempt, true).await);
+    ok(lab
+        .create_container(&sandbox, pod, container, pod.attempt, true)
+        .await);
     sandbox
 }
 
@@ -106,7 +108,12 @@ async fn build_node() -> Node {
     let dir = ok(tempfile::tempdir());
 
     // --- Healthy pods: none of these may appear in a finding. ---
-    running_pod(&lab, &PodSpec::api("shop", "web-5d8f7c9b6-x2k8p", WEB_UID).with_label("app", "web"), "web").await;
+    running_pod(
+        &lab,
+        &PodSpec::api("shop", "web-5d8f7c9b6-x2k8p", WEB_UID).with_label("app", "web"),
+        "web",
+    )
+    .await;
     // A restarted pod: its first sandbox still holds an exited container (active, kept).
     let worker = PodSpec::api("shop", "worker-0", WORKER_UID).with_label("app", "worker");
     let w0 = ok(lab.run_pod(&worker).await);
@@ -114,15 +121,33 @@ async fn build_node() -> Node {
     ok(lab.stop_container(&wc).await);
     ok(lab.stop_sandbox(&w0).await);
     running_pod(&lab, &worker.clone().with_attempt(1), "worker").await;
-    running_pod(&lab, &PodSpec::api("kube-system", "kube-proxy-7xq2m", PROXY_UID).with_host_network(), "kube-proxy").await;
+    running_pod(
+        &lab,
+        &PodSpec::api("kube-system", "kube-proxy-7xq2m", PROXY_UID).with_host_network(),
+        "kube-proxy",
+    )
+    .await;
     // A static pod with its manifest and its mirror pod.
-    running_pod(&lab, &PodSpec::static_pod("kube-system", &format!("etcd-{NODE}"), ETCD_HASH).with_host_network(), "etcd").await;
+    running_pod(
+        &lab,
+        &PodSpec::static_pod("kube-system", &format!("etcd-{NODE}"), ETCD_HASH).with_host_network(),
+        "etcd",
+    )
+    .await;
     // A finished Job pod the API still has: its newest NOTREADY sandbox is kept on purpose.
-    dead_sandbox(&lab, &PodSpec::api("batch", "report-28931640-q7x4z", REPORT_UID)).await;
+    dead_sandbox(
+        &lab,
+        &PodSpec::api("batch", "report-28931640-q7x4z", REPORT_UID),
+    )
+    .await;
 
     // --- One case of every finding kind. ---
     // LeakedSandbox: the pod is gone from the API.
-    let cart_sandbox = dead_sandbox(&lab, &PodSpec::api("shop", "cart-6b7c8d9e5-m4n5p", CART_UID)).await;
+    let cart_sandbox = dead_sandbox(
+        &lab,
+        &PodSpec::api("shop", "cart-6b7c8d9e5-m4n5p", CART_UID),
+    )
+    .await;
     // LeakedSandbox: an older sandbox of a live pod whose newest sandbox is READY.
     let api0 = PodSpec::api("shop", "api-0", API_UID);
     let api_old_sandbox = dead_sandbox(&lab, &api0).await;
@@ -134,20 +159,31 @@ async fn build_node() -> Node {
     // StaticPodNotRemoved: a static pod whose manifest was moved into a sub-directory.
     let exporter_sandbox = running_pod(
         &lab,
-        &PodSpec::static_pod("kube-system", &format!("node-exporter-{NODE}"), EXPORTER_HASH).with_host_network(),
+        &PodSpec::static_pod(
+            "kube-system",
+            &format!("node-exporter-{NODE}"),
+            EXPORTER_HASH,
+        )
+        .with_host_network(),
         "node-exporter",
     )
     .await;
     // MissingMirrorPod and StaleMirrorPod.
     let sched_sandbox = running_pod(
         &lab,
-        &PodSpec::static_pod("kube-system", &format!("kube-scheduler-{NODE}"), SCHED_HASH).with_host_network(),
+        &PodSpec::static_pod("kube-system", &format!("kube-scheduler-{NODE}"), SCHED_HASH)
+            .with_host_network(),
         "kube-scheduler",
     )
     .await;
     let apiserver_sandbox = running_pod(
         &lab,
-        &PodSpec::static_pod("kube-system", &format!("kube-apiserver-{NODE}"), APISERVER_HASH).with_host_network(),
+        &PodSpec::static_pod(
+            "kube-system",
+            &format!("kube-apiserver-{NODE}"),
+            APISERVER_HASH,
+        )
+        .with_host_network(),
         "kube-apiserver",
     )
     .await;
@@ -155,11 +191,16 @@ async fn build_node() -> Node {
     // RemovePodSandbox) while the pod's container survives.
     let legacy = PodSpec::api("shop", "legacy-batch-0", LEGACY_UID);
     let legacy_sandbox = ok(lab.run_pod(&legacy).await);
-    let legacy_container = ok(lab.create_container(&legacy_sandbox, &legacy, "batch", 0, true).await);
+    let legacy_container = ok(lab
+        .create_container(&legacy_sandbox, &legacy, "batch", 0, true)
+        .await);
     ok(lab.ctr(&["tasks", "kill", "-s", "SIGKILL", &legacy_sandbox]));
     // containerd's CRI event monitor deletes the exited task by itself.
     for _ in 0..200 {
-        if !ok(lab.ctr(&["tasks", "ls"])).lines().any(|l| l.starts_with(&legacy_sandbox) && l.contains("RUNNING")) {
+        if !ok(lab.ctr(&["tasks", "ls"]))
+            .lines()
+            .any(|l| l.starts_with(&legacy_sandbox) && l.contains("RUNNING"))
+        {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -194,36 +235,78 @@ fn static_manifest(name: &str, image: &str) -> String {
 
 fn write_manifests(dir: &Path) {
     ok(std::fs::create_dir_all(dir.join("backup")));
-    ok(std::fs::write(dir.join("etcd.yaml"), static_manifest("etcd", "registry.k8s.io/etcd:3.5.15-0")));
-    ok(std::fs::write(dir.join("kube-scheduler.yaml"), static_manifest("kube-scheduler", "registry.k8s.io/kube-scheduler:v1.31.0")));
-    ok(std::fs::write(dir.join("kube-apiserver.yaml"), static_manifest("kube-apiserver", "registry.k8s.io/kube-apiserver:v1.31.0")));
+    ok(std::fs::write(
+        dir.join("etcd.yaml"),
+        static_manifest("etcd", "registry.k8s.io/etcd:3.5.15-0"),
+    ));
+    ok(std::fs::write(
+        dir.join("kube-scheduler.yaml"),
+        static_manifest("kube-scheduler", "registry.k8s.io/kube-scheduler:v1.31.0"),
+    ));
+    ok(std::fs::write(
+        dir.join("kube-apiserver.yaml"),
+        static_manifest("kube-apiserver", "registry.k8s.io/kube-apiserver:v1.31.0"),
+    ));
     // Moved aside: the kubelet does not recurse, so node-exporter is removed (but keeps running).
-    ok(std::fs::write(dir.join("backup/node-exporter.yaml"), static_manifest("node-exporter", "quay.io/prometheus/node-exporter:v1.8.2")));
+    ok(std::fs::write(
+        dir.join("backup/node-exporter.yaml"),
+        static_manifest("node-exporter", "quay.io/prometheus/node-exporter:v1.8.2"),
+    ));
     // An editor's swap file is hidden and ignored; a half-written manifest is not.
-    ok(std::fs::write(dir.join(".kube-apiserver.yaml.swp"), "b0VIM 8.2"));
-    ok(std::fs::write(dir.join("kube-vip.yaml"), "apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-vip\n  namespace: kube-system\nspec:\n  containers:\n  - name: kube-vip\n    image: ghcr.io/kube-vip/kube-vip:v0.8.0\n    args: [manager\n"));
+    ok(std::fs::write(
+        dir.join(".kube-apiserver.yaml.swp"),
+        "b0VIM 8.2",
+    ));
+    ok(std::fs::write(
+        dir.join("kube-vip.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-vip\n  namespace: kube-system\nspec:\n  containers:\n  - name: kube-vip\n    image: ghcr.io/kube-vip/kube-vip:v0.8.0\n    args: [manager\n",
+    ));
 }
 
 fn write_pod_dirs(pods: &Path) {
     let dirs: &[(&str, &[&str])] = &[
         (WEB_UID, &["kubernetes.io~projected/kube-api-access-9zq4d"]),
-        (WORKER_UID, &["kubernetes.io~projected/kube-api-access-h2m7x", "kubernetes.io~empty-dir/scratch"]),
-        (PROXY_UID, &["kubernetes.io~configmap/kube-proxy", "kubernetes.io~projected/kube-api-access-p8v6w"]),
+        (
+            WORKER_UID,
+            &[
+                "kubernetes.io~projected/kube-api-access-h2m7x",
+                "kubernetes.io~empty-dir/scratch",
+            ],
+        ),
+        (
+            PROXY_UID,
+            &[
+                "kubernetes.io~configmap/kube-proxy",
+                "kubernetes.io~projected/kube-api-access-p8v6w",
+            ],
+        ),
         (ETCD_HASH, &[]),
-        (REPORT_UID, &["kubernetes.io~projected/kube-api-access-r4t5y"]),
+        (
+            REPORT_UID,
+            &["kubernetes.io~projected/kube-api-access-r4t5y"],
+        ),
         (API_UID, &["kubernetes.io~projected/kube-api-access-k3j9l"]),
         (CACHE_UID, &["kubernetes.io~empty-dir/data"]),
         (EXPORTER_HASH, &[]),
         (SCHED_HASH, &[]),
         (APISERVER_HASH, &[]),
         // Nobody's: a configmap volume left mounted after a force delete.
-        (ORPHAN_DIR_UID, &["kubernetes.io~configmap/app-config", "kubernetes.io~secret/db-credentials"]),
+        (
+            ORPHAN_DIR_UID,
+            &[
+                "kubernetes.io~configmap/app-config",
+                "kubernetes.io~secret/db-credentials",
+            ],
+        ),
     ];
     for (uid, volumes) in dirs {
         let base = pods.join(uid);
         ok(std::fs::create_dir_all(base.join("containers")));
         ok(std::fs::create_dir_all(base.join("plugins")));
-        ok(std::fs::write(base.join("etc-hosts"), "127.0.0.1\tlocalhost\n"));
+        ok(std::fs::write(
+            base.join("etc-hosts"),
+            "127.0.0.1\tlocalhost\n",
+        ));
         for v in *volumes {
             ok(std::fs::create_dir_all(base.join("volumes").join(v)));
         }
@@ -246,33 +329,121 @@ fn mirror(name: &str, api_uid: &str, hash: &str) -> Value {
 fn write_pods_json(path: &Path) {
     let rs = |name: &str| json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": name, "uid": "aa11bb22-cc33-4d44-8e55-ff6677889900", "controller": true, "blockOwnerDeletion": true}]);
     let sts = |name: &str| json!([{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": name, "uid": "bb22cc33-dd44-4e55-9f66-007788990011", "controller": true, "blockOwnerDeletion": true}]);
-    let mut evicted = pod("shop", "web-5d8f7c9b6-evict", EVICTED_UID, NODE, "Failed", json!({}), rs("web-5d8f7c9b6"));
+    let mut evicted = pod(
+        "shop",
+        "web-5d8f7c9b6-evict",
+        EVICTED_UID,
+        NODE,
+        "Failed",
+        json!({}),
+        rs("web-5d8f7c9b6"),
+    );
     let two_days_ago = ts(Timestamp::now() - SignedDuration::from_hours(48));
     evicted["status"]["reason"] = json!("Evicted");
     evicted["status"]["message"] = json!("The node was low on resource: ephemeral-storage.");
     evicted["status"]["conditions"][0]["lastTransitionTime"] = json!(two_days_ago);
     let items = vec![
-        pod("shop", "web-5d8f7c9b6-x2k8p", WEB_UID, NODE, "Running", json!({}), rs("web-5d8f7c9b6")),
-        pod("shop", "worker-0", WORKER_UID, NODE, "Running", json!({}), sts("worker")),
-        pod("kube-system", "kube-proxy-7xq2m", PROXY_UID, NODE, "Running", json!({}), json!([])),
-        pod("batch", "report-28931640-q7x4z", REPORT_UID, NODE, "Succeeded", json!({}), json!([])),
-        pod("shop", "api-0", API_UID, NODE, "Running", json!({}), sts("api")),
-        pod("shop", "cache-0", CACHE_UID, NODE, "Running", json!({}), sts("cache")),
+        pod(
+            "shop",
+            "web-5d8f7c9b6-x2k8p",
+            WEB_UID,
+            NODE,
+            "Running",
+            json!({}),
+            rs("web-5d8f7c9b6"),
+        ),
+        pod(
+            "shop",
+            "worker-0",
+            WORKER_UID,
+            NODE,
+            "Running",
+            json!({}),
+            sts("worker"),
+        ),
+        pod(
+            "kube-system",
+            "kube-proxy-7xq2m",
+            PROXY_UID,
+            NODE,
+            "Running",
+            json!({}),
+            json!([]),
+        ),
+        pod(
+            "batch",
+            "report-28931640-q7x4z",
+            REPORT_UID,
+            NODE,
+            "Succeeded",
+            json!({}),
+            json!([]),
+        ),
+        pod(
+            "shop",
+            "api-0",
+            API_UID,
+            NODE,
+            "Running",
+            json!({}),
+            sts("api"),
+        ),
+        pod(
+            "shop",
+            "cache-0",
+            CACHE_UID,
+            NODE,
+            "Running",
+            json!({}),
+            sts("cache"),
+        ),
         mirror("etcd", "11111111-2222-4333-8444-555555555501", ETCD_HASH),
-        mirror("node-exporter", "11111111-2222-4333-8444-555555555502", EXPORTER_HASH),
-        mirror("kube-apiserver", "11111111-2222-4333-8444-555555555503", APISERVER_OLD_HASH),
-        mirror("kube-controller-manager", "11111111-2222-4333-8444-555555555504", KCM_HASH),
+        mirror(
+            "node-exporter",
+            "11111111-2222-4333-8444-555555555502",
+            EXPORTER_HASH,
+        ),
+        mirror(
+            "kube-apiserver",
+            "11111111-2222-4333-8444-555555555503",
+            APISERVER_OLD_HASH,
+        ),
+        mirror(
+            "kube-controller-manager",
+            "11111111-2222-4333-8444-555555555504",
+            KCM_HASH,
+        ),
         evicted,
-        pod("shop", "web-5d8f7c9b6-zz9yy", ELSEWHERE_UID, "sample-node-2", "Running", json!({}), rs("web-5d8f7c9b6")),
+        pod(
+            "shop",
+            "web-5d8f7c9b6-zz9yy",
+            ELSEWHERE_UID,
+            "sample-node-2",
+            "Running",
+            json!({}),
+            rs("web-5d8f7c9b6"),
+        ),
     ];
-    ok(std::fs::write(path, ok(serde_json::to_vec_pretty(&pod_list(items)))));
+    ok(std::fs::write(
+        path,
+        ok(serde_json::to_vec_pretty(&pod_list(items))),
+    ));
 }
 
 fn diagnose_json(args: Vec<String>) -> Value {
-    let mut all = vec!["diagnose".to_string(), "-o".into(), "json".into(), "--min-age".into(), "0s".into()];
+    let mut all = vec![
+        "diagnose".to_string(),
+        "-o".into(),
+        "json".into(),
+        "--min-age".into(),
+        "0s".into(),
+    ];
     all.extend(args);
     let (code, stdout, stderr) = podcoroner(&all);
-    assert_eq!(code, 1, "diagnose should exit 1 on warnings\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        code, 1,
+        "diagnose should exit 1 on warnings\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     ok(serde_json::from_str(&stdout))
 }
 
@@ -286,29 +457,83 @@ fn keys(report: &Value) -> BTreeSet<(String, String, String, String)> {
             let pod = match &f["pod"] {
                 Value::Null => String::new(),
                 p if p["name"] == "" => format!("uid:{}", p["uid"].as_str().unwrap()),
-                p => format!("{}/{}", p["namespace"].as_str().unwrap(), p["name"].as_str().unwrap()),
+                p => format!(
+                    "{}/{}",
+                    p["namespace"].as_str().unwrap(),
+                    p["name"].as_str().unwrap()
+                ),
             };
             let s = |v: &Value| v.as_str().unwrap_or("").to_string();
-            (s(&f["kind"]), pod, s(&f["sandbox_id"]), s(&f["container_id"]))
+            (
+                s(&f["kind"]),
+                pod,
+                s(&f["sandbox_id"]),
+                s(&f["container_id"]),
+            )
         })
         .collect()
 }
 
 fn expected(node: &Node) -> BTreeSet<(String, String, String, String)> {
     let k = |kind: &str, pod: &str, sandbox: &str, container: &str| {
-        (kind.to_string(), pod.to_string(), sandbox.to_string(), container.to_string())
+        (
+            kind.to_string(),
+            pod.to_string(),
+            sandbox.to_string(),
+            container.to_string(),
+        )
     };
     let ks = "kube-system";
     BTreeSet::from([
-        k("LeakedSandbox", "shop/cart-6b7c8d9e5-m4n5p", &node.cart_sandbox, ""),
+        k(
+            "LeakedSandbox",
+            "shop/cart-6b7c8d9e5-m4n5p",
+            &node.cart_sandbox,
+            "",
+        ),
         k("LeakedSandbox", "shop/api-0", &node.api_old_sandbox, ""),
-        k("DuplicateReadySandboxes", "shop/cache-0", &node.cache_sandboxes[0], ""),
-        k("OrphanedContainer", "shop/legacy-batch-0", &node.legacy_sandbox, &node.legacy_container),
-        k("StaticPodNotRemoved", &format!("{ks}/node-exporter-{NODE}"), &node.exporter_sandbox, ""),
-        k("MissingMirrorPod", &format!("{ks}/kube-scheduler-{NODE}"), &node.sched_sandbox, ""),
-        k("StaleMirrorPod", &format!("{ks}/kube-apiserver-{NODE}"), &node.apiserver_sandbox, ""),
-        k("OrphanedMirrorPod", &format!("{ks}/kube-controller-manager-{NODE}"), "", ""),
-        k("OrphanedPodDirectory", &format!("uid:{ORPHAN_DIR_UID}"), "", ""),
+        k(
+            "DuplicateReadySandboxes",
+            "shop/cache-0",
+            &node.cache_sandboxes[0],
+            "",
+        ),
+        k(
+            "OrphanedContainer",
+            "shop/legacy-batch-0",
+            &node.legacy_sandbox,
+            &node.legacy_container,
+        ),
+        k(
+            "StaticPodNotRemoved",
+            &format!("{ks}/node-exporter-{NODE}"),
+            &node.exporter_sandbox,
+            "",
+        ),
+        k(
+            "MissingMirrorPod",
+            &format!("{ks}/kube-scheduler-{NODE}"),
+            &node.sched_sandbox,
+            "",
+        ),
+        k(
+            "StaleMirrorPod",
+            &format!("{ks}/kube-apiserver-{NODE}"),
+            &node.apiserver_sandbox,
+            "",
+        ),
+        k(
+            "OrphanedMirrorPod",
+            &format!("{ks}/kube-controller-manager-{NODE}"),
+            "",
+            "",
+        ),
+        k(
+            "OrphanedPodDirectory",
+            &format!("uid:{ORPHAN_DIR_UID}"),
+            "",
+            "",
+        ),
         k("InvalidStaticPodManifest", "", "", ""),
         k("FailedPodNotCleaned", "shop/web-5d8f7c9b6-evict", "", ""),
     ])
@@ -335,27 +560,73 @@ async fn diagnoses_every_kind_and_nothing_on_healthy_pods() {
     assert_eq!(report["skipped_rules"], json!([]));
 
     assert_eq!(keys(&report), expected(&node));
-    assert_eq!(report["summary"], json!({"critical": 2, "warning": 8, "info": 1}));
+    assert_eq!(
+        report["summary"],
+        json!({"critical": 2, "warning": 8, "info": 1})
+    );
 
     // No finding names a healthy pod.
     let text = report["findings"].to_string();
-    for healthy in [WEB_UID, WORKER_UID, PROXY_UID, REPORT_UID, ETCD_HASH, ELSEWHERE_UID] {
-        assert!(!text.contains(healthy), "a finding names healthy pod {healthy}");
+    for healthy in [
+        WEB_UID,
+        WORKER_UID,
+        PROXY_UID,
+        REPORT_UID,
+        ETCD_HASH,
+        ELSEWHERE_UID,
+    ] {
+        assert!(
+            !text.contains(healthy),
+            "a finding names healthy pod {healthy}"
+        );
     }
-    let invalid = report["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "InvalidStaticPodManifest").unwrap();
-    assert!(invalid["summary"].as_str().unwrap().contains("kube-vip.yaml"), "{invalid}");
-    let gone = report["findings"].as_array().unwrap().iter().find(|f| f["sandbox_id"] == node.cart_sandbox.as_str()).unwrap();
+    let invalid = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "InvalidStaticPodManifest")
+        .unwrap();
+    assert!(
+        invalid["summary"]
+            .as_str()
+            .unwrap()
+            .contains("kube-vip.yaml"),
+        "{invalid}"
+    );
+    let gone = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["sandbox_id"] == node.cart_sandbox.as_str())
+        .unwrap();
     assert_eq!(gone["gc_eligible"], true);
     assert_eq!(gone["evidence"][0]["source"], "cri");
     assert_eq!(gone["evidence"][1]["source"], "apiserver");
 
     // The same node in the table format, and --fail-on.
-    let mut args = vec!["diagnose".to_string(), "--min-age".into(), "0s".into(), "--fail-on".into(), "critical".into()];
+    let mut args = vec![
+        "diagnose".to_string(),
+        "--min-age".into(),
+        "0s".into(),
+        "--fail-on".into(),
+        "critical".into(),
+    ];
     args.extend(node.source_args());
     let (code, table, _) = podcoroner(&args);
     assert_eq!(code, 1);
-    assert!(table.contains("CRITICAL (2)") && table.contains("WARNING (8)") && table.contains("INFO (1)"), "{table}");
-    assert!(table.contains(&format!("crictl stopp {id} && crictl rmp {id}", id = node.cart_sandbox)), "{table}");
+    assert!(
+        table.contains("CRITICAL (2)")
+            && table.contains("WARNING (8)")
+            && table.contains("INFO (1)"),
+        "{table}"
+    );
+    assert!(
+        table.contains(&format!(
+            "crictl stopp {id} && crictl rmp {id}",
+            id = node.cart_sandbox
+        )),
+        "{table}"
+    );
     let mut args = vec!["diagnose".to_string(), "--fail-on".into(), "none".into()];
     args.extend(node.source_args());
     assert_eq!(podcoroner(&args).0, 0);
@@ -366,11 +637,22 @@ async fn diagnoses_every_kind_and_nothing_on_healthy_pods() {
     let (code, stdout, _) = podcoroner(&args);
     assert_eq!(code, 1);
     let young: Value = ok(serde_json::from_str(&stdout));
-    let kinds: BTreeSet<String> =
-        young["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap().to_string()).collect();
+    let kinds: BTreeSet<String> = young["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(
         kinds,
-        BTreeSet::from(["FailedPodNotCleaned", "InvalidStaticPodManifest", "OrphanedMirrorPod"].map(String::from))
+        BTreeSet::from(
+            [
+                "FailedPodNotCleaned",
+                "InvalidStaticPodManifest",
+                "OrphanedMirrorPod"
+            ]
+            .map(String::from)
+        )
     );
 }
 
@@ -380,22 +662,49 @@ async fn collect_then_diagnose_snapshot_gives_the_same_findings() {
     let live = diagnose_json(node.source_args());
 
     let out = node.dir.path().join("snapshot");
-    let mut args = vec!["collect".to_string(), "--out".into(), out.display().to_string()];
+    let mut args = vec![
+        "collect".to_string(),
+        "--out".into(),
+        out.display().to_string(),
+    ];
     args.extend(node.source_args());
     let (code, _, stderr) = podcoroner(&args);
     assert_eq!(code, 0, "{stderr}");
-    for file in ["meta.json", "cri/version.json", "cri/pods.json", "cri/containers.json", "api/pods.json", "manifests/kube-vip.yaml"] {
+    for file in [
+        "meta.json",
+        "cri/version.json",
+        "cri/pods.json",
+        "cri/containers.json",
+        "api/pods.json",
+        "manifests/kube-vip.yaml",
+    ] {
         assert!(out.join(file).is_file(), "{file} missing from the snapshot");
     }
-    assert!(out.join(format!("kubelet/pods/{ORPHAN_DIR_UID}/volumes/kubernetes.io~secret/db-credentials")).is_dir());
+    assert!(
+        out.join(format!(
+            "kubelet/pods/{ORPHAN_DIR_UID}/volumes/kubernetes.io~secret/db-credentials"
+        ))
+        .is_dir()
+    );
 
     let snap = diagnose_json(vec!["--snapshot".into(), out.display().to_string()]);
     assert_eq!(keys(&snap), keys(&live));
     assert_eq!(keys(&snap), expected(&node));
     // Evidence names the node's paths, not the snapshot's.
-    let invalid = snap["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "InvalidStaticPodManifest").unwrap();
+    let invalid = snap["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "InvalidStaticPodManifest")
+        .unwrap();
     let manifest = node.manifests().join("kube-vip.yaml").display().to_string();
-    assert!(invalid["evidence"][0]["detail"].as_str().unwrap().starts_with(&manifest), "{invalid}");
+    assert!(
+        invalid["evidence"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with(&manifest),
+        "{invalid}"
+    );
     assert_eq!(snap["sources"]["cri"]["runtime_name"], "containerd");
     assert_eq!(snap["sources"]["cri"]["endpoint"], node.lab.endpoint());
 
@@ -415,9 +724,15 @@ fn bad_input_is_a_clear_error_with_exit_2() {
     let manifests = d.join("manifests");
     ok(std::fs::create_dir_all(&manifests));
     let good_pods = d.join("pods.json");
-    ok(std::fs::write(&good_pods, r#"{"apiVersion": "v1", "kind": "List", "items": []}"#));
+    ok(std::fs::write(
+        &good_pods,
+        r#"{"apiVersion": "v1", "kind": "List", "items": []}"#,
+    ));
     let bad_pods = d.join("bad-pods.json");
-    ok(std::fs::write(&bad_pods, "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n  {\"metadata\": {\"name\": 7}}\n]}"));
+    ok(std::fs::write(
+        &bad_pods,
+        "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n  {\"metadata\": {\"name\": 7}}\n]}",
+    ));
     let not_a_dir = d.join("file-not-dir");
     ok(std::fs::write(&not_a_dir, "x"));
     // A unix socket served by something that is not a CRI runtime (it hangs up at once).
@@ -450,36 +765,64 @@ fn bad_input_is_a_clear_error_with_exit_2() {
     let cases: Vec<(Vec<String>, String)> = vec![
         (
             base(&missing_socket, &manifests, &good_pods),
-            format!("error: calling Version on unix://{missing_socket} failed: no such socket {missing_socket}"),
+            format!(
+                "error: calling Version on unix://{missing_socket} failed: no such socket {missing_socket}"
+            ),
         ),
         (
-            base(&format!("unix://{}", not_cri.display()), &manifests, &good_pods),
+            base(
+                &format!("unix://{}", not_cri.display()),
+                &manifests,
+                &good_pods,
+            ),
             format!("unix://{}", not_cri.display()),
         ),
         (
             base(&missing_socket, &not_a_dir, &good_pods),
-            format!("error: cannot read static pod manifest directory {}", not_a_dir.display()),
+            format!(
+                "error: cannot read static pod manifest directory {}",
+                not_a_dir.display()
+            ),
         ),
         (
             base(&missing_socket, &manifests, &bad_pods),
-            format!("error: malformed pods file {}: items[0]: invalid type: integer `7`", bad_pods.display()),
+            format!(
+                "error: malformed pods file {}: items[0]: invalid type: integer `7`",
+                bad_pods.display()
+            ),
         ),
         (
             base(&missing_socket, &manifests, &d.join("absent.json")),
-            format!("error: cannot read pods file {}", d.join("absent.json").display()),
+            format!(
+                "error: cannot read pods file {}",
+                d.join("absent.json").display()
+            ),
         ),
         (
-            vec!["diagnose".into(), "--snapshot".into(), d.display().to_string()],
+            vec![
+                "diagnose".into(),
+                "--snapshot".into(),
+                d.display().to_string(),
+            ],
             format!("error: {} is not a podcoroner snapshot", d.display()),
         ),
     ];
     for (args, want) in cases {
         let (code, stdout, stderr) = podcoroner(&args);
         assert_eq!(code, 2, "{args:?}\nstderr: {stderr}");
-        assert!(stderr.contains(&want), "{args:?}\nwant: {want}\nstderr: {stderr}");
+        assert!(
+            stderr.contains(&want),
+            "{args:?}\nwant: {want}\nstderr: {stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{stderr}");
         assert!(stdout.is_empty(), "{stdout}");
     }
-    let (code, _, stderr) = podcoroner(&base(&missing_socket, &manifests, &good_pods)[..3].iter().cloned().chain(["--min-age".to_string(), "soon".to_string()]).collect::<Vec<_>>());
+    let (code, _, stderr) = podcoroner(
+        &base(&missing_socket, &manifests, &good_pods)[..3]
+            .iter()
+            .cloned()
+            .chain(["--min-age".to_string(), "soon".to_string()])
+            .collect::<Vec<_>>(),
+    );
     assert_eq!(code, 64, "{stderr}");
 }

@@ -22,10 +22,17 @@ fn uid(n: u32) -> String {
     format!("00000000-0000-4000-8000-{n:012}")
 }
 
-async fn run_pod(lab: &ContainerdLab, pod: &PodSpec, container: Option<&str>, stop: bool) -> String {
+async fn run_pod(
+    lab: &ContainerdLab,
+    pod: &PodSpec,
+    container: Option<&str>,
+    stop: bool,
+) -> String {
     let sandbox = ok(lab.run_pod(pod).await);
     if let Some(name) = container {
-        ok(lab.create_container(&sandbox, pod, name, pod.attempt, true).await);
+        ok(lab
+            .create_container(&sandbox, pod, name, pod.attempt, true)
+            .await);
     }
     if stop {
         ok(lab.stop_sandbox(&sandbox).await);
@@ -36,7 +43,9 @@ async fn run_pod(lab: &ContainerdLab, pod: &PodSpec, container: Option<&str>, st
 /// A NOTREADY sandbox whose containers the kubelet's GC already removed.
 async fn dead(lab: &ContainerdLab, pod: &PodSpec) -> String {
     let sandbox = ok(lab.run_pod(pod).await);
-    let c = ok(lab.create_container(&sandbox, pod, "app", pod.attempt, true).await);
+    let c = ok(lab
+        .create_container(&sandbox, pod, "app", pod.attempt, true)
+        .await);
     ok(lab.stop_container(&c).await);
     ok(lab.remove_container(&c).await);
     ok(lab.stop_sandbox(&sandbox).await);
@@ -60,7 +69,10 @@ impl Gc {
         self.dir.path().join("pods.json")
     }
     fn write_pods(&self, pods: &[Value]) {
-        ok(std::fs::write(self.pods_json(), ok(serde_json::to_vec(&pod_list(pods.to_vec())))));
+        ok(std::fs::write(
+            self.pods_json(),
+            ok(serde_json::to_vec(&pod_list(pods.to_vec()))),
+        ));
     }
     fn args(&self, extra: &[&str]) -> Vec<String> {
         let mut args: Vec<String> = vec![
@@ -91,8 +103,12 @@ impl Gc {
             .collect()
     }
     async fn sandboxes(&self) -> BTreeSet<String> {
-        let client = ok(RuntimeClient::connect(&self.lab.endpoint(), Duration::from_secs(10)).await);
-        ok(client.list_sandboxes().await).into_iter().map(|s| s.id).collect()
+        let client =
+            ok(RuntimeClient::connect(&self.lab.endpoint(), Duration::from_secs(10)).await);
+        ok(client.list_sandboxes().await)
+            .into_iter()
+            .map(|s| s.id)
+            .collect()
     }
 }
 
@@ -121,7 +137,11 @@ async fn build() -> Gc {
         api_pods.push(api("shop", &format!("live-{i}"), &uid(i)));
         leaked.insert(dead(&lab, &p).await);
         let newest = p.clone().with_attempt(1);
-        kept.insert(if i == 12 { dead(&lab, &newest).await } else { run_pod(&lab, &newest, Some("app"), false).await });
+        kept.insert(if i == 12 {
+            dead(&lab, &newest).await
+        } else {
+            run_pod(&lab, &newest, Some("app"), false).await
+        });
     }
     // Kept: the newest NOTREADY sandbox of a completed pod the API still has.
     for i in 20..22 {
@@ -130,21 +150,62 @@ async fn build() -> Gc {
     }
     // Kept: NOTREADY sandboxes of gone pods still holding an exited container.
     for i in 30..32 {
-        kept.insert(run_pod(&lab, &PodSpec::api("shop", &format!("exited-{i}"), &uid(i)), Some("app"), true).await);
+        kept.insert(
+            run_pod(
+                &lab,
+                &PodSpec::api("shop", &format!("exited-{i}"), &uid(i)),
+                Some("app"),
+                true,
+            )
+            .await,
+        );
     }
     // Kept: an excluded namespace, and an excluded label.
     kept.insert(dead(&lab, &PodSpec::api("kube-system", "gone-sys", &uid(40))).await);
-    kept.insert(dead(&lab, &PodSpec::api("shop", "gone-pinned", &uid(41)).with_label("podcoroner.io/keep", "true")).await);
+    kept.insert(
+        dead(
+            &lab,
+            &PodSpec::api("shop", "gone-pinned", &uid(41)).with_label("podcoroner.io/keep", "true"),
+        )
+        .await,
+    );
     // Kept: READY pods in the API.
     for i in 50..53 {
         api_pods.push(api("shop", &format!("web-{i}"), &uid(i)));
-        kept.insert(run_pod(&lab, &PodSpec::api("shop", &format!("web-{i}"), &uid(i)), Some("web"), false).await);
+        kept.insert(
+            run_pod(
+                &lab,
+                &PodSpec::api("shop", &format!("web-{i}"), &uid(i)),
+                Some("web"),
+                false,
+            )
+            .await,
+        );
     }
     // Kept: static pods, one with its manifest (NOTREADY, no mirror pod), one running.
-    kept.insert(dead(&lab, &PodSpec::static_pod("kube-system", &format!("etcd-{NODE}"), "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1")).await);
     kept.insert(
-        run_pod(&lab, &PodSpec::static_pod("monitoring", &format!("agent-{NODE}"), "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"), Some("agent"), false)
-            .await,
+        dead(
+            &lab,
+            &PodSpec::static_pod(
+                "kube-system",
+                &format!("etcd-{NODE}"),
+                "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
+            ),
+        )
+        .await,
+    );
+    kept.insert(
+        run_pod(
+            &lab,
+            &PodSpec::static_pod(
+                "monitoring",
+                &format!("agent-{NODE}"),
+                "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2",
+            ),
+            Some("agent"),
+            false,
+        )
+        .await,
     );
 
     // Young: created after the old ones have aged past --gc-min-age (4 s).
@@ -152,12 +213,25 @@ async fn build() -> Gc {
     for i in 60..63 {
         kept.insert(dead(&lab, &PodSpec::api("shop", &format!("young-{i}"), &uid(i))).await);
     }
-    let gc = Gc { lab, dir, leaked, kept, api_pods };
+    let gc = Gc {
+        lab,
+        dir,
+        leaked,
+        kept,
+        api_pods,
+    };
     gc.write_pods(&gc.api_pods);
     gc
 }
 
-const FLAGS: [&str; 6] = ["--gc-min-age", "4s", "--gc-rate", "600", "--exclude-selector", "podcoroner.io/keep=true"];
+const FLAGS: [&str; 6] = [
+    "--gc-min-age",
+    "4s",
+    "--gc-rate",
+    "600",
+    "--exclude-selector",
+    "podcoroner.io/keep=true",
+];
 
 #[tokio::test]
 async fn apply_removes_exactly_the_leaked_sandboxes() {
@@ -170,11 +244,19 @@ async fn apply_removes_exactly_the_leaked_sandboxes() {
     assert_eq!(code, 0, "{err}");
     let plan: Value = ok(serde_json::from_str(&out));
     assert_eq!(plan["dry_run"], true);
-    let planned: BTreeSet<String> =
-        plan["removals"].as_array().unwrap().iter().map(|r| r["sandbox_id"].as_str().unwrap().to_string()).collect();
+    let planned: BTreeSet<String> = plan["removals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["sandbox_id"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(planned, gc.leaked);
-    let held: BTreeSet<String> =
-        plan["held"].as_array().unwrap().iter().map(|r| r["reason"].as_str().unwrap().to_string()).collect();
+    let held: BTreeSet<String> = plan["held"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["reason"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(
         held,
         BTreeSet::from([
@@ -183,7 +265,13 @@ async fn apply_removes_exactly_the_leaked_sandboxes() {
         ])
     );
     assert_eq!(gc.sandboxes().await, &gc.leaked | &gc.kept);
-    assert_eq!(gc.audit().iter().filter(|r| r["result"] == "planned").count(), 7);
+    assert_eq!(
+        gc.audit()
+            .iter()
+            .filter(|r| r["result"] == "planned")
+            .count(),
+        7
+    );
 
     // --apply removes them and nothing else; every container of the rest is intact.
     let client = ok(RuntimeClient::connect(&gc.lab.endpoint(), Duration::from_secs(10)).await);
@@ -202,13 +290,22 @@ async fn apply_removes_exactly_the_leaked_sandboxes() {
         .collect();
     assert_eq!(removed, gc.leaked);
     assert_eq!(gc.sandboxes().await, gc.kept);
-    assert_eq!(ok(client.list_containers().await), containers_before, "a container changed");
+    assert_eq!(
+        ok(client.list_containers().await),
+        containers_before,
+        "a container changed"
+    );
     let audit = gc.audit();
     let removed_audit: Vec<&Value> = audit.iter().filter(|r| r["result"] == "removed").collect();
     assert_eq!(removed_audit.len(), 7);
     assert_eq!(removed_audit[0]["node"], NODE);
     assert_eq!(removed_audit[0]["dry_run"], false);
-    assert!(removed_audit[0]["rule"].as_str().unwrap().contains("kubelet's sandbox GC should have removed it"));
+    assert!(
+        removed_audit[0]["rule"]
+            .as_str()
+            .unwrap()
+            .contains("kubelet's sandbox GC should have removed it")
+    );
 
     // A second run finds nothing.
     let (code, out, _) = podcoroner(&gc.args(&apply));
@@ -224,11 +321,23 @@ async fn apply_removes_exactly_the_leaked_sandboxes() {
     no_api.push("--no-apiserver".into());
     let (_, out, _) = podcoroner(&no_api);
     let refused: Value = ok(serde_json::from_str(&out));
-    assert!(refused["refused"].as_str().unwrap().contains("without API truth"), "{refused}");
+    assert!(
+        refused["refused"]
+            .as_str()
+            .unwrap()
+            .contains("without API truth"),
+        "{refused}"
+    );
     tokio::time::sleep(Duration::from_secs(5)).await;
     let (_, out, _) = podcoroner(&gc.args(&FLAGS));
     let stale: Value = ok(serde_json::from_str(&out));
-    assert!(stale["refused"].as_str().unwrap().contains("older than --gc-min-age"), "{stale}");
+    assert!(
+        stale["refused"]
+            .as_str()
+            .unwrap()
+            .contains("older than --gc-min-age"),
+        "{stale}"
+    );
 }
 
 #[tokio::test]
@@ -237,10 +346,22 @@ async fn what_changes_between_planning_and_acting_is_left_alone() {
     let dir = ok(tempfile::tempdir());
     let mut gone = Vec::new();
     for i in 0..3 {
-        gone.push(dead(&lab, &PodSpec::api("shop", &format!("gone-{i}"), &uid(100 + i))).await);
+        gone.push(
+            dead(
+                &lab,
+                &PodSpec::api("shop", &format!("gone-{i}"), &uid(100 + i)),
+            )
+            .await,
+        );
     }
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let gc = Gc { lab, dir, leaked: BTreeSet::new(), kept: BTreeSet::new(), api_pods: vec![] };
+    let gc = Gc {
+        lab,
+        dir,
+        leaked: BTreeSet::new(),
+        kept: BTreeSet::new(),
+        api_pods: vec![],
+    };
     gc.write_pods(&[]);
     let mut args = gc.args(&["--gc-min-age", "1s", "--gc-rate", "20", "--apply"]);
     args.retain(|a| a != "-o" && a != "json");
@@ -258,14 +379,26 @@ async fn what_changes_between_planning_and_acting_is_left_alone() {
     }
     // The second sandbox's pod reappears in the API (same UID), the third's pod too under a
     // new name: both must be left alone.
-    gc.write_pods(&[api("shop", "gone-1", &uid(101)), api("shop", "renamed", &uid(102))]);
+    gc.write_pods(&[
+        api("shop", "gone-1", &uid(101)),
+        api("shop", "renamed", &uid(102)),
+    ]);
     let out = ok(child.wait_with_output());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let results: Vec<(String, String)> = gc
         .audit()
         .iter()
-        .map(|r| (r["sandbox_id"].as_str().unwrap().to_string(), r["result"].as_str().unwrap().to_string()))
+        .map(|r| {
+            (
+                r["sandbox_id"].as_str().unwrap().to_string(),
+                r["result"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     assert_eq!(
         results,
@@ -275,13 +408,24 @@ async fn what_changes_between_planning_and_acting_is_left_alone() {
             (gone[2].clone(), "skipped".to_string()),
         ]
     );
-    let reasons: Vec<String> = gc.audit().iter().skip(1).map(|r| r["error"].as_str().unwrap().to_string()).collect();
-    assert!(reasons.iter().all(|r| r.contains("is known again")), "{reasons:?}");
+    let reasons: Vec<String> = gc
+        .audit()
+        .iter()
+        .skip(1)
+        .map(|r| r["error"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        reasons.iter().all(|r| r.contains("is known again")),
+        "{reasons:?}"
+    );
     let left = gc.sandboxes().await;
     assert_eq!(left, BTreeSet::from([gone[1].clone(), gone[2].clone()]));
     let client = ok(RuntimeClient::connect(&gc.lab.endpoint(), Duration::from_secs(10)).await);
     for id in &left {
-        assert_eq!(ok(client.sandbox_status(id).await).sandbox.state, SandboxState::NotReady);
+        assert_eq!(
+            ok(client.sandbox_status(id).await).sandbox.state,
+            SandboxState::NotReady
+        );
     }
     let _ = Path::new("");
 }

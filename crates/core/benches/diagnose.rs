@@ -37,16 +37,22 @@ fn node(now: Timestamp) -> NodeView {
         ]);
         labels.insert("pod-template-hash".to_string(), "5d8f7c9b6".to_string());
         let source = if is_static { "file" } else { "api" };
-        let mut annotations = BTreeMap::from([(ANNOTATION_CONFIG_SOURCE.to_string(), source.to_string())]);
+        let mut annotations =
+            BTreeMap::from([(ANNOTATION_CONFIG_SOURCE.to_string(), source.to_string())]);
         if is_static {
             annotations.insert(ANNOTATION_CONFIG_HASH.to_string(), uid.to_string());
         }
         sandboxes.push(Sandbox {
             id: format!("{:064x}", i * 1_000 + attempt as usize),
-            pod: PodRef { namespace: "bench".to_string(), name, uid: uid.to_string() },
+            pod: PodRef {
+                namespace: "bench".to_string(),
+                name,
+                uid: uid.to_string(),
+            },
             attempt,
             state,
-            created_at: now - SignedDuration::from_secs(3600 * 24 - i as i64 - attempt as i64 * 600),
+            created_at: now
+                - SignedDuration::from_secs(3600 * 24 - i as i64 - attempt as i64 * 600),
             labels,
             annotations,
         });
@@ -66,11 +72,19 @@ fn node(now: Timestamp) -> NodeView {
         if is_static {
             manifests.push(StaticManifest {
                 path: format!("/etc/kubernetes/manifests/pod-{i}.yaml"),
-                pod: Ok(ManifestPod { name: format!("pod-{i}"), namespace: "bench".to_string(), uid: Some(uid.clone()) }),
+                pod: Ok(ManifestPod {
+                    name: format!("pod-{i}"),
+                    namespace: "bench".to_string(),
+                    uid: Some(uid.clone()),
+                }),
             });
         }
         api.push(ApiPod {
-            pod: PodRef { namespace: "bench".to_string(), name: format!("pod-{i}"), uid: uid.clone() },
+            pod: PodRef {
+                namespace: "bench".to_string(),
+                name: format!("pod-{i}"),
+                uid: uid.clone(),
+            },
             node_name: "bench-node".to_string(),
             phase: if i % 50 == 0 { "Failed" } else { "Running" }.to_string(),
             reason: None,
@@ -93,7 +107,12 @@ fn node(now: Timestamp) -> NodeView {
     let with_containers: Vec<&Sandbox> = sandboxes
         .iter()
         .filter(|s| s.state == SandboxState::Ready)
-        .chain(sandboxes.iter().filter(|s| s.state == SandboxState::NotReady).take(28))
+        .chain(
+            sandboxes
+                .iter()
+                .filter(|s| s.state == SandboxState::NotReady)
+                .take(28),
+        )
         .collect();
     for (n, s) in with_containers.iter().enumerate() {
         let n_containers = if s.state == SandboxState::Ready { 6 } else { 5 };
@@ -101,10 +120,18 @@ fn node(now: Timestamp) -> NodeView {
             let orphan = n % 97 == 0 && c == 0;
             containers.push(Container {
                 id: format!("{:064x}", (n * 10 + c) as u128 + (1u128 << 100)),
-                sandbox_id: if orphan { format!("{:064x}", 7u128 << 90) } else { s.id.clone() },
+                sandbox_id: if orphan {
+                    format!("{:064x}", 7u128 << 90)
+                } else {
+                    s.id.clone()
+                },
                 name: format!("c{c}"),
                 attempt: 0,
-                state: if c >= 4 { ContainerState::Exited } else { ContainerState::Running },
+                state: if c >= 4 {
+                    ContainerState::Exited
+                } else {
+                    ContainerState::Running
+                },
                 created_at: s.created_at + SignedDuration::from_secs(2),
                 image: "registry.local/app:1".to_string(),
                 labels: BTreeMap::from([(LABEL_POD_UID.to_string(), s.pod.uid.clone())]),
@@ -115,9 +142,19 @@ fn node(now: Timestamp) -> NodeView {
     assert_eq!(containers.len(), N_SANDBOXES * CONTAINERS_PER_SANDBOX);
     NodeView {
         node_name: "bench-node".to_string(),
-        cri: Some(CriView { sandboxes, containers }),
-        api: Some(ApiView { pods: api, origin: "bench".to_string() }),
-        manifests: Some(ManifestView { dir: "/etc/kubernetes/manifests".to_string(), exists: true, files: manifests }),
+        cri: Some(CriView {
+            sandboxes,
+            containers,
+        }),
+        api: Some(ApiView {
+            pods: api,
+            origin: "bench".to_string(),
+        }),
+        manifests: Some(ManifestView {
+            dir: "/etc/kubernetes/manifests".to_string(),
+            exists: true,
+            files: manifests,
+        }),
         pod_dirs: Some(dirs),
     }
 }
@@ -125,11 +162,17 @@ fn node(now: Timestamp) -> NodeView {
 fn bench(c: &mut Criterion) {
     let now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
     let view = node(now);
-    let config = Config { min_age: Duration::from_secs(600), failed_pod_min_age: Duration::from_secs(3600), assume_pods_deleted: false };
+    let config = Config {
+        min_age: Duration::from_secs(600),
+        failed_pod_min_age: Duration::from_secs(3600),
+        assume_pods_deleted: false,
+    };
     let d = diagnose(&view, &config, now);
     eprintln!("synthetic node: {} findings", d.findings.len());
     let mut group = c.benchmark_group("node_1000_sandboxes_5000_containers");
-    group.bench_function("diagnose", |b| b.iter(|| diagnose(black_box(&view), &config, now)));
+    group.bench_function("diagnose", |b| {
+        b.iter(|| diagnose(black_box(&view), &config, now))
+    });
     group.bench_function("baseline_group_containers_by_sandbox", |b| {
         b.iter(|| {
             let cri = black_box(&view).cri.as_ref().unwrap();

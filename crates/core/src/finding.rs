@@ -57,11 +57,35 @@ pub enum FindingKind {
     /// Stopping a pod sandbox keeps failing (`kuberuntime_gc.go` `removeSandbox`: "Failed to stop
     /// sandbox before removing"), so it is never removed; the cause is classified.
     SandboxStopFailing,
+    /// The NotFound double-removal race during pod deletion (`pod_container_deletor.go`
+    /// "DeleteContainer returned error", "ContainerStatus from runtime service failed" with "an
+    /// error occurred when try to find container"): usually benign.
+    FindContainerRace,
+    /// A pod worker that never finishes terminating (1.22 to 1.26: "Pod worker has been requested
+    /// for removal but is still not fully terminated", the k/k #107730 race).
+    StuckPodWorker,
+    /// Static pod removal held back because the kubelet's sources are not ready ("skipping delete
+    /// because sources aren't ready yet").
+    StaticPodRemovalBlocked,
+    /// A mirror pod deleted and recreated again and again ("Deleted mirror pod because it is
+    /// outdated" repeating for one pod).
+    MirrorPodRecreateLoop,
+    /// The API server refuses the mirror pod ("Failed creating a mirror pod": forbidden, or
+    /// already exists with another hash).
+    MirrorPodCreateFailed,
+    /// The kubelet cannot remove an orphaned pod's directory ("Orphaned pod ... found, but volume
+    /// paths are still present on disk", "orphaned pod ... found" roll-ups).
+    OrphanedPodVolumes,
+    /// A pod being deleted past its grace period whose containers or sandbox still run.
+    StuckTerminatingPod,
+    /// The runtime or PLEG is unhealthy ("PLEG is not healthy", "container runtime is down"): no
+    /// pod on the node can be started or stopped.
+    RuntimeUnhealthy,
 }
 
 impl FindingKind {
     /// Every kind, in documentation order.
-    pub const ALL: [FindingKind; 11] = [
+    pub const ALL: [FindingKind; 19] = [
         FindingKind::LeakedSandbox,
         FindingKind::DuplicateReadySandboxes,
         FindingKind::OrphanedContainer,
@@ -73,6 +97,14 @@ impl FindingKind {
         FindingKind::InvalidStaticPodManifest,
         FindingKind::FailedPodNotCleaned,
         FindingKind::SandboxStopFailing,
+        FindingKind::FindContainerRace,
+        FindingKind::StuckPodWorker,
+        FindingKind::StaticPodRemovalBlocked,
+        FindingKind::MirrorPodRecreateLoop,
+        FindingKind::MirrorPodCreateFailed,
+        FindingKind::OrphanedPodVolumes,
+        FindingKind::StuckTerminatingPod,
+        FindingKind::RuntimeUnhealthy,
     ];
 
     /// The stable name, e.g. `LeakedSandbox`.
@@ -89,6 +121,14 @@ impl FindingKind {
             FindingKind::InvalidStaticPodManifest => "InvalidStaticPodManifest",
             FindingKind::FailedPodNotCleaned => "FailedPodNotCleaned",
             FindingKind::SandboxStopFailing => "SandboxStopFailing",
+            FindingKind::FindContainerRace => "FindContainerRace",
+            FindingKind::StuckPodWorker => "StuckPodWorker",
+            FindingKind::StaticPodRemovalBlocked => "StaticPodRemovalBlocked",
+            FindingKind::MirrorPodRecreateLoop => "MirrorPodRecreateLoop",
+            FindingKind::MirrorPodCreateFailed => "MirrorPodCreateFailed",
+            FindingKind::OrphanedPodVolumes => "OrphanedPodVolumes",
+            FindingKind::StuckTerminatingPod => "StuckTerminatingPod",
+            FindingKind::RuntimeUnhealthy => "RuntimeUnhealthy",
         }
     }
 
@@ -106,7 +146,7 @@ impl std::fmt::Display for FindingKind {
 
 /// Which view an evidence line comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum EvidenceSource {
     /// The CRI runtime.
     Cri,
@@ -116,6 +156,10 @@ pub enum EvidenceSource {
     Manifest,
     /// The kubelet root directory on disk.
     Filesystem,
+    /// The kubelet's log.
+    KubeletLog,
+    /// The container runtime's log (containerd, CRI-O).
+    RuntimeLog,
 }
 
 impl EvidenceSource {
@@ -126,6 +170,8 @@ impl EvidenceSource {
             EvidenceSource::Apiserver => "apiserver",
             EvidenceSource::Manifest => "manifest",
             EvidenceSource::Filesystem => "filesystem",
+            EvidenceSource::KubeletLog => "kubelet-log",
+            EvidenceSource::RuntimeLog => "runtime-log",
         }
     }
 }
@@ -142,7 +188,10 @@ pub struct Evidence {
 impl Evidence {
     /// Builds an evidence line.
     pub fn new(source: EvidenceSource, detail: impl Into<String>) -> Evidence {
-        Evidence { source, detail: detail.into() }
+        Evidence {
+            source,
+            detail: detail.into(),
+        }
     }
 }
 

@@ -82,7 +82,11 @@ pub fn plan(
         assume_pods_deleted: policy.assume_pods_deleted,
     };
     let diagnosis = diagnose(view, &config, now);
-    if let Some(skip) = diagnosis.skipped.iter().find(|s| s.kind == FindingKind::LeakedSandbox) {
+    if let Some(skip) = diagnosis
+        .skipped
+        .iter()
+        .find(|s| s.kind == FindingKind::LeakedSandbox)
+    {
         return Plan {
             refused: Some(format!(
                 "no sandbox is eligible without API truth ({}); pass --pods FILE or \
@@ -100,10 +104,22 @@ pub fn plan(
         .collect();
     let mut removals = Vec::new();
     let mut held = Vec::new();
-    for f in diagnosis.findings.iter().filter(|f| f.kind == FindingKind::LeakedSandbox && f.gc_eligible) {
-        let (Some(id), Some(pod)) = (&f.sandbox_id, &f.pod) else { continue };
-        let Some(sandbox) = sandboxes.get(id.as_str()) else { continue };
-        let hold = |reason: String| Held { sandbox_id: id.clone(), pod: pod.clone(), reason };
+    for f in diagnosis
+        .findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::LeakedSandbox && f.gc_eligible)
+    {
+        let (Some(id), Some(pod)) = (&f.sandbox_id, &f.pod) else {
+            continue;
+        };
+        let Some(sandbox) = sandboxes.get(id.as_str()) else {
+            continue;
+        };
+        let hold = |reason: String| Held {
+            sandbox_id: id.clone(),
+            pod: pod.clone(),
+            reason,
+        };
         if policy.exclude_namespaces.contains(&pod.namespace) {
             held.push(hold(format!("namespace {} is excluded", pod.namespace)));
         } else if let Some(reason) = excluded_by_selector(&sandbox.labels) {
@@ -117,15 +133,26 @@ pub fn plan(
             });
         }
     }
-    removals.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.sandbox_id.cmp(&b.sandbox_id)));
+    removals.sort_by(|a, b| {
+        a.created_at
+            .cmp(&b.created_at)
+            .then(a.sandbox_id.cmp(&b.sandbox_id))
+    });
     for r in removals.split_off(removals.len().min(policy.max_per_run)) {
         held.push(Held {
             sandbox_id: r.sandbox_id,
             pod: r.pod,
-            reason: format!("over --gc-max-per-run {}; left for the next run", policy.max_per_run),
+            reason: format!(
+                "over --gc-max-per-run {}; left for the next run",
+                policy.max_per_run
+            ),
         });
     }
-    Plan { removals, held, refused: None }
+    Plan {
+        removals,
+        held,
+        refused: None,
+    }
 }
 
 /// Checks again, on a view read right before acting, that `sandbox_id` is still eligible.
@@ -149,11 +176,23 @@ pub fn still_eligible(
     if sandbox.state == SandboxState::Ready {
         return Err("the sandbox is READY again".to_string());
     }
-    let n = cri.containers.iter().filter(|c| c.sandbox_id == sandbox_id).count();
+    let n = cri
+        .containers
+        .iter()
+        .filter(|c| c.sandbox_id == sandbox_id)
+        .count();
     if n > 0 {
         return Err(format!("the sandbox now holds {n} container(s)"));
     }
-    let fresh = plan(view, &Policy { max_per_run: usize::MAX, ..policy.clone() }, excluded_by_selector, now);
+    let fresh = plan(
+        view,
+        &Policy {
+            max_per_run: usize::MAX,
+            ..policy.clone()
+        },
+        excluded_by_selector,
+        now,
+    );
     if let Some(refused) = fresh.refused {
         return Err(refused);
     }

@@ -11,13 +11,15 @@
 
 pub mod finding;
 pub mod gc;
+pub mod log_rules;
 pub mod logs;
 pub mod model;
 pub mod rules;
+pub mod timeline;
 
 pub use finding::{Evidence, EvidenceSource, Finding, FindingKind, Severity};
 pub use model::{
-    ApiPod, ApiView, Container, ContainerState, CriView, ManifestPod, ManifestView, NodeView, PodDir, PodRef,
-    Sandbox, SandboxState, StaticManifest,
+    ApiPod, ApiView, Container, ContainerState, CriView, ManifestPod, ManifestView, NodeView,
+    PodDir, PodRef, Sandbox, SandboxState, StaticManifest,
 };
 pub use rules::{Config, Diagnosis, SkippedRule, diagnose};

@@ -89,7 +89,9 @@ pub struct Sandbox {
 impl Sandbox {
     /// The pod's config source (`file`, `http`, `api`) from `kubernetes.io/config.source`.
     pub fn config_source(&self) -> Option<&str> {
-        self.annotations.get(ANNOTATION_CONFIG_SOURCE).map(String::as_str)
+        self.annotations
+            .get(ANNOTATION_CONFIG_SOURCE)
+            .map(String::as_str)
     }
 
     /// True when the kubelet created this sandbox for a static pod (`config.source` is `file`
@@ -205,7 +207,9 @@ impl ApiPod {
     /// The static pod config hash this pod mirrors, when it is a mirror pod
     /// (`kubernetes.io/config.mirror`).
     pub fn mirror_hash(&self) -> Option<&str> {
-        self.annotations.get(ANNOTATION_CONFIG_MIRROR).map(String::as_str)
+        self.annotations
+            .get(ANNOTATION_CONFIG_MIRROR)
+            .map(String::as_str)
     }
 }
 
@@ -290,4 +294,17 @@ pub struct NodeView {
     pub manifests: Option<ManifestView>,
     /// The kubelet's pod directories.
     pub pod_dirs: Option<Vec<PodDir>>,
+}
+
+impl NodeView {
+    /// A view of node `""` with nothing read: every view unavailable.
+    pub fn empty() -> NodeView {
+        NodeView {
+            node_name: String::new(),
+            cri: None,
+            api: None,
+            manifests: None,
+            pod_dirs: None,
+        }
+    }
 }

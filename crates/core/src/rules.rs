@@ -102,7 +102,10 @@ struct Ctx<'a> {
 /// A kubelet-created sandbox is newer than another when it was created later; the attempt
 /// breaks ties (`kuberuntime_gc.go`, `sandboxByCreated`).
 fn newest_first(a: &&Sandbox, b: &&Sandbox) -> std::cmp::Ordering {
-    b.created_at.cmp(&a.created_at).then(b.attempt.cmp(&a.attempt)).then(a.id.cmp(&b.id))
+    b.created_at
+        .cmp(&a.created_at)
+        .then(b.attempt.cmp(&a.attempt))
+        .then(a.id.cmp(&b.id))
 }
 
 impl<'a> Ctx<'a> {
@@ -111,10 +114,16 @@ impl<'a> Ctx<'a> {
         let mut sandboxes_by_uid: BTreeMap<&str, Vec<&Sandbox>> = BTreeMap::new();
         if let Some(cri) = &view.cri {
             for c in &cri.containers {
-                containers_by_sandbox.entry(c.sandbox_id.as_str()).or_default().push(c);
+                containers_by_sandbox
+                    .entry(c.sandbox_id.as_str())
+                    .or_default()
+                    .push(c);
             }
             for s in cri.sandboxes.iter().filter(|s| s.is_kubelet_managed()) {
-                sandboxes_by_uid.entry(s.pod.uid.as_str()).or_default().push(s);
+                sandboxes_by_uid
+                    .entry(s.pod.uid.as_str())
+                    .or_default()
+                    .push(s);
             }
             for group in sandboxes_by_uid.values_mut() {
                 group.sort_by(newest_first);
@@ -226,7 +235,9 @@ impl<'a> Ctx<'a> {
     }
 
     fn containers_of(&self, sandbox_id: &str) -> &[&'a Container] {
-        self.containers_by_sandbox.get(sandbox_id).map_or(&[], Vec::as_slice)
+        self.containers_by_sandbox
+            .get(sandbox_id)
+            .map_or(&[], Vec::as_slice)
     }
 
     fn manifest_dir(&self) -> &str {
@@ -254,13 +265,18 @@ impl<'a> Ctx<'a> {
                     || (m.namespace == namespace
                         && (m.full_name(node) == name
                             || (!self.node_name_confirmed
-                                && name.strip_prefix(m.name.as_str()).is_some_and(|rest| rest.starts_with('-')))))
+                                && name
+                                    .strip_prefix(m.name.as_str())
+                                    .is_some_and(|rest| rest.starts_with('-')))))
             })
             .map(|(path, _)| path)
     }
 
     fn node_mirror_by_hash(&self, hash: &str) -> Option<&'a ApiPod> {
-        self.node_mirrors.iter().copied().find(|m| m.mirror_hash() == Some(hash))
+        self.node_mirrors
+            .iter()
+            .copied()
+            .find(|m| m.mirror_hash() == Some(hash))
     }
 
     fn node_mirror_by_name(&self, namespace: &str, name: &str) -> Option<&'a ApiPod> {
@@ -271,7 +287,12 @@ impl<'a> Ctx<'a> {
     }
 
     fn api_origin(&self) -> &str {
-        self.view.api.as_ref().map_or("no API server (pods assumed deleted)", |a| a.origin.as_str())
+        self.view
+            .api
+            .as_ref()
+            .map_or("no API server (pods assumed deleted)", |a| {
+                a.origin.as_str()
+            })
     }
 
     fn n_api_pods(&self) -> usize {
@@ -319,7 +340,10 @@ impl<'a> Ctx<'a> {
             ));
         }
         if let Some(path) = self.manifest_for(&s.pod.namespace, &s.pod.name, uid) {
-            return Some(format!("manifest {path} declares pod {}/{}", s.pod.namespace, s.pod.name));
+            return Some(format!(
+                "manifest {path} declares pod {}/{}",
+                s.pod.namespace, s.pod.name
+            ));
         }
         None
     }
@@ -331,7 +355,10 @@ impl<'a> Ctx<'a> {
     /// but the most recently created one are removed (`removeOldestNSandboxes(len-1)`).
     fn leaked_sandboxes(&self, out: &mut Vec<Finding>, skipped: &mut Vec<SkippedRule>) {
         if self.view.cri.is_none() {
-            skipped.push(skip(FindingKind::LeakedSandbox, "the CRI view is unavailable"));
+            skipped.push(skip(
+                FindingKind::LeakedSandbox,
+                "the CRI view is unavailable",
+            ));
             return;
         }
         let mut n_unjudged = 0;
@@ -413,7 +440,11 @@ impl<'a> Ctx<'a> {
                 });
             }
         }
-        if let Some(why) = self.api_unusable.as_ref().or(self.manifests_unusable.as_ref()) {
+        if let Some(why) = self
+            .api_unusable
+            .as_ref()
+            .or(self.manifests_unusable.as_ref())
+        {
             skipped.push(SkippedRule {
                 kind: FindingKind::LeakedSandbox,
                 partial: true,
@@ -458,12 +489,18 @@ impl<'a> Ctx<'a> {
     /// Need to reconcile them"); duplicates that outlive `min_age` mean that reconcile fails.
     fn duplicate_ready_sandboxes(&self, out: &mut Vec<Finding>, skipped: &mut Vec<SkippedRule>) {
         if self.view.cri.is_none() {
-            skipped.push(skip(FindingKind::DuplicateReadySandboxes, "the CRI view is unavailable"));
+            skipped.push(skip(
+                FindingKind::DuplicateReadySandboxes,
+                "the CRI view is unavailable",
+            ));
             return;
         }
         for group in self.sandboxes_by_uid.values() {
-            let ready: Vec<&Sandbox> =
-                group.iter().copied().filter(|s| s.state == SandboxState::Ready).collect();
+            let ready: Vec<&Sandbox> = group
+                .iter()
+                .copied()
+                .filter(|s| s.state == SandboxState::Ready)
+                .collect();
             if ready.len() < 2 || !ready.iter().all(|s| self.past_min_age(s.created_at)) {
                 continue;
             }
@@ -519,7 +556,10 @@ impl<'a> Ctx<'a> {
     /// `GetPodStatus`); a container whose sandbox is gone is outside the kubelet's pod model.
     fn orphaned_containers(&self, out: &mut Vec<Finding>, skipped: &mut Vec<SkippedRule>) {
         let Some(cri) = &self.view.cri else {
-            skipped.push(skip(FindingKind::OrphanedContainer, "the CRI view is unavailable"));
+            skipped.push(skip(
+                FindingKind::OrphanedContainer,
+                "the CRI view is unavailable",
+            ));
             return;
         };
         let sandbox_ids: HashSet<&str> = cri.sandboxes.iter().map(|s| s.id.as_str()).collect();
@@ -590,7 +630,9 @@ impl<'a> Ctx<'a> {
                 if s.state != SandboxState::Ready
                     || s.config_source() != Some("file")
                     || !self.past_min_age(s.created_at)
-                    || self.manifest_for(&s.pod.namespace, &s.pod.name, &s.pod.uid).is_some()
+                    || self
+                        .manifest_for(&s.pod.namespace, &s.pod.name, &s.pod.uid)
+                        .is_some()
                 {
                     continue;
                 }
@@ -651,9 +693,11 @@ impl<'a> Ctx<'a> {
     /// mirror pods"). Joined by hash and by name, never by the mirror pod's UID.
     fn mirror_pods(&self, out: &mut Vec<Finding>, skipped: &mut Vec<SkippedRule>) {
         if let Some(why) = self.missing(&[View::Cri, View::Api]) {
-            for kind in
-                [FindingKind::MissingMirrorPod, FindingKind::StaleMirrorPod, FindingKind::OrphanedMirrorPod]
-            {
+            for kind in [
+                FindingKind::MissingMirrorPod,
+                FindingKind::StaleMirrorPod,
+                FindingKind::OrphanedMirrorPod,
+            ] {
                 skipped.push(skip(kind, &why));
             }
             return;
@@ -661,9 +705,15 @@ impl<'a> Ctx<'a> {
         // The newest READY sandbox per static pod name.
         let mut running: BTreeMap<(&str, &str), &Sandbox> = BTreeMap::new();
         for group in self.sandboxes_by_uid.values() {
-            for &s in group.iter().filter(|s| s.is_static() && s.state == SandboxState::Ready) {
+            for &s in group
+                .iter()
+                .filter(|s| s.is_static() && s.state == SandboxState::Ready)
+            {
                 let key = (s.pod.namespace.as_str(), s.pod.name.as_str());
-                if running.get(&key).is_none_or(|cur| newest_first(&s, cur).is_lt()) {
+                if running
+                    .get(&key)
+                    .is_none_or(|cur| newest_first(&s, cur).is_lt())
+                {
                     running.insert(key, s);
                 }
             }
@@ -679,7 +729,11 @@ impl<'a> Ctx<'a> {
             if self.node_mirror_by_hash(hash).is_some() {
                 continue;
             }
-            let static_pod = PodRef { namespace: ns.to_string(), name: name.to_string(), uid: hash.to_string() };
+            let static_pod = PodRef {
+                namespace: ns.to_string(),
+                name: name.to_string(),
+                uid: hash.to_string(),
+            };
             match self.node_mirror_by_name(ns, name) {
                 None => out.push(Finding {
                     kind: FindingKind::MissingMirrorPod,
@@ -756,7 +810,11 @@ impl<'a> Ctx<'a> {
             // A file pod's mirror is orphaned once no manifest declares the pod, even if a
             // stopped sandbox lingers; an HTTP-sourced static pod has no manifest, so any sandbox
             // of it counts.
-            let http = m.annotations.get(crate::model::ANNOTATION_CONFIG_SOURCE).map(String::as_str) == Some("http");
+            let http = m
+                .annotations
+                .get(crate::model::ANNOTATION_CONFIG_SOURCE)
+                .map(String::as_str)
+                == Some("http");
             // A READY one is StaticPodNotRemoved's business, which names the same cause.
             let has_sandbox = self.sandboxes_by_uid.values().flatten().any(|s| {
                 s.is_static()
@@ -764,7 +822,10 @@ impl<'a> Ctx<'a> {
                     && (http || s.state == SandboxState::Ready)
             });
             let created = m.created_at.unwrap_or(self.now);
-            if has_sandbox || self.manifest_for(ns, name, hash).is_some() || !self.past_min_age(created) {
+            if has_sandbox
+                || self.manifest_for(ns, name, hash).is_some()
+                || !self.past_min_age(created)
+            {
                 continue;
             }
             out.push(Finding {
@@ -821,7 +882,9 @@ impl<'a> Ctx<'a> {
             skipped.push(skip(FindingKind::OrphanedPodDirectory, &why));
             return;
         }
-        let (Some(dirs), Some(cri)) = (&self.view.pod_dirs, &self.view.cri) else { return };
+        let (Some(dirs), Some(cri)) = (&self.view.pod_dirs, &self.view.cri) else {
+            return;
+        };
         let mut known: HashSet<&str> = self.api_uids.clone();
         known.extend(cri.sandboxes.iter().map(|s| s.pod.uid.as_str()));
         known.extend(cri.containers.iter().filter_map(Container::pod_uid));
@@ -834,20 +897,28 @@ impl<'a> Ctx<'a> {
             .filter(|(_, m)| {
                 let full = m.full_name(&self.view.node_name);
                 m.uid.is_none()
-                    && !cri.sandboxes.iter().any(|s| s.pod.namespace == m.namespace && s.pod.name == full)
+                    && !cri
+                        .sandboxes
+                        .iter()
+                        .any(|s| s.pod.namespace == m.namespace && s.pod.name == full)
                     && self.node_mirror_by_name(&m.namespace, &full).is_none()
             })
             .map(|(path, _)| path)
             .collect();
         for d in dirs {
-            if known.contains(d.uid.as_str()) || d.modified_at.is_some_and(|t| !self.past_min_age(t)) {
+            if known.contains(d.uid.as_str())
+                || d.modified_at.is_some_and(|t| !self.past_min_age(t))
+            {
                 continue;
             }
             if looks_like_config_hash(&d.uid) && !unmatched_manifests.is_empty() {
                 continue;
             }
             let left = if d.volume_dirs.is_empty() {
-                format!("no volume directories left; entries: {}", list_or_none(&d.entries))
+                format!(
+                    "no volume directories left; entries: {}",
+                    list_or_none(&d.entries)
+                )
             } else {
                 format!("volume directories left: {}", d.volume_dirs.join(", "))
             };
@@ -957,7 +1028,9 @@ impl<'a> Ctx<'a> {
             {
                 continue;
             }
-            let Some(since) = p.status_changed_at.or(p.created_at) else { continue };
+            let Some(since) = p.status_changed_at.or(p.created_at) else {
+                continue;
+            };
             if !self.old_enough(since, self.config.failed_pod_min_age) {
                 continue;
             }
@@ -1001,12 +1074,18 @@ impl<'a> Ctx<'a> {
     /// The reason the first missing or unusable view of `views` is missing.
     fn missing(&self, views: &[View]) -> Option<String> {
         views.iter().find_map(|v| match v {
-            View::Cri => self.view.cri.is_none().then(|| "the CRI view is unavailable".to_string()),
+            View::Cri => self
+                .view
+                .cri
+                .is_none()
+                .then(|| "the CRI view is unavailable".to_string()),
             View::Api => self.api_unusable.clone(),
             View::Manifests => self.manifests_unusable.clone(),
-            View::PodDirs => {
-                self.view.pod_dirs.is_none().then(|| "the kubelet pod directory view is unavailable".to_string())
-            }
+            View::PodDirs => self
+                .view
+                .pod_dirs
+                .is_none()
+                .then(|| "the kubelet pod directory view is unavailable".to_string()),
         })
     }
 }
@@ -1020,14 +1099,22 @@ enum View {
 }
 
 fn skip(kind: FindingKind, reason: &str) -> SkippedRule {
-    SkippedRule { kind, partial: false, reason: reason.to_string() }
+    SkippedRule {
+        kind,
+        partial: false,
+        reason: reason.to_string(),
+    }
 }
 
 fn pod_of_container(c: &Container) -> Option<PodRef> {
     use crate::model::{LABEL_POD_NAME, LABEL_POD_NAMESPACE};
     let uid = c.pod_uid()?;
     Some(PodRef {
-        namespace: c.labels.get(LABEL_POD_NAMESPACE).cloned().unwrap_or_default(),
+        namespace: c
+            .labels
+            .get(LABEL_POD_NAMESPACE)
+            .cloned()
+            .unwrap_or_default(),
         name: c.labels.get(LABEL_POD_NAME).cloned().unwrap_or_default(),
         uid: uid.to_string(),
     })
@@ -1039,7 +1126,11 @@ fn looks_like_config_hash(uid: &str) -> bool {
 }
 
 fn list_or_none(items: &[String]) -> String {
-    if items.is_empty() { "none".to_string() } else { items.join(", ") }
+    if items.is_empty() {
+        "none".to_string()
+    } else {
+        items.join(", ")
+    }
 }
 
 /// The `SandboxStopFailing` finding for a `StopPodSandbox` of `sandbox` that failed with `error`
@@ -1062,12 +1153,19 @@ pub fn sandbox_stop_failing(sandbox: &Sandbox, error: &str, seen_by: &str) -> Fi
         sandbox_id: Some(sandbox.id.clone()),
         container_id: None,
         path: None,
-        evidence: vec![Evidence::new(EvidenceSource::Cri, format!("{seen_by}: {error}"))],
-        kubelet_rule: "kuberuntime_gc.go removeSandbox: StopPodSandbox runs the CNI teardown; on error the \
+        evidence: vec![Evidence::new(
+            EvidenceSource::Cri,
+            format!("{seen_by}: {error}"),
+        )],
+        kubelet_rule:
+            "kuberuntime_gc.go removeSandbox: StopPodSandbox runs the CNI teardown; on error the \
                        kubelet logs \"Failed to stop sandbox before removing\" and never calls \
                        RemovePodSandbox, so the sandbox leaks until the cause is fixed"
-            .to_string(),
-        remediation: format!("{fix}; then crictl stopp {id} && crictl rmp {id}", id = sh(&sandbox.id)),
+                .to_string(),
+        remediation: format!(
+            "{fix}; then crictl stopp {id} && crictl rmp {id}",
+            id = sh(&sandbox.id)
+        ),
         gc_eligible: false,
     }
 }
@@ -1101,9 +1199,18 @@ pub fn stop_failure_class(error: &str) -> (&'static str, &'static str) {
             "CNI teardown: failed to destroy network",
             "read the CNI plugin's own log for the DEL of this sandbox",
         ),
-        Cause::RuntimeBusy => ("runtime busy", "find what holds the sandbox (mounts, shim) and retry"),
-        Cause::Timeout => ("timeout", "check the runtime's health (crictl info) and the CNI plugin's latency"),
-        _ => ("other", "read the runtime's log for this sandbox (journalctl -u containerd)"),
+        Cause::RuntimeBusy => (
+            "runtime busy",
+            "find what holds the sandbox (mounts, shim) and retry",
+        ),
+        Cause::Timeout => (
+            "timeout",
+            "check the runtime's health (crictl info) and the CNI plugin's latency",
+        ),
+        _ => (
+            "other",
+            "read the runtime's log for this sandbox (journalctl -u containerd)",
+        ),
     }
 }
 
@@ -1111,8 +1218,13 @@ pub fn stop_failure_class(error: &str) -> (&'static str, &'static str) {
 /// a file name, pod name or runtime-provided ID holds.
 pub fn sh(s: &str) -> std::borrow::Cow<'_, str> {
     let plain = !s.is_empty()
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./:=@%+,-".contains(&b));
-    if plain { s.into() } else { format!("'{}'", s.replace('\'', "'\\''")).into() }
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./:=@%+,-".contains(&b));
+    if plain {
+        s.into()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''")).into()
+    }
 }
 
 /// The first 13 characters of an ID, as crictl prints it.

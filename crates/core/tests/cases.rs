@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use podcoroner_core::logs::{
     Cause, CniFailure, ConfigSource, Event, EventKind, Format, LineAssembler, ParseContext,
-    PlegType, SyncOp, classify, parse,
+    PlegType, SyncOp, classify, event_kind, parse,
 };
 
 /// One log file of a case.
@@ -1049,7 +1049,13 @@ fn run(path: &Path, f: &File) -> (Vec<Event<'static>>, usize, Vec<u64>) {
             assert_eq!(p.msg, text, "unparsed text is kept as it was");
             unparsed.push(first);
         }
-        if let Some(e) = classify(&p) {
+        let event = classify(&p);
+        assert_eq!(
+            event_kind(&p),
+            event.as_ref().map(|e| e.kind),
+            "event_kind agrees: {text}"
+        );
+        if let Some(e) = event {
             events.push(e.into_owned());
         }
     };

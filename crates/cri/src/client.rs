@@ -427,9 +427,17 @@ impl Target<'_> {
                         endpoint,
                         rpc,
                         socket,
-                        kind: if meta.is_dir() { "a directory" } else { "not a unix socket" },
+                        kind: if meta.is_dir() {
+                            "a directory"
+                        } else {
+                            "not a unix socket"
+                        },
                     }),
-                    _ => Some(Error::ConnectionRefused { endpoint, rpc, socket }),
+                    _ => Some(Error::ConnectionRefused {
+                        endpoint,
+                        rpc,
+                        socket,
+                    }),
                 }
             }
             _ => None,

@@ -48,7 +48,12 @@ const VERSION: &str = "crictl version -o json";
 pub fn parse_pods(json: &str, origin: &str) -> Result<Vec<Sandbox>> {
     let doc: PodsJson = parse(json, origin, PODS)?;
     let sandboxes: Vec<Sandbox> = doc.items.into_iter().map(PodJson::into_core).collect();
-    check_items(origin, PODS, "items", sandboxes.iter().map(|s| (s.id.as_str(), s.created_at)))?;
+    check_items(
+        origin,
+        PODS,
+        "items",
+        sandboxes.iter().map(|s| (s.id.as_str(), s.created_at)),
+    )?;
     Ok(sandboxes)
 }
 
@@ -64,7 +69,10 @@ fn check_items<'a>(
         let problem = if id.is_empty() {
             Some(("id", "missing or empty".to_string()))
         } else if created_at <= jiff::Timestamp::UNIX_EPOCH {
-            Some(("createdAt", "missing or zero: the item's age cannot be judged".to_string()))
+            Some((
+                "createdAt",
+                "missing or zero: the item's age cannot be judged".to_string(),
+            ))
         } else if !seen.insert(id) {
             Some(("id", format!("duplicate id {id}")))
         } else {
@@ -89,8 +97,17 @@ fn check_items<'a>(
 /// As [`parse_pods`].
 pub fn parse_containers(json: &str, origin: &str) -> Result<Vec<Container>> {
     let doc: ContainersJson = parse(json, origin, CONTAINERS)?;
-    let containers: Vec<Container> = doc.containers.into_iter().map(ContainerJson::into_core).collect();
-    check_items(origin, CONTAINERS, "containers", containers.iter().map(|c| (c.id.as_str(), c.created_at)))?;
+    let containers: Vec<Container> = doc
+        .containers
+        .into_iter()
+        .map(ContainerJson::into_core)
+        .collect();
+    check_items(
+        origin,
+        CONTAINERS,
+        "containers",
+        containers.iter().map(|c| (c.id.as_str(), c.created_at)),
+    )?;
     Ok(containers)
 }
 
@@ -316,7 +333,11 @@ impl PodJson {
     fn into_core(self) -> Sandbox {
         let m = self.metadata;
         let or_label = |v: String, key: &str| {
-            if v.is_empty() { self.labels.get(key).cloned().unwrap_or_default() } else { v }
+            if v.is_empty() {
+                self.labels.get(key).cloned().unwrap_or_default()
+            } else {
+                v
+            }
         };
         Sandbox {
             pod: PodRef {
@@ -730,22 +751,43 @@ mod tests {
              "labels": {"io.kubernetes.pod.uid": "u2", "io.kubernetes.pod.name": "web-0", "io.kubernetes.pod.namespace": "shop"}}
         ]}"#;
         let pods = parse_pods(json, "hand-made.json").unwrap();
-        assert_eq!((pods[0].attempt, pods[0].state), (3, SandboxState::NotReady));
+        assert_eq!(
+            (pods[0].attempt, pods[0].state),
+            (3, SandboxState::NotReady)
+        );
         assert_eq!(timestamp_to_nanos(pods[0].created_at), 42);
         // Missing metadata comes from the kubelet's labels.
         assert_eq!(
             pods[1].pod,
-            PodRef { namespace: "shop".to_string(), name: "web-0".to_string(), uid: "u2".to_string() }
+            PodRef {
+                namespace: "shop".to_string(),
+                name: "web-0".to_string(),
+                uid: "u2".to_string()
+            }
         );
-        assert_eq!((pods[1].state, timestamp_to_nanos(pods[1].created_at)), (SandboxState::Ready, 7));
-        assert!(parse_pods(r#"{"items": null}"#, "empty.json").unwrap().is_empty());
-        assert!(parse_containers(r#"{"containers": null}"#, "empty.json").unwrap().is_empty());
+        assert_eq!(
+            (pods[1].state, timestamp_to_nanos(pods[1].created_at)),
+            (SandboxState::Ready, 7)
+        );
+        assert!(
+            parse_pods(r#"{"items": null}"#, "empty.json")
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            parse_containers(r#"{"containers": null}"#, "empty.json")
+                .unwrap()
+                .is_empty()
+        );
         let containers = parse_containers(
             r#"{"containers": [{"id": "c", "imageRef": "sha256:1", "state": "CONTAINER_UNKNOWN", "createdAt": "7"}]}"#,
             "x",
         )
         .unwrap();
-        assert_eq!((containers[0].image.as_str(), containers[0].state), ("sha256:1", ContainerState::Unknown));
+        assert_eq!(
+            (containers[0].image.as_str(), containers[0].state),
+            ("sha256:1", ContainerState::Unknown)
+        );
     }
 
     #[test]
@@ -755,16 +797,31 @@ mod tests {
             (r#"{"containers": []}"#, "missing field `items`"),
             (r#"{"items": [{"createdAt": "5"}]}"#, "at `items[0].id`"),
             (r#"{"items": [{"id": "a"}]}"#, "at `items[0].createdAt`"),
-            (r#"{"items": [{"id": "a", "createdAt": "0"}]}"#, "at `items[0].createdAt`"),
-            (r#"{"items": [{"id": "a", "createdAt": 1}, {"id": "a", "createdAt": 2}]}"#, "at `items[1].id`"),
+            (
+                r#"{"items": [{"id": "a", "createdAt": "0"}]}"#,
+                "at `items[0].createdAt`",
+            ),
+            (
+                r#"{"items": [{"id": "a", "createdAt": 1}, {"id": "a", "createdAt": 2}]}"#,
+                "at `items[1].id`",
+            ),
         ];
         for (json, want) in cases {
             let err = parse_pods(json, "pods.json").unwrap_err();
-            let text = format!("{err}: {}", std::error::Error::source(&err).map_or(String::new(), |s| s.to_string()));
+            let text = format!(
+                "{err}: {}",
+                std::error::Error::source(&err).map_or(String::new(), |s| s.to_string())
+            );
             assert!(text.contains(want), "{json}: {text}");
         }
         let err = parse_containers(r#"{"items": []}"#, "containers.json").unwrap_err();
-        assert!(std::error::Error::source(&err).unwrap().to_string().contains("missing field `containers`"), "{err}");
+        assert!(
+            std::error::Error::source(&err)
+                .unwrap()
+                .to_string()
+                .contains("missing field `containers`"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -74,17 +74,28 @@ pub struct SourceStatus {
 impl SourceStatus {
     /// A source that was read.
     pub fn ok() -> SourceStatus {
-        SourceStatus { status: Some(SourceState::Ok), ..SourceStatus::default() }
+        SourceStatus {
+            status: Some(SourceState::Ok),
+            ..SourceStatus::default()
+        }
     }
 
     /// A source that is not there, with the reason.
     pub fn unavailable(detail: impl Into<String>) -> SourceStatus {
-        SourceStatus { status: Some(SourceState::Unavailable), detail: Some(detail.into()), ..SourceStatus::default() }
+        SourceStatus {
+            status: Some(SourceState::Unavailable),
+            detail: Some(detail.into()),
+            ..SourceStatus::default()
+        }
     }
 
     /// A source that failed, with the error.
     pub fn error(detail: impl Into<String>) -> SourceStatus {
-        SourceStatus { status: Some(SourceState::Error), detail: Some(detail.into()), ..SourceStatus::default() }
+        SourceStatus {
+            status: Some(SourceState::Error),
+            detail: Some(detail.into()),
+            ..SourceStatus::default()
+        }
     }
 }
 
@@ -174,7 +185,10 @@ impl From<&Finding> for FindingView {
             evidence: f
                 .evidence
                 .iter()
-                .map(|e| EvidenceView { source: e.source.as_str().to_string(), detail: e.detail.clone() })
+                .map(|e| EvidenceView {
+                    source: e.source.as_str().to_string(),
+                    detail: e.detail.clone(),
+                })
                 .collect(),
             kubelet_rule: f.kubelet_rule.clone(),
             remediation: f.remediation.clone(),
@@ -185,7 +199,11 @@ impl From<&Finding> for FindingView {
 
 impl From<&SkippedRule> for SkippedRuleView {
     fn from(s: &SkippedRule) -> SkippedRuleView {
-        SkippedRuleView { kind: s.kind.as_str().to_string(), partial: s.partial, reason: s.reason.clone() }
+        SkippedRuleView {
+            kind: s.kind.as_str().to_string(),
+            partial: s.partial,
+            reason: s.reason.clone(),
+        }
     }
 }
 
@@ -210,7 +228,11 @@ impl DiagnosisReport {
             node: node.to_string(),
             generated_at,
             sources,
-            skipped_rules: diagnosis.skipped.iter().map(SkippedRuleView::from).collect(),
+            skipped_rules: diagnosis
+                .skipped
+                .iter()
+                .map(SkippedRuleView::from)
+                .collect(),
             summary,
             findings: diagnosis.findings.iter().map(FindingView::from).collect(),
         }
@@ -284,16 +306,28 @@ impl GcReport {
                 .plan
                 .removals
                 .iter()
-                .map(|r| GcCandidateView { sandbox_id: r.sandbox_id.clone(), pod: pod(&r.pod), reason: r.rule.clone() })
+                .map(|r| GcCandidateView {
+                    sandbox_id: r.sandbox_id.clone(),
+                    pod: pod(&r.pod),
+                    reason: r.rule.clone(),
+                })
                 .collect(),
             held: outcome
                 .plan
                 .held
                 .iter()
-                .map(|h| GcCandidateView { sandbox_id: h.sandbox_id.clone(), pod: pod(&h.pod), reason: h.reason.clone() })
+                .map(|h| GcCandidateView {
+                    sandbox_id: h.sandbox_id.clone(),
+                    pod: pod(&h.pod),
+                    reason: h.reason.clone(),
+                })
                 .collect(),
             results: outcome.records.clone(),
-            findings: outcome.stop_failures.iter().map(FindingView::from).collect(),
+            findings: outcome
+                .stop_failures
+                .iter()
+                .map(FindingView::from)
+                .collect(),
             audit_log: outcome.audit_log.0.display().to_string(),
             audit_error: outcome.audit_log.1.clone(),
         }
@@ -302,5 +336,80 @@ impl GcReport {
     /// True when an action failed (a stop or remove error).
     pub fn any_failed(&self) -> bool {
         self.results.iter().any(|r| r.result.ends_with("_failed"))
+    }
+}
+
+/// The schema name of [`TimelineReport`].
+pub const TIMELINE_SCHEMA: &str = "podcoroner.timeline/v1";
+
+/// What `podcoroner explain -o json` prints (and `GET /pods/{uid}/timeline` will serve).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineReport {
+    /// Always [`TIMELINE_SCHEMA`].
+    pub schema: String,
+    /// The node.
+    pub node: String,
+    /// When the views were read.
+    pub generated_at: Timestamp,
+    /// The query as given.
+    pub query: String,
+    /// The pods it resolved to.
+    pub pods: Vec<PodView>,
+    /// Every pod UID, sandbox ID and container ID linked to the query.
+    pub ids: Vec<String>,
+    /// The timeline, ordered by time; untimed log records last.
+    pub entries: Vec<TimelineEntryView>,
+}
+
+/// One timeline line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineEntryView {
+    /// When, RFC 3339; null for a log record without a timestamp.
+    pub time: Option<Timestamp>,
+    /// `cri`, `apiserver`, `kubelet-log`, `runtime-log`.
+    pub source: String,
+    /// What happened.
+    pub what: String,
+    /// The log record or the object's state.
+    pub detail: String,
+    /// `file:line` of a log record.
+    pub origin: Option<String>,
+}
+
+impl TimelineReport {
+    /// Builds the report of `timeline`.
+    pub fn new(
+        node: &str,
+        generated_at: Timestamp,
+        query: &str,
+        timeline: &podcoroner_core::timeline::Timeline,
+    ) -> TimelineReport {
+        TimelineReport {
+            schema: TIMELINE_SCHEMA.to_string(),
+            node: node.to_string(),
+            generated_at,
+            query: query.to_string(),
+            pods: timeline
+                .pods
+                .iter()
+                .map(|p| PodView {
+                    namespace: p.namespace.clone(),
+                    name: p.name.clone(),
+                    uid: p.uid.clone(),
+                })
+                .collect(),
+            ids: timeline.ids.iter().cloned().collect(),
+            entries: timeline
+                .entries
+                .iter()
+                .map(|e| TimelineEntryView {
+                    time: e.time,
+                    source: e.source.as_str().to_string(),
+                    what: e.what.clone(),
+                    detail: e.detail.clone(),
+                    origin: e.origin.clone(),
+                })
+                .collect(),
+        }
     }
 }

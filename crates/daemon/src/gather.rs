@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use k8s_openapi::api::core::v1::Pod;
+use podcoroner_core::log_rules::{LogKind, LoggedEvent};
 use podcoroner_core::{ManifestView, NodeView};
 use podcoroner_cri::RuntimeInfo;
 
@@ -31,6 +32,14 @@ pub struct SourceOptions {
     pub no_apiserver: bool,
     /// `--kubelet-root-dir`, default `/var/lib/kubelet`.
     pub kubelet_root_dir: PathBuf,
+    /// `--kubelet-log PATH|journald`.
+    pub kubelet_log: Option<podcoroner_logs::Source>,
+    /// `--runtime-log PATH|journald`.
+    pub runtime_log: Option<podcoroner_logs::Source>,
+    /// `--since`: log records before this are skipped.
+    pub since: Option<jiff::Timestamp>,
+    /// `--offline`: judge from the logs alone; no runtime, API server or node files.
+    pub offline: bool,
 }
 
 /// A node's views as read, with each source's status and the raw data a snapshot keeps.
@@ -44,6 +53,8 @@ pub struct Gathered {
     pub runtime: Option<RuntimeInfo>,
     /// The API pods as returned, when the API view was read.
     pub raw_pods: Option<Vec<Pod>>,
+    /// The classified events of the kubelet's and the runtime's logs, in reading order.
+    pub events: Vec<LoggedEvent>,
 }
 
 /// Reads every source.
@@ -57,32 +68,81 @@ pub struct Gathered {
 /// `--pods` file. Each error names the endpoint, file or RPC.
 pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
     let mut sources = BTreeMap::new();
-
+    let mut events = Vec::new();
+    for (name, source, kind) in [
+        ("kubelet_log", &opts.kubelet_log, LogKind::Kubelet),
+        ("runtime_log", &opts.runtime_log, LogKind::Runtime),
+    ] {
+        let Some(source) = source else { continue };
+        let read = podcoroner_logs::read(source, kind, opts.since)?;
+        sources.insert(name.to_string(), log_status(source, &read));
+        events.extend(read.events);
+    }
+    if opts.offline {
+        for name in ["cri", "apiserver", "manifests", "pod_dirs"] {
+            sources.insert(
+                name.to_string(),
+                SourceStatus::unavailable("not read: --offline"),
+            );
+        }
+        return Ok(Gathered {
+            view: NodeView {
+                node_name: opts.node_name.clone(),
+                cri: None,
+                api: None,
+                manifests: None,
+                pod_dirs: None,
+            },
+            sources,
+            runtime: None,
+            raw_pods: None,
+            events,
+        });
+    }
     let manifest_dir = podcoroner_hostfs::manifests::read_dir(&opts.manifest_dir)?;
     sources.insert("manifests".to_string(), manifests_status(&manifest_dir));
 
     let pod_dirs = podcoroner_hostfs::pod_dirs::read(&opts.kubelet_root_dir)?;
-    sources.insert("pod_dirs".to_string(), pod_dirs_status(&opts.kubelet_root_dir, pod_dirs.as_deref()));
+    sources.insert(
+        "pod_dirs".to_string(),
+        pod_dirs_status(&opts.kubelet_root_dir, pod_dirs.as_deref()),
+    );
 
     // Local files first: a bad one is reported before any socket is touched.
-    let pods_file = opts.pods_file.as_deref().map(podcoroner_apiserver::read_pod_list).transpose()?;
+    let pods_file = opts
+        .pods_file
+        .as_deref()
+        .map(podcoroner_apiserver::read_pod_list)
+        .transpose()?;
 
-    let endpoint = podcoroner_cri::endpoint::resolve_from_system(opts.runtime_endpoint.as_deref(), None)?;
+    let endpoint =
+        podcoroner_cri::endpoint::resolve_from_system(opts.runtime_endpoint.as_deref(), None)?;
     let client = podcoroner_cri::RuntimeClient::connect(&endpoint.endpoint, opts.timeout).await?;
     let cri = client.view().await?;
     let runtime = client.runtime_info().clone();
     sources.insert("cri".to_string(), cri_status(&runtime, &cri));
 
-    let (api, raw_pods, api_status) = if let (Some(pods), Some(path)) = (pods_file, &opts.pods_file) {
+    let (api, raw_pods, api_status) = if let (Some(pods), Some(path)) = (pods_file, &opts.pods_file)
+    {
         let mut s = SourceStatus::ok();
         s.path = Some(path.display().to_string());
         s.counts.insert("pods".to_string(), pods.raw.len());
         s.detail = pods.note.clone();
         (Some(pods.view), Some(pods.raw), s)
     } else if opts.no_apiserver {
-        (None, None, SourceStatus::unavailable("disabled by --no-apiserver"))
+        (
+            None,
+            None,
+            SourceStatus::unavailable("disabled by --no-apiserver"),
+        )
     } else {
-        match podcoroner_apiserver::list_node_pods(opts.kubeconfig.as_deref(), &opts.node_name, opts.timeout).await {
+        match podcoroner_apiserver::list_node_pods(
+            opts.kubeconfig.as_deref(),
+            &opts.node_name,
+            opts.timeout,
+        )
+        .await
+        {
             Ok(pods) => {
                 let mut s = SourceStatus::ok();
                 s.endpoint = Some(pods.view.origin.clone());
@@ -116,7 +176,37 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
         sources,
         runtime: Some(runtime),
         raw_pods,
+        events,
     })
+}
+
+/// The status line of a log source.
+pub fn log_status(
+    source: &podcoroner_logs::Source,
+    read: &podcoroner_logs::LogRead,
+) -> SourceStatus {
+    let mut s = SourceStatus::ok();
+    s.path = Some(read.origins.join(", "));
+    if read.origins.is_empty() {
+        s.path = Some(source.name());
+    }
+    for (k, v) in [
+        ("lines", read.lines),
+        ("parsed", read.parsed),
+        ("unparsed", read.unparsed),
+        ("events", read.events.len() as u64),
+        ("before_since", read.before_since),
+    ] {
+        s.counts.insert(k.to_string(), v as usize);
+    }
+    if let Some((a, b)) = read.span {
+        s.detail = Some(format!("records from {a} to {b}"));
+    }
+    if let Some(u) = read.unparsed_samples.first() {
+        let note = format!("first unparsed line: {}:{}", u.origin, u.line);
+        s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{d}; {note}")));
+    }
+    s
 }
 
 /// The status line of a CRI view read from `runtime`.
@@ -126,8 +216,10 @@ pub fn cri_status(runtime: &RuntimeInfo, cri: &podcoroner_core::CriView) -> Sour
     s.runtime_name = Some(runtime.runtime_name.clone());
     s.runtime_version = Some(runtime.runtime_version.clone());
     s.cri_api_version = Some(runtime.cri_api_version.as_str().to_string());
-    s.counts.insert("sandboxes".to_string(), cri.sandboxes.len());
-    s.counts.insert("containers".to_string(), cri.containers.len());
+    s.counts
+        .insert("sandboxes".to_string(), cri.sandboxes.len());
+    s.counts
+        .insert("containers".to_string(), cri.containers.len());
     s
 }
 
@@ -137,13 +229,17 @@ pub fn manifests_status(dir: &podcoroner_hostfs::manifests::ManifestDir) -> Sour
     s.path = Some(dir.path.display().to_string());
     s.counts.insert("files".to_string(), dir.manifests.len());
     if !dir.exists {
-        s.detail = Some("directory does not exist: no static pods (as for the kubelet)".to_string());
+        s.detail =
+            Some("directory does not exist: no static pods (as for the kubelet)".to_string());
     }
     s
 }
 
 /// The status line of the kubelet pod directories.
-pub fn pod_dirs_status(root: &std::path::Path, dirs: Option<&[podcoroner_core::PodDir]>) -> SourceStatus {
+pub fn pod_dirs_status(
+    root: &std::path::Path,
+    dirs: Option<&[podcoroner_core::PodDir]>,
+) -> SourceStatus {
     let path = root.join("pods").display().to_string();
     match dirs {
         Some(d) => {
@@ -179,6 +275,9 @@ pub fn node_name(flag: Option<&str>) -> anyhow::Result<String> {
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .context("no --node-name, no NODE_NAME, and the hostname cannot be read")?;
     let host = host.trim();
-    anyhow::ensure!(!host.is_empty(), "no --node-name, no NODE_NAME, and the hostname is empty");
+    anyhow::ensure!(
+        !host.is_empty(),
+        "no --node-name, no NODE_NAME, and the hostname is empty"
+    );
     Ok(host.to_lowercase())
 }

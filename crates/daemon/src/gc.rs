@@ -77,7 +77,9 @@ pub struct GcOutcome {
 }
 
 impl GcOptions {
-    fn selector_reason(&self) -> impl Fn(&std::collections::BTreeMap<String, String>) -> Option<String> + '_ {
+    fn selector_reason(
+        &self,
+    ) -> impl Fn(&std::collections::BTreeMap<String, String>) -> Option<String> + '_ {
         move |labels| {
             self.exclude_selectors
                 .iter()
@@ -97,7 +99,11 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
     let now = Timestamp::now();
     let selector = opts.selector_reason();
     let mut plan = gc::plan(&first.view, &opts.policy, &selector, now);
-    let mut api_origin = first.view.api.as_ref().map_or("none".to_string(), |a| a.origin.clone());
+    let mut api_origin = first
+        .view
+        .api
+        .as_ref()
+        .map_or("none".to_string(), |a| a.origin.clone());
     if let Some(path) = &sources.pods_file {
         let age = std::fs::metadata(path)
             .and_then(|m| m.modified())
@@ -118,11 +124,18 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
 
     let audit_path = opts.state_dir.join("gc-audit.jsonl");
     let mut audit = Audit::open(&audit_path);
-    if opts.apply && let Some(e) = &audit.error {
+    if opts.apply
+        && let Some(e) = &audit.error
+    {
         anyhow::bail!("refusing to act without an audit log: {e} (set --state-dir)");
     }
     let node = first.view.node_name.clone();
-    let record = |s: &str, pod: &PodRef, rule: &str, result: &str, error: Option<String>, class: Option<String>| AuditRecord {
+    let record = |s: &str,
+                  pod: &PodRef,
+                  rule: &str,
+                  result: &str,
+                  error: Option<String>,
+                  class: Option<String>| AuditRecord {
         time: Timestamp::now(),
         node: node.clone(),
         sandbox_id: s.to_string(),
@@ -135,15 +148,33 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
     };
     let mut records = Vec::new();
     for h in &plan.held {
-        records.push(record(&h.sandbox_id, &h.pod, "LeakedSandbox", "held", Some(h.reason.clone()), None));
+        records.push(record(
+            &h.sandbox_id,
+            &h.pod,
+            "LeakedSandbox",
+            "held",
+            Some(h.reason.clone()),
+            None,
+        ));
     }
     let mut stop_failures = Vec::new();
     if !opts.apply {
         for r in &plan.removals {
-            records.push(record(&r.sandbox_id, &r.pod, &r.rule, "planned", None, None));
+            records.push(record(
+                &r.sandbox_id,
+                &r.pod,
+                &r.rule,
+                "planned",
+                None,
+                None,
+            ));
         }
     } else if !plan.removals.is_empty() {
-        let endpoint = first.runtime.as_ref().map(|r| r.endpoint.clone()).context("no CRI runtime")?;
+        let endpoint = first
+            .runtime
+            .as_ref()
+            .map(|r| r.endpoint.clone())
+            .context("no CRI runtime")?;
         let client = RuntimeClient::connect(&endpoint, sources.timeout).await?;
         let pause = Duration::from_secs_f64(60.0 / f64::from(opts.rate_per_minute.max(1)));
         for (i, r) in plan.removals.iter().enumerate() {
@@ -152,9 +183,26 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
             }
             // Check again on a fresh view: the node may have changed since planning.
             let fresh: Gathered = gather::gather(sources).await?;
-            if let Err(reason) = gc::still_eligible(&fresh.view, &r.sandbox_id, &opts.policy, &selector, Timestamp::now()) {
-                let result = if reason == "the sandbox no longer exists" { "already_gone" } else { "skipped" };
-                records.push(record(&r.sandbox_id, &r.pod, &r.rule, result, Some(reason), None));
+            if let Err(reason) = gc::still_eligible(
+                &fresh.view,
+                &r.sandbox_id,
+                &opts.policy,
+                &selector,
+                Timestamp::now(),
+            ) {
+                let result = if reason == "the sandbox no longer exists" {
+                    "already_gone"
+                } else {
+                    "skipped"
+                };
+                records.push(record(
+                    &r.sandbox_id,
+                    &r.pod,
+                    &r.rule,
+                    result,
+                    Some(reason),
+                    None,
+                ));
                 audit.append(records.last().unwrap());
                 continue;
             }
@@ -167,15 +215,39 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
                 .context("sandbox vanished between re-check and action")?;
             let rec = match client.stop_sandbox(&r.sandbox_id).await {
                 Err(e) if !e.is_not_found() => {
-                    let finding = podcoroner_core::rules::sandbox_stop_failing(&sandbox, &e.to_string(), "podcoroner gc");
-                    let class = Some(podcoroner_core::rules::stop_failure_class(&e.to_string()).0.to_string());
+                    let finding = podcoroner_core::rules::sandbox_stop_failing(
+                        &sandbox,
+                        &e.to_string(),
+                        "podcoroner gc",
+                    );
+                    let class = Some(
+                        podcoroner_core::rules::stop_failure_class(&e.to_string())
+                            .0
+                            .to_string(),
+                    );
                     stop_failures.push(finding);
-                    record(&r.sandbox_id, &r.pod, &r.rule, "stop_failed", Some(e.to_string()), class)
+                    record(
+                        &r.sandbox_id,
+                        &r.pod,
+                        &r.rule,
+                        "stop_failed",
+                        Some(e.to_string()),
+                        class,
+                    )
                 }
                 _ => match client.remove_sandbox(&r.sandbox_id).await {
                     Ok(()) => record(&r.sandbox_id, &r.pod, &r.rule, "removed", None, None),
-                    Err(e) if e.is_not_found() => record(&r.sandbox_id, &r.pod, &r.rule, "already_gone", None, None),
-                    Err(e) => record(&r.sandbox_id, &r.pod, &r.rule, "remove_failed", Some(e.to_string()), None),
+                    Err(e) if e.is_not_found() => {
+                        record(&r.sandbox_id, &r.pod, &r.rule, "already_gone", None, None)
+                    }
+                    Err(e) => record(
+                        &r.sandbox_id,
+                        &r.pod,
+                        &r.rule,
+                        "remove_failed",
+                        Some(e.to_string()),
+                        None,
+                    ),
                 },
             };
             records.push(rec);
@@ -191,7 +263,14 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
             audit.append(r);
         }
     }
-    Ok(GcOutcome { node, plan, records, stop_failures, api_origin, audit_log: (audit_path, audit.error) })
+    Ok(GcOutcome {
+        node,
+        plan,
+        records,
+        stop_failures,
+        api_origin,
+        audit_log: (audit_path, audit.error),
+    })
 }
 
 /// The append-only audit log. A write error is kept, not raised: `run` refuses to act when the
@@ -206,10 +285,21 @@ impl Audit {
         let res = path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::OpenOptions::new().create(true).append(true).open(path));
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+            });
         match res {
-            Ok(file) => Audit { file: Some(file), error: None },
-            Err(e) => Audit { file: None, error: Some(format!("cannot open audit log {}: {e}", path.display())) },
+            Ok(file) => Audit {
+                file: Some(file),
+                error: None,
+            },
+            Err(e) => Audit {
+                file: None,
+                error: Some(format!("cannot open audit log {}: {e}", path.display())),
+            },
         }
     }
 
@@ -228,5 +318,7 @@ pub fn humanize(d: Duration) -> String {
     if d == Duration::MAX {
         return "unknown".to_string();
     }
-    podcoroner_core::rules::human(jiff::SignedDuration::try_from(d).unwrap_or(jiff::SignedDuration::MAX))
+    podcoroner_core::rules::human(
+        jiff::SignedDuration::try_from(d).unwrap_or(jiff::SignedDuration::MAX),
+    )
 }

@@ -18,7 +18,17 @@ pub fn table(report: &DiagnosisReport) -> String {
 /// Escapes every control character but the newlines the renderer itself writes.
 fn clean(text: &str) -> String {
     text.split('\n')
-        .map(|line| line.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect::<String>())
+        .map(|line| {
+            line.chars()
+                .flat_map(|c| {
+                    if c.is_control() {
+                        c.escape_default().collect::<Vec<_>>()
+                    } else {
+                        vec![c]
+                    }
+                })
+                .collect::<String>()
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -30,7 +40,11 @@ fn one_line(value: &str) -> String {
 
 fn table_raw(report: &DiagnosisReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "podcoroner diagnose: node {} at {}", report.node, report.generated_at);
+    let _ = writeln!(
+        out,
+        "podcoroner diagnose: node {} at {}",
+        report.node, report.generated_at
+    );
     let _ = writeln!(out);
     let _ = writeln!(out, "SOURCES");
     for (name, s) in &report.sources {
@@ -51,7 +65,13 @@ fn table_raw(report: &DiagnosisReport) -> String {
             what.push(e.clone());
         }
         if !s.counts.is_empty() {
-            what.push(s.counts.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", "));
+            what.push(
+                s.counts
+                    .iter()
+                    .map(|(k, v)| format!("{v} {k}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
         }
         if let Some(d) = &s.detail {
             what.push(d.clone());
@@ -67,7 +87,11 @@ fn table_raw(report: &DiagnosisReport) -> String {
         }
     }
     for sev in [Severity::Critical, Severity::Warning, Severity::Info] {
-        let group: Vec<_> = report.findings.iter().filter(|f| f.severity == sev).collect();
+        let group: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.severity == sev)
+            .collect();
         if group.is_empty() {
             continue;
         }
@@ -93,7 +117,12 @@ fn table_raw(report: &DiagnosisReport) -> String {
             let _ = writeln!(out, "{}", one_line(&head));
             let _ = writeln!(out, "    {}", one_line(&f.summary));
             for e in &f.evidence {
-                let _ = writeln!(out, "    {:<12} {}", format!("[{}]", e.source), one_line(&e.detail));
+                let _ = writeln!(
+                    out,
+                    "    {:<12} {}",
+                    format!("[{}]", e.source),
+                    one_line(&e.detail)
+                );
             }
             let _ = writeln!(out, "    {:<12} {}", "kubelet:", f.kubelet_rule);
             let _ = writeln!(out, "    {:<12} {}", "fix:", one_line(&f.remediation));
@@ -120,7 +149,11 @@ pub fn gc_table(report: &crate::api::GcReport) -> String {
 
 fn gc_table_raw(report: &crate::api::GcReport) -> String {
     let mut out = String::new();
-    let mode = if report.dry_run { "dry run: nothing is changed (pass --apply to act)" } else { "applying" };
+    let mode = if report.dry_run {
+        "dry run: nothing is changed (pass --apply to act)"
+    } else {
+        "applying"
+    };
     let _ = writeln!(out, "podcoroner gc: node {}, {mode}", report.node);
     let _ = writeln!(out, "API view: {}", report.api_origin);
     if let Some(r) = &report.refused {
@@ -130,11 +163,19 @@ fn gc_table_raw(report: &crate::api::GcReport) -> String {
     if report.dry_run {
         let _ = writeln!(out, "\nWOULD REMOVE ({})", report.removals.len());
         for r in &report.removals {
-            let _ = writeln!(out, "  crictl stopp {id} && crictl rmp {id}", id = r.sandbox_id);
+            let _ = writeln!(
+                out,
+                "  crictl stopp {id} && crictl rmp {id}",
+                id = r.sandbox_id
+            );
             let _ = writeln!(out, "    {}: {}", pod(&r.pod), r.reason);
         }
     } else {
-        let acted: Vec<_> = report.results.iter().filter(|r| r.result != "held").collect();
+        let acted: Vec<_> = report
+            .results
+            .iter()
+            .filter(|r| r.result != "held")
+            .collect();
         let _ = writeln!(out, "\nACTIONS ({})", acted.len());
         for r in acted {
             let _ = writeln!(
@@ -155,7 +196,11 @@ fn gc_table_raw(report: &crate::api::GcReport) -> String {
         }
     }
     for f in &report.findings {
-        let _ = writeln!(out, "\n{} {}\n    fix: {}", f.kind, f.summary, f.remediation);
+        let _ = writeln!(
+            out,
+            "\n{} {}\n    fix: {}",
+            f.kind, f.summary, f.remediation
+        );
     }
     match &report.audit_error {
         Some(e) => {
@@ -166,4 +211,58 @@ fn gc_table_raw(report: &crate::api::GcReport) -> String {
         }
     }
     out
+}
+
+/// Renders a pod's timeline for a terminal: one line per entry, `time  [source]  what  detail`.
+pub fn timeline_table(report: &crate::api::TimelineReport) -> String {
+    let mut out = String::new();
+    let pods: Vec<String> = report
+        .pods
+        .iter()
+        .map(|p| {
+            format!(
+                "{}/{}{}",
+                p.namespace,
+                p.name,
+                if p.uid.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (uid {})", p.uid)
+                }
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "podcoroner explain {}: node {}",
+        report.query, report.node
+    );
+    let _ = writeln!(
+        out,
+        "pod: {}",
+        if pods.is_empty() {
+            "not found".to_string()
+        } else {
+            pods.join(", ")
+        }
+    );
+    let _ = writeln!(out, "ids: {}", report.ids.join(" "));
+    let _ = writeln!(out);
+    for e in &report.entries {
+        let time = e.time.map_or("-".repeat(24), |t| {
+            t.strftime("%Y-%m-%d %H:%M:%S%.3f").to_string()
+        });
+        let _ = writeln!(
+            out,
+            "{time}  {:<13} {:<28} {}",
+            format!("[{}]", e.source),
+            e.what,
+            one_line(&e.detail)
+        );
+        if let Some(o) = &e.origin {
+            let _ = writeln!(out, "{:<24}  {:<13} {:<28} ({o})", "", "", "");
+        }
+    }
+    let _ = writeln!(out, "\n{} entries", report.entries.len());
+    clean(&out)
 }

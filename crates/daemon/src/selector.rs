@@ -22,12 +22,18 @@ impl LabelSelector {
     pub fn parse(text: &str) -> Result<LabelSelector, String> {
         let mut exprs = Vec::new();
         for req in split_requirements(text)? {
-            exprs.push(parse_requirement(req.trim()).map_err(|e| format!("label selector {text:?}: {e}"))?);
+            exprs.push(
+                parse_requirement(req.trim())
+                    .map_err(|e| format!("label selector {text:?}: {e}"))?,
+            );
         }
         if exprs.is_empty() {
             return Err(format!("label selector {text:?} is empty"));
         }
-        Ok(LabelSelector { text: text.to_string(), selector: exprs.into_iter().collect() })
+        Ok(LabelSelector {
+            text: text.to_string(),
+            selector: exprs.into_iter().collect(),
+        })
     }
 
     /// True when `labels` satisfy every requirement.
@@ -67,10 +73,16 @@ fn split_requirements(text: &str) -> Result<Vec<&str>, String> {
 
 fn parse_requirement(req: &str) -> Result<Expression, String> {
     let key_ok = |k: &str| {
-        !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
     };
     let checked = |k: &str| -> Result<String, String> {
-        if key_ok(k) { Ok(k.to_string()) } else { Err(format!("invalid label key {k:?}")) }
+        if key_ok(k) {
+            Ok(k.to_string())
+        } else {
+            Err(format!("invalid label key {k:?}"))
+        }
     };
     if let Some(key) = req.strip_prefix('!') {
         return Ok(Expression::DoesNotExist(checked(key.trim())?));
@@ -78,7 +90,11 @@ fn parse_requirement(req: &str) -> Result<Expression, String> {
     for (op, neg) in [("!=", true), ("==", false), ("=", false)] {
         if let Some((k, v)) = req.split_once(op) {
             let (k, v) = (checked(k.trim())?, v.trim().to_string());
-            return Ok(if neg { Expression::NotEqual(k, v) } else { Expression::Equal(k, v) });
+            return Ok(if neg {
+                Expression::NotEqual(k, v)
+            } else {
+                Expression::Equal(k, v)
+            });
         }
     }
     let words: Vec<&str> = req.splitn(2, char::is_whitespace).collect();
@@ -96,10 +112,17 @@ fn parse_requirement(req: &str) -> Result<Expression, String> {
             .strip_prefix('(')
             .and_then(|l| l.strip_suffix(')'))
             .ok_or_else(|| format!("expected a parenthesized value list in {req:?}"))?;
-        let values: BTreeSet<String> =
-            inner.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect();
+        let values: BTreeSet<String> = inner
+            .split(',')
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect();
         let k = checked(words[0])?;
-        return Ok(if neg { Expression::NotIn(k, values) } else { Expression::In(k, values) });
+        return Ok(if neg {
+            Expression::NotIn(k, values)
+        } else {
+            Expression::In(k, values)
+        });
     }
     Ok(Expression::Exists(checked(req)?))
 }
@@ -133,7 +156,10 @@ mod tests {
             assert_eq!(sel.matches(&labels), want, "{text}");
         }
         for bad in ["", "app in web", "app in (a", "a b c", "=x", "app in ((a))"] {
-            assert!(LabelSelector::parse(bad).is_err(), "{bad:?} should not parse");
+            assert!(
+                LabelSelector::parse(bad).is_err(),
+                "{bad:?} should not parse"
+            );
         }
     }
 }

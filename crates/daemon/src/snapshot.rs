@@ -10,6 +10,8 @@
 //! api/pods.json        kubectl get pods -A -o json (absent when the API was unavailable)
 //! manifests/           the static pod manifest files, as they were (absent: no such directory)
 //! kubelet/pods/<uid>/  the pod directory skeleton: entries and volumes/<plugin>/<volume>, no contents
+//! logs/kubelet.log     the kubelet log window (--since, default the last 24 h), when --kubelet-log
+//! logs/runtime.log     the runtime log window, when --runtime-log
 //! ```
 
 use std::collections::BTreeMap;
@@ -57,6 +59,8 @@ pub struct Snapshot {
     pub meta: Meta,
     /// The views, with the node's original paths in them.
     pub view: NodeView,
+    /// The events of the captured log windows.
+    pub events: Vec<podcoroner_core::log_rules::LoggedEvent>,
     /// Each source's status: as collected, with the snapshot's own reading problems.
     pub sources: BTreeMap<String, SourceStatus>,
 }
@@ -65,26 +69,62 @@ pub struct Snapshot {
 ///
 /// # Errors
 /// When `out` exists and is not empty, or on any write error (naming the file).
-pub fn write(out: &Path, gathered: &Gathered, opts: &SourceOptions, collected_at: Timestamp) -> anyhow::Result<()> {
-    if out.exists() && std::fs::read_dir(out).with_context(|| format!("reading {}", out.display()))?.next().is_some() {
+pub fn write(
+    out: &Path,
+    gathered: &Gathered,
+    opts: &SourceOptions,
+    collected_at: Timestamp,
+) -> anyhow::Result<()> {
+    if out.exists()
+        && std::fs::read_dir(out)
+            .with_context(|| format!("reading {}", out.display()))?
+            .next()
+            .is_some()
+    {
         bail!("snapshot directory {} is not empty", out.display());
     }
     for sub in ["cri", "api", "kubelet"] {
-        std::fs::create_dir_all(out.join(sub)).with_context(|| format!("creating {}", out.join(sub).display()))?;
+        std::fs::create_dir_all(out.join(sub))
+            .with_context(|| format!("creating {}", out.join(sub).display()))?;
     }
     if let (Some(cri), Some(runtime)) = (&gathered.view.cri, &gathered.runtime) {
         use podcoroner_cri::crictl_json;
-        write_text(&out.join("cri/version.json"), &crictl_json::write_version(runtime))?;
-        write_text(&out.join("cri/pods.json"), &crictl_json::write_pods(&cri.sandboxes))?;
-        write_text(&out.join("cri/containers.json"), &crictl_json::write_containers(&cri.containers))?;
+        write_text(
+            &out.join("cri/version.json"),
+            &crictl_json::write_version(runtime),
+        )?;
+        write_text(
+            &out.join("cri/pods.json"),
+            &crictl_json::write_pods(&cri.sandboxes),
+        )?;
+        write_text(
+            &out.join("cri/containers.json"),
+            &crictl_json::write_containers(&cri.containers),
+        )?;
     }
     if let Some(pods) = &gathered.raw_pods {
-        write_json(&out.join("api/pods.json"), &podcoroner_apiserver::pod_list_json(pods))?;
+        write_json(
+            &out.join("api/pods.json"),
+            &podcoroner_apiserver::pod_list_json(pods),
+        )?;
     }
     if opts.manifest_dir.is_dir() {
         podcoroner_hostfs::manifests::copy_dir(&opts.manifest_dir, &out.join("manifests"))?;
     }
     podcoroner_hostfs::pod_dirs::copy_skeleton(&opts.kubelet_root_dir, &out.join("kubelet"))?;
+    let window_start = opts
+        .since
+        .unwrap_or(collected_at - jiff::SignedDuration::from_hours(24));
+    for (source, file) in [
+        (&opts.kubelet_log, "kubelet.log"),
+        (&opts.runtime_log, "runtime.log"),
+    ] {
+        if let Some(source) = source {
+            std::fs::create_dir_all(out.join("logs"))
+                .with_context(|| format!("creating {}", out.join("logs").display()))?;
+            podcoroner_logs::copy_window(source, Some(window_start), &out.join("logs").join(file))?;
+        }
+    }
     let meta = Meta {
         schema: SCHEMA.to_string(),
         node: gathered.view.node_name.clone(),
@@ -105,7 +145,8 @@ pub fn write(out: &Path, gathered: &Gathered, opts: &SourceOptions, collected_at
 }
 
 fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value).with_context(|| format!("encoding {}", path.display()))?;
+    let mut bytes =
+        serde_json::to_vec_pretty(value).with_context(|| format!("encoding {}", path.display()))?;
     bytes.push(b'\n');
     std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
@@ -119,16 +160,25 @@ fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
 /// A missing or malformed `meta.json`, or a malformed file (naming it, with line and column).
 pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
     let meta_path = dir.join("meta.json");
-    let meta_bytes = std::fs::read(&meta_path)
-        .with_context(|| format!("{} is not a podcoroner snapshot: cannot read {}", dir.display(), meta_path.display()))?;
+    let meta_bytes = std::fs::read(&meta_path).with_context(|| {
+        format!(
+            "{} is not a podcoroner snapshot: cannot read {}",
+            dir.display(),
+            meta_path.display()
+        )
+    })?;
     let schema = serde_json::from_slice::<serde_json::Value>(&meta_bytes)
         .with_context(|| format!("malformed {}", meta_path.display()))?
         .get("schema")
         .and_then(|s| s.as_str().map(str::to_string));
     if schema.as_deref() != Some(SCHEMA) {
-        bail!("{}: schema is {schema:?}, not {SCHEMA:?}", meta_path.display());
+        bail!(
+            "{}: schema is {schema:?}, not {SCHEMA:?}",
+            meta_path.display()
+        );
     }
-    let meta: Meta = serde_json::from_slice(&meta_bytes).with_context(|| format!("malformed {}", meta_path.display()))?;
+    let meta: Meta = serde_json::from_slice(&meta_bytes)
+        .with_context(|| format!("malformed {}", meta_path.display()))?;
     // Each source's status comes from what is read here; the collection-time status explains
     // what is absent, and lends its endpoint or path.
     let collected = |name: &str| meta.sources.get(name).cloned().unwrap_or_default();
@@ -149,13 +199,17 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
         use podcoroner_cri::crictl_json;
         let sandboxes = crictl_json::read_pods(&pods_json)?;
         let containers = crictl_json::read_containers(&dir.join("cri/containers.json"))?;
-        let cri = CriView { sandboxes, containers };
+        let cri = CriView {
+            sandboxes,
+            containers,
+        };
         let version_json = dir.join("cri/version.json");
         let endpoint = collected("cri").endpoint.unwrap_or_default();
         let status = if version_json.exists() {
             let text = std::fs::read_to_string(&version_json)
                 .with_context(|| format!("reading {}", version_json.display()))?;
-            let runtime = crictl_json::parse_version(&text, &version_json.display().to_string(), &endpoint)?;
+            let runtime =
+                crictl_json::parse_version(&text, &version_json.display().to_string(), &endpoint)?;
             let mut s = gather::cri_status(&runtime, &cri);
             if endpoint.is_empty() {
                 s.endpoint = None;
@@ -163,8 +217,10 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
             s
         } else {
             let mut s = SourceStatus::ok();
-            s.counts.insert("sandboxes".to_string(), cri.sandboxes.len());
-            s.counts.insert("containers".to_string(), cri.containers.len());
+            s.counts
+                .insert("sandboxes".to_string(), cri.sandboxes.len());
+            s.counts
+                .insert("containers".to_string(), cri.containers.len());
             s.detail = Some("cri/version.json is not in the snapshot: runtime unknown".to_string());
             s
         };
@@ -180,7 +236,11 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
     let api = if api_json.exists() {
         let mut pods = podcoroner_apiserver::read_pod_list(&api_json)?;
         let c = collected("apiserver");
-        let origin = c.endpoint.clone().or(c.path.clone()).unwrap_or_else(|| "api/pods.json".to_string());
+        let origin = c
+            .endpoint
+            .clone()
+            .or(c.path.clone())
+            .unwrap_or_else(|| "api/pods.json".to_string());
         pods.view.origin = format!("{origin} (snapshot)");
         let mut s = SourceStatus::ok();
         s.endpoint = c.endpoint;
@@ -190,7 +250,10 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
         sources.insert("apiserver".to_string(), s);
         Some(pods.view)
     } else {
-        sources.insert("apiserver".to_string(), absent("apiserver", "api/pods.json"));
+        sources.insert(
+            "apiserver".to_string(),
+            absent("apiserver", "api/pods.json"),
+        );
         None
     };
 
@@ -203,7 +266,11 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
     }
     read.path = PathBuf::from(&meta.manifest_dir);
     sources.insert("manifests".to_string(), gather::manifests_status(&read));
-    let manifests = Some(ManifestView { dir: meta.manifest_dir.clone(), exists: read.exists, files: read.manifests });
+    let manifests = Some(ManifestView {
+        dir: meta.manifest_dir.clone(),
+        exists: read.exists,
+        files: read.manifests,
+    });
 
     // Pod directories, with the node's paths.
     let kubelet_copy = dir.join("kubelet");
@@ -216,15 +283,52 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
     });
     match &pod_dirs {
         Some(d) => {
-            sources.insert("pod_dirs".to_string(), gather::pod_dirs_status(Path::new(&meta.kubelet_root_dir), Some(d)));
+            sources.insert(
+                "pod_dirs".to_string(),
+                gather::pod_dirs_status(Path::new(&meta.kubelet_root_dir), Some(d)),
+            );
         }
         None => {
             sources.insert("pod_dirs".to_string(), absent("pod_dirs", "kubelet/pods/"));
         }
     }
 
-    let view = NodeView { node_name: meta.node.clone(), cri, api, manifests, pod_dirs };
-    Ok(Snapshot { meta, view, sources })
+    // Log windows.
+    let mut events = Vec::new();
+    for (name, file, kind) in [
+        (
+            "kubelet_log",
+            "kubelet.log",
+            podcoroner_core::log_rules::LogKind::Kubelet,
+        ),
+        (
+            "runtime_log",
+            "runtime.log",
+            podcoroner_core::log_rules::LogKind::Runtime,
+        ),
+    ] {
+        let path = dir.join("logs").join(file);
+        if path.is_file() {
+            let source = podcoroner_logs::Source::File(path);
+            let read = podcoroner_logs::read(&source, kind, None)?;
+            sources.insert(name.to_string(), gather::log_status(&source, &read));
+            events.extend(read.events);
+        }
+    }
+
+    let view = NodeView {
+        node_name: meta.node.clone(),
+        cri,
+        api,
+        manifests,
+        pod_dirs,
+    };
+    Ok(Snapshot {
+        meta,
+        view,
+        events,
+        sources,
+    })
 }
 
 fn write_text(path: &Path, text: &str) -> anyhow::Result<()> {

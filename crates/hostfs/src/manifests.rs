@@ -39,11 +39,18 @@ pub struct ManifestDir {
 /// [`Error::ManifestDirReadFailed`] when `dir` exists but cannot be listed. A file that cannot be
 /// read or parsed is not an error: its [`StaticManifest::pod`] holds the reason.
 pub fn read_dir(dir: &Path) -> Result<ManifestDir> {
-    let fail = |error| Error::ManifestDirReadFailed { path: dir.to_path_buf(), error };
+    let fail = |error| Error::ManifestDirReadFailed {
+        path: dir.to_path_buf(),
+        error,
+    };
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(ManifestDir { path: dir.to_path_buf(), exists: false, manifests: vec![] });
+            return Ok(ManifestDir {
+                path: dir.to_path_buf(),
+                exists: false,
+                manifests: vec![],
+            });
         }
         Err(e) => return Err(fail(e)),
     };
@@ -75,10 +82,17 @@ pub fn read_dir(dir: &Path) -> Result<ManifestDir> {
                 Ok(bytes) => parse(&bytes),
                 Err(e) => Err(e),
             });
-            StaticManifest { path: path.display().to_string(), pod }
+            StaticManifest {
+                path: path.display().to_string(),
+                pod,
+            }
         })
         .collect();
-    Ok(ManifestDir { path: dir.to_path_buf(), exists: true, manifests })
+    Ok(ManifestDir {
+        path: dir.to_path_buf(),
+        exists: true,
+        manifests,
+    })
 }
 
 /// A person's name for a special file type.
@@ -101,7 +115,9 @@ fn read_at_most(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
     use std::io::Read as _;
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read file: {e}"))?;
     let mut bytes = Vec::new();
-    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read file: {e}"))?;
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read file: {e}"))?;
     if bytes.len() as u64 > max_bytes {
         return Err(format!(
             "the file is larger than the kubelet's limit of {} MiB (maxConfigLength): it is never read",
@@ -116,21 +132,33 @@ fn read_at_most(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
 pub fn parse(bytes: &[u8]) -> Result<ManifestPod, String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
     // sigs.k8s.io/yaml reads the first document only; JSON is YAML.
-    let first = serde_yaml::Deserializer::from_str(text).next().ok_or("empty file")?;
+    let first = serde_yaml::Deserializer::from_str(text)
+        .next()
+        .ok_or("empty file")?;
     let value = serde_yaml::Value::deserialize(first).map_err(|e| e.to_string())?;
     if value.is_null() {
         return Err("empty file".to_string());
     }
-    let field = |name: &str| value.get(name).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let field = |name: &str| {
+        value
+            .get(name)
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
     let (api_version, kind) = (field("apiVersion"), field("kind"));
     if kind.is_empty() {
         return Err("Object 'Kind' is missing".to_string());
     }
     if api_version != "v1" || kind != "Pod" {
-        return Err(format!("invalid pod: the file holds {api_version}/{kind}, not v1/Pod"));
+        return Err(format!(
+            "invalid pod: the file holds {api_version}/{kind}, not v1/Pod"
+        ));
     }
     // Decode again from the text, not the value, so type errors carry their field path and line.
-    let doc = serde_yaml::Deserializer::from_str(text).next().ok_or("empty file")?;
+    let doc = serde_yaml::Deserializer::from_str(text)
+        .next()
+        .ok_or("empty file")?;
     let pod = Pod::deserialize(doc).map_err(|e| format!("invalid pod: {e}"))?;
     let name = pod.metadata.name.unwrap_or_default();
     if name.is_empty() {
@@ -141,7 +169,11 @@ pub fn parse(bytes: &[u8]) -> Result<ManifestPod, String> {
     }
     Ok(ManifestPod {
         name,
-        namespace: pod.metadata.namespace.filter(|n| !n.is_empty()).unwrap_or_else(|| "default".to_string()),
+        namespace: pod
+            .metadata
+            .namespace
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "default".to_string()),
         uid: pod.metadata.uid.filter(|u| !u.is_empty()),
     })
 }
@@ -152,7 +184,11 @@ pub fn parse(bytes: &[u8]) -> Result<ManifestPod, String> {
 /// # Errors
 /// [`Error::CopyFailed`] on any I/O error.
 pub fn copy_dir(from: &Path, to: &Path) -> Result<usize> {
-    let fail = |error| Error::CopyFailed { from: from.to_path_buf(), to: to.to_path_buf(), error };
+    let fail = |error| Error::CopyFailed {
+        from: from.to_path_buf(),
+        to: to.to_path_buf(),
+        error,
+    };
     std::fs::create_dir_all(to).map_err(fail)?;
     let entries = match std::fs::read_dir(from) {
         Ok(e) => e,
@@ -185,27 +221,53 @@ mod tests {
                 r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","uid":"u-1"},"spec":{"containers":[{"name":"a","image":"b"}]}}"#,
                 Ok(("web", "default", Some("u-1"))),
             ),
-            ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: a\n    image: b\n---\nkind: Junk\n", Ok(("x", "default", None))),
-            ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  unknownField: 1\nspec:\n  containers:\n  - {name: a, image: b}\n", Ok(("x", "default", None))),
+            (
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: a\n    image: b\n---\nkind: Junk\n",
+                Ok(("x", "default", None)),
+            ),
+            (
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  unknownField: 1\nspec:\n  containers:\n  - {name: a, image: b}\n",
+                Ok(("x", "default", None)),
+            ),
             ("", Err("empty file")),
-            ("apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n", Err("invalid pod: the file holds v1/Service, not v1/Pod")),
-            ("apiVersion: v1\nmetadata:\n  name: x\n", Err("Object 'Kind' is missing")),
-            ("apiVersion: v1\nkind: Pod\nmetadata: {}\nspec:\n  containers: [{name: a}]\n", Err("invalid pod: metadata.name: Required value")),
-            ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec: {}\n", Err("invalid pod: spec.containers: Required value")),
+            (
+                "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n",
+                Err("invalid pod: the file holds v1/Service, not v1/Pod"),
+            ),
+            (
+                "apiVersion: v1\nmetadata:\n  name: x\n",
+                Err("Object 'Kind' is missing"),
+            ),
+            (
+                "apiVersion: v1\nkind: Pod\nmetadata: {}\nspec:\n  containers: [{name: a}]\n",
+                Err("invalid pod: metadata.name: Required value"),
+            ),
+            (
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec: {}\n",
+                Err("invalid pod: spec.containers: Required value"),
+            ),
         ];
         for (text, want) in cases {
             let got = parse(text.as_bytes());
-            let got = got.as_ref().map(|p| (p.name.as_str(), p.namespace.as_str(), p.uid.as_deref()));
+            let got = got
+                .as_ref()
+                .map(|p| (p.name.as_str(), p.namespace.as_str(), p.uid.as_deref()));
             assert_eq!(got.map_err(String::as_str), *want, "{text}");
         }
     }
 
     #[test]
     fn malformed_yaml_names_line_and_column() {
-        let err = parse(b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  labels: [a\n").unwrap_err();
+        let err =
+            parse(b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  labels: [a\n").unwrap_err();
         assert!(err.contains("line 5") || err.contains("line 6"), "{err}");
-        let err = parse(b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers: 7\n").unwrap_err();
-        assert!(err.starts_with("invalid pod:") && err.contains("containers"), "{err}");
+        let err =
+            parse(b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers: 7\n")
+                .unwrap_err();
+        assert!(
+            err.starts_with("invalid pod:") && err.contains("containers"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -214,10 +276,17 @@ mod tests {
         let p = dir.path();
         std::fs::write(p.join("etcd.yaml"), POD).unwrap();
         std::fs::write(p.join(".etcd.yaml.swp"), "junk").unwrap();
-        std::fs::write(p.join("broken.yaml"), "kind: Pod\napiVersion: v1\nmetadata: [").unwrap();
+        std::fs::write(
+            p.join("broken.yaml"),
+            "kind: Pod\napiVersion: v1\nmetadata: [",
+        )
+        .unwrap();
         std::fs::create_dir(p.join("sub")).unwrap();
         std::fs::write(p.join("sub/other.yaml"), POD).unwrap();
-        let status = std::process::Command::new("mkfifo").arg(p.join("fifo.yaml")).status().unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(p.join("fifo.yaml"))
+            .status()
+            .unwrap();
         assert!(status.success());
         std::os::unix::fs::symlink("/dev/zero", p.join("zero.yaml")).unwrap();
         let big = format!("{POD}{}", "# padding\n".repeat(1_100_000));
@@ -227,17 +296,44 @@ mod tests {
         let errors: Vec<(String, String)> = got
             .manifests
             .iter()
-            .filter_map(|m| m.pod.as_ref().err().map(|e| (m.path.rsplit('/').next().unwrap().to_string(), e.clone())))
+            .filter_map(|m| {
+                m.pod
+                    .as_ref()
+                    .err()
+                    .map(|e| (m.path.rsplit('/').next().unwrap().to_string(), e.clone()))
+            })
             .collect();
         assert_eq!(errors.len(), 4, "{errors:?}");
-        assert!(errors[1].0 == "fifo.yaml" && errors[1].1.starts_with("a named pipe (FIFO), not a directory or regular file"), "{errors:?}");
-        assert!(errors[2].0 == "huge.yaml" && errors[2].1.contains("larger than the kubelet's limit of 10 MiB"), "{errors:?}");
-        assert!(errors[3].0 == "zero.yaml" && errors[3].1.starts_with("a character device, not a directory or regular file"), "{errors:?}");
+        assert!(
+            errors[1].0 == "fifo.yaml"
+                && errors[1]
+                    .1
+                    .starts_with("a named pipe (FIFO), not a directory or regular file"),
+            "{errors:?}"
+        );
+        assert!(
+            errors[2].0 == "huge.yaml"
+                && errors[2]
+                    .1
+                    .contains("larger than the kubelet's limit of 10 MiB"),
+            "{errors:?}"
+        );
+        assert!(
+            errors[3].0 == "zero.yaml"
+                && errors[3]
+                    .1
+                    .starts_with("a character device, not a directory or regular file"),
+            "{errors:?}"
+        );
         for name in ["fifo.yaml", "zero.yaml", "huge.yaml"] {
             std::fs::remove_file(p.join(name)).unwrap();
         }
         let got = read_dir(p).unwrap();
-        let names: Vec<_> = got.manifests.iter().map(|m| m.path.rsplit('/').next().unwrap().to_string()).collect();
+        let names: Vec<_> = got
+            .manifests
+            .iter()
+            .map(|m| m.path.rsplit('/').next().unwrap().to_string())
+            .collect();
         assert_eq!(names, vec!["broken.yaml", "etcd.yaml"]);
         assert!(got.manifests[0].pod.is_err());
         assert_eq!(got.manifests[1].pod.as_ref().unwrap().name, "etcd");

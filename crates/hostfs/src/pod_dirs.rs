@@ -18,7 +18,10 @@ use crate::{Error, Result};
 /// [`Error::PodDirReadFailed`] when the directory exists but cannot be listed.
 pub fn read(kubelet_root: &Path) -> Result<Option<Vec<PodDir>>> {
     let pods = kubelet_root.join("pods");
-    let fail = |path: &Path, error| Error::PodDirReadFailed { path: path.to_path_buf(), error };
+    let fail = |path: &Path, error| Error::PodDirReadFailed {
+        path: path.to_path_buf(),
+        error,
+    };
     let entries = match std::fs::read_dir(&pods) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -28,7 +31,9 @@ pub fn read(kubelet_root: &Path) -> Result<Option<Vec<PodDir>>> {
     for entry in entries {
         let entry = entry.map_err(|e| fail(&pods, e))?;
         let path = entry.path();
-        let Ok(meta) = std::fs::metadata(&path) else { continue };
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
         if !meta.is_dir() {
             continue;
         }
@@ -40,12 +45,19 @@ pub fn read(kubelet_root: &Path) -> Result<Option<Vec<PodDir>>> {
             names(&volumes)
                 .into_iter()
                 .filter(|plugin| is_real_dir(&volumes.join(plugin)))
-                .flat_map(|plugin| names(&volumes.join(&plugin)).into_iter().map(move |v| format!("{plugin}/{v}")))
+                .flat_map(|plugin| {
+                    names(&volumes.join(&plugin))
+                        .into_iter()
+                        .map(move |v| format!("{plugin}/{v}"))
+                })
                 .collect()
         } else {
             vec![]
         };
-        let modified_at = meta.modified().ok().and_then(|t| Timestamp::try_from(t).ok());
+        let modified_at = meta
+            .modified()
+            .ok()
+            .and_then(|t| Timestamp::try_from(t).ok());
         dirs.push(PodDir {
             path: path.display().to_string(),
             uid: entry.file_name().to_string_lossy().into_owned(),
@@ -83,7 +95,9 @@ fn names(dir: &Path) -> Vec<String> {
 /// # Errors
 /// [`Error::PodDirReadFailed`] or [`Error::CopyFailed`].
 pub fn copy_skeleton(kubelet_root: &Path, to: &Path) -> Result<usize> {
-    let Some(dirs) = read(kubelet_root)? else { return Ok(0) };
+    let Some(dirs) = read(kubelet_root)? else {
+        return Ok(0);
+    };
     for d in &dirs {
         let base: PathBuf = to.join("pods").join(&d.uid);
         let wanted = d
@@ -93,8 +107,11 @@ pub fn copy_skeleton(kubelet_root: &Path, to: &Path) -> Result<usize> {
             .chain(d.volume_dirs.iter().map(|v| base.join("volumes").join(v)))
             .chain(std::iter::once(base.clone()));
         for dir in wanted {
-            std::fs::create_dir_all(&dir)
-                .map_err(|error| Error::CopyFailed { from: d.path.clone().into(), to: dir.clone(), error })?;
+            std::fs::create_dir_all(&dir).map_err(|error| Error::CopyFailed {
+                from: d.path.clone().into(),
+                to: dir.clone(),
+                error,
+            })?;
         }
     }
     Ok(dirs.len())
@@ -109,7 +126,8 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let pod = root.path().join("pods/0f0e-uid");
         std::fs::create_dir_all(pod.join("volumes/kubernetes.io~configmap/config")).unwrap();
-        std::fs::create_dir_all(pod.join("volumes/kubernetes.io~projected/kube-api-access-x")).unwrap();
+        std::fs::create_dir_all(pod.join("volumes/kubernetes.io~projected/kube-api-access-x"))
+            .unwrap();
         std::fs::create_dir_all(pod.join("containers/app")).unwrap();
         std::fs::write(pod.join("etc-hosts"), "127.0.0.1 localhost").unwrap();
         std::fs::create_dir_all(root.path().join("pods/empty-uid")).unwrap();
@@ -120,7 +138,10 @@ mod tests {
         assert_eq!(uids, vec!["0f0e-uid", "empty-uid"]);
         assert_eq!(
             dirs[0].volume_dirs,
-            vec!["kubernetes.io~configmap/config", "kubernetes.io~projected/kube-api-access-x"]
+            vec![
+                "kubernetes.io~configmap/config",
+                "kubernetes.io~projected/kube-api-access-x"
+            ]
         );
         assert_eq!(dirs[0].entries, vec!["containers", "etc-hosts"]);
         assert!(dirs[1].volume_dirs.is_empty() && dirs[1].entries.is_empty());

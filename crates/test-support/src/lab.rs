@@ -370,7 +370,11 @@ impl ContainerdLab {
         if !out.status.success() {
             return Err(self.cri_error(
                 "ctr",
-                format!("ctr {args:?}: {}: {}", out.status, String::from_utf8_lossy(&out.stderr)),
+                format!(
+                    "ctr {args:?}: {}: {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                ),
             ));
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -721,15 +725,24 @@ impl ContainerdLab {
             let socket = self.socket.clone();
             let image = self.pause.name.clone();
             let visible = std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .ok()?;
                 rt.block_on(async {
                     let channel = connect(&socket).await.ok()?;
                     let mut client = v1::image_service_client::ImageServiceClient::new(channel);
                     let req = v1::ImageStatusRequest {
-                        image: Some(v1::ImageSpec { image, annotations: Default::default() }),
+                        image: Some(v1::ImageSpec {
+                            image,
+                            annotations: Default::default(),
+                        }),
                         verbose: false,
                     };
-                    let resp = tokio::time::timeout(CRI_TIMEOUT, client.image_status(req)).await.ok()?.ok()?;
+                    let resp = tokio::time::timeout(CRI_TIMEOUT, client.image_status(req))
+                        .await
+                        .ok()?
+                        .ok()?;
                     resp.into_inner().image.map(|_| ())
                 })
             })
@@ -742,7 +755,10 @@ impl ContainerdLab {
             }
             if Instant::now() > deadline {
                 return Err(LabError::ImageImportFailed {
-                    output: format!("the CRI plugin did not see {} within {STARTUP_TIMEOUT:?}", self.pause.name),
+                    output: format!(
+                        "the CRI plugin did not see {} within {STARTUP_TIMEOUT:?}",
+                        self.pause.name
+                    ),
                 });
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -841,10 +857,14 @@ fn spawn_containerd(dir: &Path, log_path: &Path) -> Result<Child, LabError> {
         .create(true)
         .append(true)
         .open(log_path)
-        .map_err(|source| LabError::LabDirFailed { path: log_path.to_path_buf(), source })?;
-    let log_err = log
-        .try_clone()
-        .map_err(|source| LabError::LabDirFailed { path: log_path.to_path_buf(), source })?;
+        .map_err(|source| LabError::LabDirFailed {
+            path: log_path.to_path_buf(),
+            source,
+        })?;
+    let log_err = log.try_clone().map_err(|source| LabError::LabDirFailed {
+        path: log_path.to_path_buf(),
+        source,
+    })?;
     Command::new("containerd")
         .arg("--config")
         .arg(dir.join("config.toml"))
@@ -891,12 +911,20 @@ async fn connect(socket: &Path) -> Result<Channel, String> {
 fn cri_answers(socket: &Path) -> bool {
     let socket = socket.to_owned();
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
         rt.block_on(async {
             let channel = connect(&socket).await.ok()?;
             let mut client = v1::runtime_service_client::RuntimeServiceClient::new(channel);
-            let req = v1::VersionRequest { version: String::new() };
-            tokio::time::timeout(CRI_TIMEOUT, client.version(req)).await.ok()?.ok()
+            let req = v1::VersionRequest {
+                version: String::new(),
+            };
+            tokio::time::timeout(CRI_TIMEOUT, client.version(req))
+                .await
+                .ok()?
+                .ok()
         })
     })
     .join()

@@ -19,7 +19,15 @@ pub fn ts(t: Timestamp) -> String {
 }
 
 /// One pod object as `kubectl get pods -o json` prints it.
-pub fn pod(ns: &str, name: &str, uid: &str, node: &str, phase: &str, annotations: Value, owner: Value) -> Value {
+pub fn pod(
+    ns: &str,
+    name: &str,
+    uid: &str,
+    node: &str,
+    phase: &str,
+    annotations: Value,
+    owner: Value,
+) -> Value {
     let now = Timestamp::now();
     let created = ts(now - SignedDuration::from_hours(30));
     json!({
@@ -43,7 +51,9 @@ pub fn pod(ns: &str, name: &str, uid: &str, node: &str, phase: &str, annotations
 
 /// Runs the `podcoroner` binary: (exit code, stdout, stderr).
 pub fn podcoroner(args: &[String]) -> (i32, String, String) {
-    let out = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner")).args(args).output());
+    let out = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args(args)
+        .output());
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

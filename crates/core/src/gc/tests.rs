@@ -28,10 +28,21 @@ fn no_selector(_: &BTreeMap<String, String>) -> Option<String> {
     None
 }
 
-fn sandbox(id: &str, ns: &str, uid: &str, state: SandboxState, age_secs: i64, attempt: u32) -> Sandbox {
+fn sandbox(
+    id: &str,
+    ns: &str,
+    uid: &str,
+    state: SandboxState,
+    age_secs: i64,
+    attempt: u32,
+) -> Sandbox {
     Sandbox {
         id: id.to_string(),
-        pod: PodRef { namespace: ns.to_string(), name: format!("pod-{uid}"), uid: uid.to_string() },
+        pod: PodRef {
+            namespace: ns.to_string(),
+            name: format!("pod-{uid}"),
+            uid: uid.to_string(),
+        },
         attempt,
         state,
         created_at: now() - SignedDuration::from_secs(age_secs),
@@ -45,7 +56,11 @@ fn sandbox(id: &str, ns: &str, uid: &str, state: SandboxState, age_secs: i64, at
 
 fn api_pod(ns: &str, uid: &str) -> ApiPod {
     ApiPod {
-        pod: PodRef { namespace: ns.to_string(), name: format!("pod-{uid}"), uid: uid.to_string() },
+        pod: PodRef {
+            namespace: ns.to_string(),
+            name: format!("pod-{uid}"),
+            uid: uid.to_string(),
+        },
         node_name: "node-1".to_string(),
         phase: "Running".to_string(),
         reason: None,
@@ -57,12 +72,26 @@ fn api_pod(ns: &str, uid: &str) -> ApiPod {
     }
 }
 
-fn view(sandboxes: Vec<Sandbox>, containers: Vec<Container>, pods: Option<Vec<ApiPod>>) -> NodeView {
+fn view(
+    sandboxes: Vec<Sandbox>,
+    containers: Vec<Container>,
+    pods: Option<Vec<ApiPod>>,
+) -> NodeView {
     NodeView {
         node_name: "node-1".to_string(),
-        cri: Some(CriView { sandboxes, containers }),
-        api: pods.map(|pods| ApiView { pods, origin: "test".to_string() }),
-        manifests: Some(ManifestView { dir: "/etc/kubernetes/manifests".to_string(), exists: true, files: vec![] }),
+        cri: Some(CriView {
+            sandboxes,
+            containers,
+        }),
+        api: pods.map(|pods| ApiView {
+            pods,
+            origin: "test".to_string(),
+        }),
+        manifests: Some(ManifestView {
+            dir: "/etc/kubernetes/manifests".to_string(),
+            exists: true,
+            files: vec![],
+        }),
         pod_dirs: None,
     }
 }
@@ -82,19 +111,64 @@ fn container(id: &str, sandbox_id: &str) -> Container {
 }
 
 fn ids(plan: &Plan) -> Vec<&str> {
-    plan.removals.iter().map(|r| r.sandbox_id.as_str()).collect()
+    plan.removals
+        .iter()
+        .map(|r| r.sandbox_id.as_str())
+        .collect()
 }
 
 #[test]
 fn plans_only_leaks_past_min_age_outside_excluded_namespaces() {
     let v = view(
         vec![
-            sandbox("gone-old", "shop", "u-gone", SandboxState::NotReady, 3 * HOUR, 0),
-            sandbox("gone-young", "shop", "u-young", SandboxState::NotReady, 600, 0),
-            sandbox("sys-gone", "kube-system", "u-sys", SandboxState::NotReady, 3 * HOUR, 0),
-            sandbox("live-old", "shop", "u-live", SandboxState::NotReady, 5 * HOUR, 0),
-            sandbox("live-new", "shop", "u-live", SandboxState::NotReady, 4 * HOUR, 1),
-            sandbox("busy", "shop", "u-busy", SandboxState::NotReady, 3 * HOUR, 0),
+            sandbox(
+                "gone-old",
+                "shop",
+                "u-gone",
+                SandboxState::NotReady,
+                3 * HOUR,
+                0,
+            ),
+            sandbox(
+                "gone-young",
+                "shop",
+                "u-young",
+                SandboxState::NotReady,
+                600,
+                0,
+            ),
+            sandbox(
+                "sys-gone",
+                "kube-system",
+                "u-sys",
+                SandboxState::NotReady,
+                3 * HOUR,
+                0,
+            ),
+            sandbox(
+                "live-old",
+                "shop",
+                "u-live",
+                SandboxState::NotReady,
+                5 * HOUR,
+                0,
+            ),
+            sandbox(
+                "live-new",
+                "shop",
+                "u-live",
+                SandboxState::NotReady,
+                4 * HOUR,
+                1,
+            ),
+            sandbox(
+                "busy",
+                "shop",
+                "u-busy",
+                SandboxState::NotReady,
+                3 * HOUR,
+                0,
+            ),
             sandbox("ready", "shop", "u-ready", SandboxState::Ready, 3 * HOUR, 0),
         ],
         vec![container("c", "busy")],
@@ -111,28 +185,69 @@ fn plans_only_leaks_past_min_age_outside_excluded_namespaces() {
 #[test]
 fn nothing_without_api_truth_unless_assumed() {
     let sandboxes = vec![
-        sandbox("gone", "shop", "u-gone", SandboxState::NotReady, 3 * HOUR, 0),
+        sandbox(
+            "gone",
+            "shop",
+            "u-gone",
+            SandboxState::NotReady,
+            3 * HOUR,
+            0,
+        ),
         sandbox("old", "shop", "u-live", SandboxState::NotReady, 5 * HOUR, 0),
         sandbox("new", "shop", "u-live", SandboxState::Ready, 4 * HOUR, 1),
     ];
     let v = view(sandboxes, vec![], None);
     let p = plan(&v, &policy(), &no_selector, now());
     assert!(p.removals.is_empty());
-    assert!(p.refused.as_deref().unwrap().contains("without API truth"), "{:?}", p.refused);
-    let assumed = Policy { assume_pods_deleted: true, ..policy() };
-    assert_eq!(ids(&plan(&v, &assumed, &no_selector, now())), vec!["old", "gone"]);
+    assert!(
+        p.refused.as_deref().unwrap().contains("without API truth"),
+        "{:?}",
+        p.refused
+    );
+    let assumed = Policy {
+        assume_pods_deleted: true,
+        ..policy()
+    };
+    assert_eq!(
+        ids(&plan(&v, &assumed, &no_selector, now())),
+        vec!["old", "gone"]
+    );
 }
 
 #[test]
 fn selector_and_cap_hold_sandboxes_back() {
-    let sandboxes = (0..5).map(|i| sandbox(&format!("s{i}"), "shop", &format!("u{i}"), SandboxState::NotReady, (10 - i) * HOUR, 0)).collect();
+    let sandboxes = (0..5)
+        .map(|i| {
+            sandbox(
+                &format!("s{i}"),
+                "shop",
+                &format!("u{i}"),
+                SandboxState::NotReady,
+                (10 - i) * HOUR,
+                0,
+            )
+        })
+        .collect();
     let v = view(sandboxes, vec![], Some(vec![]));
     let selector = |labels: &BTreeMap<String, String>| {
-        (labels.get("app").map(String::as_str) == Some("app-u1")).then(|| "labels match --exclude-selector app=app-u1".to_string())
+        (labels.get("app").map(String::as_str) == Some("app-u1"))
+            .then(|| "labels match --exclude-selector app=app-u1".to_string())
     };
-    let p = plan(&v, &Policy { max_per_run: 2, ..policy() }, &selector, now());
+    let p = plan(
+        &v,
+        &Policy {
+            max_per_run: 2,
+            ..policy()
+        },
+        &selector,
+        now(),
+    );
     assert_eq!(ids(&p), vec!["s0", "s2"]);
-    let held: Vec<(&str, &str)> = p.held.iter().map(|h| (h.sandbox_id.as_str(), h.reason.as_str())).collect();
+    let held: Vec<(&str, &str)> = p
+        .held
+        .iter()
+        .map(|h| (h.sandbox_id.as_str(), h.reason.as_str()))
+        .collect();
     assert_eq!(
         held,
         vec![
@@ -145,21 +260,50 @@ fn selector_and_cap_hold_sandboxes_back() {
 
 #[test]
 fn recheck_leaves_alone_what_changed_since_planning() {
-    let planned = view(vec![sandbox("s", "shop", "u", SandboxState::NotReady, 3 * HOUR, 0)], vec![], Some(vec![]));
-    assert_eq!(still_eligible(&planned, "s", &policy(), &no_selector, now()), Ok(()));
+    let planned = view(
+        vec![sandbox(
+            "s",
+            "shop",
+            "u",
+            SandboxState::NotReady,
+            3 * HOUR,
+            0,
+        )],
+        vec![],
+        Some(vec![]),
+    );
+    assert_eq!(
+        still_eligible(&planned, "s", &policy(), &no_selector, now()),
+        Ok(())
+    );
 
-    let gained_container = view(planned.cri.clone().unwrap().sandboxes, vec![container("c", "s")], Some(vec![]));
+    let gained_container = view(
+        planned.cri.clone().unwrap().sandboxes,
+        vec![container("c", "s")],
+        Some(vec![]),
+    );
     assert_eq!(
         still_eligible(&gained_container, "s", &policy(), &no_selector, now()),
         Err("the sandbox now holds 1 container(s)".to_string())
     );
-    let pod_appeared = view(planned.cri.clone().unwrap().sandboxes, vec![], Some(vec![api_pod("shop", "u")]));
+    let pod_appeared = view(
+        planned.cri.clone().unwrap().sandboxes,
+        vec![],
+        Some(vec![api_pod("shop", "u")]),
+    );
     let err = still_eligible(&pod_appeared, "s", &policy(), &no_selector, now()).unwrap_err();
     assert!(err.contains("pod uid u is known again"), "{err}");
     let gone = view(vec![], vec![], Some(vec![]));
-    assert_eq!(still_eligible(&gone, "s", &policy(), &no_selector, now()), Err("the sandbox no longer exists".to_string()));
+    assert_eq!(
+        still_eligible(&gone, "s", &policy(), &no_selector, now()),
+        Err("the sandbox no longer exists".to_string())
+    );
     let api_lost = view(planned.cri.clone().unwrap().sandboxes, vec![], None);
-    assert!(still_eligible(&api_lost, "s", &policy(), &no_selector, now()).unwrap_err().contains("without API truth"));
+    assert!(
+        still_eligible(&api_lost, "s", &policy(), &no_selector, now())
+            .unwrap_err()
+            .contains("without API truth")
+    );
 }
 
 // === property test ===
@@ -167,7 +311,13 @@ fn recheck_leaves_alone_what_changed_since_planning() {
 /// A generated node: a few pods (some in the API), each with 1 to 3 sandboxes of random state
 /// and age, some holding containers.
 fn arb_node() -> impl Strategy<Value = (NodeView, Policy)> {
-    let arb_sandbox = (0u8..6, any::<bool>(), 0i64..(6 * HOUR), any::<bool>(), any::<bool>());
+    let arb_sandbox = (
+        0u8..6,
+        any::<bool>(),
+        0i64..(6 * HOUR),
+        any::<bool>(),
+        any::<bool>(),
+    );
     (
         prop::collection::vec(arb_sandbox, 0..24),
         prop::collection::btree_set(0u8..6, 0..6),
@@ -176,27 +326,38 @@ fn arb_node() -> impl Strategy<Value = (NodeView, Policy)> {
         1usize..30,
         prop::option::of(Just(())),
     )
-        .prop_map(|(sbs, in_api, assume, min_age_secs, max_per_run, has_api)| {
-            let mut sandboxes = Vec::new();
-            let mut containers = Vec::new();
-            for (i, (pod, ready, age, has_container, system)) in sbs.into_iter().enumerate() {
-                let ns = if system { "kube-system" } else { "shop" };
-                let id = format!("s{i}");
-                let state = if ready { SandboxState::Ready } else { SandboxState::NotReady };
-                sandboxes.push(sandbox(&id, ns, &format!("u{pod}"), state, age, i as u32));
-                if has_container {
-                    containers.push(container(&format!("c{i}"), &id));
+        .prop_map(
+            |(sbs, in_api, assume, min_age_secs, max_per_run, has_api)| {
+                let mut sandboxes = Vec::new();
+                let mut containers = Vec::new();
+                for (i, (pod, ready, age, has_container, system)) in sbs.into_iter().enumerate() {
+                    let ns = if system { "kube-system" } else { "shop" };
+                    let id = format!("s{i}");
+                    let state = if ready {
+                        SandboxState::Ready
+                    } else {
+                        SandboxState::NotReady
+                    };
+                    sandboxes.push(sandbox(&id, ns, &format!("u{pod}"), state, age, i as u32));
+                    if has_container {
+                        containers.push(container(&format!("c{i}"), &id));
+                    }
                 }
-            }
-            let pods = has_api.map(|()| in_api.iter().map(|p| api_pod("shop", &format!("u{p}"))).collect());
-            let policy = Policy {
-                min_age: Duration::from_secs(min_age_secs as u64),
-                exclude_namespaces: BTreeSet::from(["kube-system".to_string()]),
-                assume_pods_deleted: assume,
-                max_per_run,
-            };
-            (view(sandboxes, containers, pods), policy)
-        })
+                let pods = has_api.map(|()| {
+                    in_api
+                        .iter()
+                        .map(|p| api_pod("shop", &format!("u{p}")))
+                        .collect()
+                });
+                let policy = Policy {
+                    min_age: Duration::from_secs(min_age_secs as u64),
+                    exclude_namespaces: BTreeSet::from(["kube-system".to_string()]),
+                    assume_pods_deleted: assume,
+                    max_per_run,
+                };
+                (view(sandboxes, containers, pods), policy)
+            },
+        )
 }
 
 proptest! {

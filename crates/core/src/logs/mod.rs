@@ -39,6 +39,7 @@ mod time;
 pub use assemble::{DEFAULT_MAX_RECORD_BYTES, LineAssembler, Record};
 pub use catalogue::{
     Cause, CniFailure, ConfigSource, Event, EventKind, PlegType, SyncOp, classify, classify_cause,
+    event_kind,
 };
 pub use ids::{IdKind, Ids, PartialId, PodName};
 pub use parse::{

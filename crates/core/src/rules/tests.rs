@@ -20,24 +20,45 @@ fn ago(secs: i64) -> Timestamp {
 }
 
 fn cfg() -> Config {
-    Config { min_age: Duration::from_secs(600), failed_pod_min_age: Duration::from_secs(3600), assume_pods_deleted: false }
+    Config {
+        min_age: Duration::from_secs(600),
+        failed_pod_min_age: Duration::from_secs(3600),
+        assume_pods_deleted: false,
+    }
 }
 
 fn node() -> NodeView {
     NodeView {
         node_name: NODE.to_string(),
         cri: Some(CriView::default()),
-        api: Some(ApiView { pods: vec![], origin: "test pods".to_string() }),
-        manifests: Some(ManifestView { dir: DIR.to_string(), exists: true, files: vec![] }),
+        api: Some(ApiView {
+            pods: vec![],
+            origin: "test pods".to_string(),
+        }),
+        manifests: Some(ManifestView {
+            dir: DIR.to_string(),
+            exists: true,
+            files: vec![],
+        }),
         pod_dirs: Some(vec![]),
     }
 }
 
 fn pod_ref(ns: &str, name: &str, uid: &str) -> PodRef {
-    PodRef { namespace: ns.to_string(), name: name.to_string(), uid: uid.to_string() }
+    PodRef {
+        namespace: ns.to_string(),
+        name: name.to_string(),
+        uid: uid.to_string(),
+    }
 }
 
-fn sandbox(id: &str, pod: (&str, &str, &str), state: SandboxState, age_secs: i64, attempt: u32) -> Sandbox {
+fn sandbox(
+    id: &str,
+    pod: (&str, &str, &str),
+    state: SandboxState,
+    age_secs: i64,
+    attempt: u32,
+) -> Sandbox {
     let (ns, name, uid) = pod;
     let labels = BTreeMap::from([
         (LABEL_POD_UID.to_string(), uid.to_string()),
@@ -56,14 +77,29 @@ fn sandbox(id: &str, pod: (&str, &str, &str), state: SandboxState, age_secs: i64
     }
 }
 
-fn static_sandbox(id: &str, ns: &str, name: &str, hash: &str, state: SandboxState, age_secs: i64) -> Sandbox {
+fn static_sandbox(
+    id: &str,
+    ns: &str,
+    name: &str,
+    hash: &str,
+    state: SandboxState,
+    age_secs: i64,
+) -> Sandbox {
     let mut s = sandbox(id, (ns, name, hash), state, age_secs, 0);
-    s.annotations.insert(ANNOTATION_CONFIG_SOURCE.to_string(), "file".to_string());
-    s.annotations.insert(ANNOTATION_CONFIG_HASH.to_string(), hash.to_string());
+    s.annotations
+        .insert(ANNOTATION_CONFIG_SOURCE.to_string(), "file".to_string());
+    s.annotations
+        .insert(ANNOTATION_CONFIG_HASH.to_string(), hash.to_string());
     s
 }
 
-fn container(id: &str, sandbox_id: &str, uid: &str, state: ContainerState, age_secs: i64) -> Container {
+fn container(
+    id: &str,
+    sandbox_id: &str,
+    uid: &str,
+    state: ContainerState,
+    age_secs: i64,
+) -> Container {
     Container {
         id: id.to_string(),
         sandbox_id: sandbox_id.to_string(),
@@ -93,16 +129,23 @@ fn api_pod(ns: &str, name: &str, uid: &str) -> ApiPod {
 
 fn mirror_pod(ns: &str, name: &str, api_uid: &str, hash: &str) -> ApiPod {
     let mut p = api_pod(ns, name, api_uid);
-    p.annotations.insert(ANNOTATION_CONFIG_MIRROR.to_string(), hash.to_string());
-    p.annotations.insert(ANNOTATION_CONFIG_HASH.to_string(), hash.to_string());
-    p.annotations.insert(ANNOTATION_CONFIG_SOURCE.to_string(), "file".to_string());
+    p.annotations
+        .insert(ANNOTATION_CONFIG_MIRROR.to_string(), hash.to_string());
+    p.annotations
+        .insert(ANNOTATION_CONFIG_HASH.to_string(), hash.to_string());
+    p.annotations
+        .insert(ANNOTATION_CONFIG_SOURCE.to_string(), "file".to_string());
     p
 }
 
 fn manifest(file: &str, ns: &str, name: &str) -> StaticManifest {
     StaticManifest {
         path: format!("{DIR}/{file}"),
-        pod: Ok(ManifestPod { name: name.to_string(), namespace: ns.to_string(), uid: None }),
+        pod: Ok(ManifestPod {
+            name: name.to_string(),
+            namespace: ns.to_string(),
+            uid: None,
+        }),
     }
 }
 
@@ -152,7 +195,9 @@ fn found_with(view: &NodeView, config: &Config) -> Vec<(FindingKind, String)> {
             let key = f
                 .container_id
                 .or(f.sandbox_id)
-                .or(f.pod.map(|p| if p.name.is_empty() { p.uid } else { p.name }))
+                .or(f
+                    .pod
+                    .map(|p| if p.name.is_empty() { p.uid } else { p.name }))
                 .unwrap_or_default();
             (f.kind, key)
         })
@@ -168,25 +213,57 @@ const HOUR: i64 = 3600;
 
 #[test]
 fn leaked_sandbox_of_a_gone_pod() {
-    let view = node().with_sandboxes(vec![sandbox("sb-gone", ("default", "web-0", "uid-gone"), NotReady, HOUR, 0)]);
+    let view = node().with_sandboxes(vec![sandbox(
+        "sb-gone",
+        ("default", "web-0", "uid-gone"),
+        NotReady,
+        HOUR,
+        0,
+    )]);
     let d = diagnose(&view, &cfg(), now());
     assert_eq!(found(&view), vec![(LeakedSandbox, "sb-gone".to_string())]);
     let f = &d.findings[0];
     assert!(f.gc_eligible);
     assert_eq!(f.severity, Severity::Warning);
     assert_eq!(f.pod, Some(pod_ref("default", "web-0", "uid-gone")));
-    assert!(f.remediation.contains("crictl stopp sb-gone && crictl rmp sb-gone"), "{}", f.remediation);
+    assert!(
+        f.remediation
+            .contains("crictl stopp sb-gone && crictl rmp sb-gone"),
+        "{}",
+        f.remediation
+    );
     let sources: Vec<_> = f.evidence.iter().map(|e| e.source).collect();
-    assert_eq!(sources, vec![EvidenceSource::Cri, EvidenceSource::Apiserver, EvidenceSource::Manifest]);
-    assert!(f.evidence[0].detail.contains("SANDBOX_NOTREADY"), "{}", f.evidence[0].detail);
-    assert!(f.evidence[0].detail.contains("1h0m ago"), "{}", f.evidence[0].detail);
+    assert_eq!(
+        sources,
+        vec![
+            EvidenceSource::Cri,
+            EvidenceSource::Apiserver,
+            EvidenceSource::Manifest
+        ]
+    );
+    assert!(
+        f.evidence[0].detail.contains("SANDBOX_NOTREADY"),
+        "{}",
+        f.evidence[0].detail
+    );
+    assert!(
+        f.evidence[0].detail.contains("1h0m ago"),
+        "{}",
+        f.evidence[0].detail
+    );
     assert!(d.skipped.is_empty(), "{:?}", d.skipped);
 }
 
 #[test]
 fn newest_notready_sandbox_of_a_live_pod_is_kept() {
     let view = node()
-        .with_sandboxes(vec![sandbox("sb-1", ("default", "web-0", "uid-1"), NotReady, HOUR, 0)])
+        .with_sandboxes(vec![sandbox(
+            "sb-1",
+            ("default", "web-0", "uid-1"),
+            NotReady,
+            HOUR,
+            0,
+        )])
         .with_pods(vec![api_pod("default", "web-0", "uid-1")]);
     assert_eq!(found(&view), vec![]);
 }
@@ -195,14 +272,29 @@ fn newest_notready_sandbox_of_a_live_pod_is_kept() {
 fn older_sandboxes_of_a_live_pod_leak() {
     let view = node()
         .with_sandboxes(vec![
-            sandbox("sb-old", ("default", "web-0", "uid-1"), NotReady, 3 * HOUR, 0),
-            sandbox("sb-mid", ("default", "web-0", "uid-1"), NotReady, 2 * HOUR, 1),
+            sandbox(
+                "sb-old",
+                ("default", "web-0", "uid-1"),
+                NotReady,
+                3 * HOUR,
+                0,
+            ),
+            sandbox(
+                "sb-mid",
+                ("default", "web-0", "uid-1"),
+                NotReady,
+                2 * HOUR,
+                1,
+            ),
             sandbox("sb-new", ("default", "web-0", "uid-1"), NotReady, HOUR, 2),
         ])
         .with_pods(vec![api_pod("default", "web-0", "uid-1")]);
     assert_eq!(
         found(&view),
-        vec![(LeakedSandbox, "sb-mid".to_string()), (LeakedSandbox, "sb-old".to_string())]
+        vec![
+            (LeakedSandbox, "sb-mid".to_string()),
+            (LeakedSandbox, "sb-old".to_string())
+        ]
     );
 }
 
@@ -210,7 +302,13 @@ fn older_sandboxes_of_a_live_pod_leak() {
 fn older_sandbox_beside_a_ready_one_leaks() {
     let view = node()
         .with_sandboxes(vec![
-            sandbox("sb-old", ("default", "web-0", "uid-1"), NotReady, 3 * HOUR, 0),
+            sandbox(
+                "sb-old",
+                ("default", "web-0", "uid-1"),
+                NotReady,
+                3 * HOUR,
+                0,
+            ),
             sandbox("sb-new", ("default", "web-0", "uid-1"), Ready, HOUR, 1),
         ])
         .with_pods(vec![api_pod("default", "web-0", "uid-1")]);
@@ -219,17 +317,41 @@ fn older_sandbox_beside_a_ready_one_leaks() {
 
 #[test]
 fn young_sandbox_is_not_a_finding_until_min_age() {
-    let view = node().with_sandboxes(vec![sandbox("sb-young", ("default", "a", "uid-a"), NotReady, 300, 0)]);
+    let view = node().with_sandboxes(vec![sandbox(
+        "sb-young",
+        ("default", "a", "uid-a"),
+        NotReady,
+        300,
+        0,
+    )]);
     assert_eq!(found(&view), vec![]);
-    let zero = Config { min_age: Duration::ZERO, ..cfg() };
-    assert_eq!(found_with(&view, &zero), vec![(LeakedSandbox, "sb-young".to_string())]);
+    let zero = Config {
+        min_age: Duration::ZERO,
+        ..cfg()
+    };
+    assert_eq!(
+        found_with(&view, &zero),
+        vec![(LeakedSandbox, "sb-young".to_string())]
+    );
 }
 
 #[test]
 fn sandbox_holding_an_exited_container_is_active() {
     let view = node()
-        .with_sandboxes(vec![sandbox("sb-1", ("default", "a", "uid-a"), NotReady, HOUR, 0)])
-        .with_containers(vec![container("c-1", "sb-1", "uid-a", ContainerState::Exited, HOUR)]);
+        .with_sandboxes(vec![sandbox(
+            "sb-1",
+            ("default", "a", "uid-a"),
+            NotReady,
+            HOUR,
+            0,
+        )])
+        .with_containers(vec![container(
+            "c-1",
+            "sb-1",
+            "uid-a",
+            ContainerState::Exited,
+            HOUR,
+        )]);
     assert_eq!(found(&view), vec![]);
 }
 
@@ -239,15 +361,25 @@ fn pod_known_through_its_manifest_or_http_mirror_is_kept() {
     let sb = static_sandbox("sb-s", "kube-system", "etcd-node-1", hash, NotReady, HOUR);
     let by_manifest = node()
         .with_sandboxes(vec![sb.clone()])
-        .with_pods(vec![mirror_pod("kube-system", "etcd-node-1", "api-uid", hash)])
+        .with_pods(vec![mirror_pod(
+            "kube-system",
+            "etcd-node-1",
+            "api-uid",
+            hash,
+        )])
         .with_manifests(vec![manifest("etcd.yaml", "kube-system", "etcd")]);
     assert_eq!(found(&by_manifest), vec![]);
     // An HTTP-sourced static pod has no manifest: its mirror pod is the best knowledge.
     let mut http = sb.clone();
-    http.annotations.insert(ANNOTATION_CONFIG_SOURCE.to_string(), "http".to_string());
+    http.annotations
+        .insert(ANNOTATION_CONFIG_SOURCE.to_string(), "http".to_string());
     let mut http_mirror = mirror_pod("kube-system", "etcd-node-1", "api-uid", hash);
-    http_mirror.annotations.insert(ANNOTATION_CONFIG_SOURCE.to_string(), "http".to_string());
-    let by_http_mirror = node().with_sandboxes(vec![http]).with_pods(vec![http_mirror]);
+    http_mirror
+        .annotations
+        .insert(ANNOTATION_CONFIG_SOURCE.to_string(), "http".to_string());
+    let by_http_mirror = node()
+        .with_sandboxes(vec![http])
+        .with_pods(vec![http_mirror]);
     assert_eq!(found(&by_http_mirror), vec![]);
     let neither = node().with_sandboxes(vec![sb]);
     assert_eq!(found(&neither), vec![(LeakedSandbox, "sb-s".to_string())]);
@@ -256,7 +388,13 @@ fn pod_known_through_its_manifest_or_http_mirror_is_kept() {
 #[test]
 fn without_api_view_only_older_sandboxes_are_judged() {
     let mut view = node().with_sandboxes(vec![
-        sandbox("sb-gone", ("default", "gone", "uid-gone"), NotReady, HOUR, 0),
+        sandbox(
+            "sb-gone",
+            ("default", "gone", "uid-gone"),
+            NotReady,
+            HOUR,
+            0,
+        ),
         sandbox("sb-old", ("default", "web", "uid-w"), NotReady, 3 * HOUR, 0),
         sandbox("sb-new", ("default", "web", "uid-w"), NotReady, HOUR, 1),
     ]);
@@ -265,17 +403,38 @@ fn without_api_view_only_older_sandboxes_are_judged() {
     assert_eq!(found(&view), vec![(LeakedSandbox, "sb-old".to_string())]);
     let leaked = d.skipped.iter().find(|s| s.kind == LeakedSandbox).unwrap();
     assert!(leaked.partial);
-    assert!(leaked.reason.contains("2 newest NOTREADY"), "{}", leaked.reason);
-    let skipped: Vec<_> = d.skipped.iter().filter(|s| !s.partial).map(|s| s.kind).collect();
+    assert!(
+        leaked.reason.contains("2 newest NOTREADY"),
+        "{}",
+        leaked.reason
+    );
+    let skipped: Vec<_> = d
+        .skipped
+        .iter()
+        .filter(|s| !s.partial)
+        .map(|s| s.kind)
+        .collect();
     assert_eq!(
         skipped,
-        vec![MissingMirrorPod, StaleMirrorPod, OrphanedMirrorPod, OrphanedPodDirectory, FailedPodNotCleaned]
+        vec![
+            MissingMirrorPod,
+            StaleMirrorPod,
+            OrphanedMirrorPod,
+            OrphanedPodDirectory,
+            FailedPodNotCleaned
+        ]
     );
 }
 
 #[test]
 fn sandbox_not_made_by_the_kubelet_is_left_alone() {
-    let mut s = sandbox("sb-crictl", ("default", "manual", "uid-m"), NotReady, HOUR, 0);
+    let mut s = sandbox(
+        "sb-crictl",
+        ("default", "manual", "uid-m"),
+        NotReady,
+        HOUR,
+        0,
+    );
     s.labels.clear();
     let view = node().with_sandboxes(vec![s]);
     assert_eq!(found(&view), vec![]);
@@ -294,7 +453,12 @@ fn wrong_node_name_suspends_api_rules() {
         .with_pod_dirs(vec![pod_dir("uid-z", &[], HOUR)]);
     let d = diagnose(&view, &cfg(), now());
     assert_eq!(found(&view), vec![]);
-    let reason = &d.skipped.iter().find(|s| s.kind == OrphanedPodDirectory).unwrap().reason;
+    let reason = &d
+        .skipped
+        .iter()
+        .find(|s| s.kind == OrphanedPodDirectory)
+        .unwrap()
+        .reason;
     assert!(reason.contains("the node name is wrong"), "{reason}");
 }
 
@@ -309,7 +473,10 @@ fn two_ready_sandboxes_for_one_pod() {
         ])
         .with_pods(vec![api_pod("default", "web", "uid-w")]);
     let d = diagnose(&view, &cfg(), now());
-    assert_eq!(found(&view), vec![(DuplicateReadySandboxes, "sb-a".to_string())]);
+    assert_eq!(
+        found(&view),
+        vec![(DuplicateReadySandboxes, "sb-a".to_string())]
+    );
     assert_eq!(d.findings[0].severity, Severity::Critical);
     assert_eq!(d.findings[0].evidence.len(), 2);
 }
@@ -330,14 +497,35 @@ fn a_young_second_ready_sandbox_is_a_transient() {
 #[test]
 fn container_without_sandbox() {
     let view = node()
-        .with_sandboxes(vec![sandbox("sb-1", ("default", "a", "uid-a"), Ready, HOUR, 0)])
+        .with_sandboxes(vec![sandbox(
+            "sb-1",
+            ("default", "a", "uid-a"),
+            Ready,
+            HOUR,
+            0,
+        )])
         .with_containers(vec![
             container("c-ok", "sb-1", "uid-a", ContainerState::Running, HOUR),
-            container("c-orphan", "sb-vanished", "uid-b", ContainerState::Running, HOUR),
-            container("c-young", "sb-vanished", "uid-b", ContainerState::Created, 10),
+            container(
+                "c-orphan",
+                "sb-vanished",
+                "uid-b",
+                ContainerState::Running,
+                HOUR,
+            ),
+            container(
+                "c-young",
+                "sb-vanished",
+                "uid-b",
+                ContainerState::Created,
+                10,
+            ),
         ])
         .with_pods(vec![api_pod("default", "a", "uid-a")]);
-    assert_eq!(found(&view), vec![(OrphanedContainer, "c-orphan".to_string())]);
+    assert_eq!(
+        found(&view),
+        vec![(OrphanedContainer, "c-orphan".to_string())]
+    );
 }
 
 // === StaticPodNotRemoved ===
@@ -346,10 +534,20 @@ fn container_without_sandbox() {
 fn static_pod_running_without_its_manifest() {
     let hash = "11111111111111111111111111111111";
     let view = node()
-        .with_sandboxes(vec![static_sandbox("sb-s", "kube-system", "old-node-1", hash, Ready, HOUR)])
+        .with_sandboxes(vec![static_sandbox(
+            "sb-s",
+            "kube-system",
+            "old-node-1",
+            hash,
+            Ready,
+            HOUR,
+        )])
         .with_pods(vec![mirror_pod("kube-system", "old-node-1", "api-1", hash)]);
     let d = diagnose(&view, &cfg(), now());
-    assert_eq!(found(&view), vec![(StaticPodNotRemoved, "sb-s".to_string())]);
+    assert_eq!(
+        found(&view),
+        vec![(StaticPodNotRemoved, "sb-s".to_string())]
+    );
     assert_eq!(d.findings[0].severity, Severity::Critical);
 }
 
@@ -357,12 +555,31 @@ fn static_pod_running_without_its_manifest() {
 fn static_pod_with_its_manifest_is_healthy() {
     let hash = "11111111111111111111111111111111";
     let base = node()
-        .with_pods(vec![mirror_pod("kube-system", "etcd-node-1", "api-1", hash)])
+        .with_pods(vec![mirror_pod(
+            "kube-system",
+            "etcd-node-1",
+            "api-1",
+            hash,
+        )])
         .with_manifests(vec![manifest("etcd.yaml", "kube-system", "etcd")]);
-    let exact = base.clone().with_sandboxes(vec![static_sandbox("sb-s", "kube-system", "etcd-node-1", hash, Ready, HOUR)]);
+    let exact = base.clone().with_sandboxes(vec![static_sandbox(
+        "sb-s",
+        "kube-system",
+        "etcd-node-1",
+        hash,
+        Ready,
+        HOUR,
+    )]);
     assert_eq!(found(&exact), vec![]);
     // Another node suffix (a --node-name that differs from the kubelet's) must not alarm.
-    let mut other_suffix = base.with_sandboxes(vec![static_sandbox("sb-s", "kube-system", "etcd-ip-10-0-0-1", hash, Ready, HOUR)]);
+    let mut other_suffix = base.with_sandboxes(vec![static_sandbox(
+        "sb-s",
+        "kube-system",
+        "etcd-ip-10-0-0-1",
+        hash,
+        Ready,
+        HOUR,
+    )]);
     other_suffix.api.as_mut().unwrap().pods[0].pod.name = "etcd-ip-10-0-0-1".to_string();
     assert_eq!(found(&other_suffix), vec![]);
 }
@@ -371,12 +588,23 @@ fn static_pod_with_its_manifest_is_healthy() {
 fn static_pod_rule_skips_without_manifest_view() {
     let hash = "11111111111111111111111111111111";
     let mut view = node()
-        .with_sandboxes(vec![static_sandbox("sb-s", "kube-system", "old-node-1", hash, Ready, HOUR)])
+        .with_sandboxes(vec![static_sandbox(
+            "sb-s",
+            "kube-system",
+            "old-node-1",
+            hash,
+            Ready,
+            HOUR,
+        )])
         .with_pods(vec![mirror_pod("kube-system", "old-node-1", "api-1", hash)]);
     view.manifests = None;
     let d = diagnose(&view, &cfg(), now());
     assert_eq!(found(&view), vec![]);
-    assert!(d.skipped.iter().any(|s| s.kind == StaticPodNotRemoved && !s.partial));
+    assert!(
+        d.skipped
+            .iter()
+            .any(|s| s.kind == StaticPodNotRemoved && !s.partial)
+    );
 }
 
 // === Mirror pods ===
@@ -385,10 +613,26 @@ fn static_pod_rule_skips_without_manifest_view() {
 fn running_static_pod_without_mirror_pod() {
     let hash = "22222222222222222222222222222222";
     let view = node()
-        .with_sandboxes(vec![static_sandbox("sb-s", "kube-system", "kube-apiserver-node-1", hash, Ready, HOUR)])
-        .with_manifests(vec![manifest("kube-apiserver.yaml", "kube-system", "kube-apiserver")]);
+        .with_sandboxes(vec![static_sandbox(
+            "sb-s",
+            "kube-system",
+            "kube-apiserver-node-1",
+            hash,
+            Ready,
+            HOUR,
+        )])
+        .with_manifests(vec![manifest(
+            "kube-apiserver.yaml",
+            "kube-system",
+            "kube-apiserver",
+        )]);
     assert_eq!(found(&view), vec![(MissingMirrorPod, "sb-s".to_string())]);
-    let with_mirror = view.clone().with_pods(vec![mirror_pod("kube-system", "kube-apiserver-node-1", "api-9", hash)]);
+    let with_mirror = view.clone().with_pods(vec![mirror_pod(
+        "kube-system",
+        "kube-apiserver-node-1",
+        "api-9",
+        hash,
+    )]);
     assert_eq!(found(&with_mirror), vec![]);
 }
 
@@ -396,9 +640,25 @@ fn running_static_pod_without_mirror_pod() {
 fn mirror_pod_with_another_hash_is_stale() {
     let hash = "22222222222222222222222222222222";
     let view = node()
-        .with_sandboxes(vec![static_sandbox("sb-s", "kube-system", "kube-apiserver-node-1", hash, Ready, HOUR)])
-        .with_manifests(vec![manifest("kube-apiserver.yaml", "kube-system", "kube-apiserver")])
-        .with_pods(vec![mirror_pod("kube-system", "kube-apiserver-node-1", "api-9", "33333333333333333333333333333333")]);
+        .with_sandboxes(vec![static_sandbox(
+            "sb-s",
+            "kube-system",
+            "kube-apiserver-node-1",
+            hash,
+            Ready,
+            HOUR,
+        )])
+        .with_manifests(vec![manifest(
+            "kube-apiserver.yaml",
+            "kube-system",
+            "kube-apiserver",
+        )])
+        .with_pods(vec![mirror_pod(
+            "kube-system",
+            "kube-apiserver-node-1",
+            "api-9",
+            "33333333333333333333333333333333",
+        )]);
     let d = diagnose(&view, &cfg(), now());
     assert_eq!(found(&view), vec![(StaleMirrorPod, "sb-s".to_string())]);
     assert_eq!(d.findings[0].pod.as_ref().unwrap().uid, hash);
@@ -407,15 +667,30 @@ fn mirror_pod_with_another_hash_is_stale() {
 #[test]
 fn mirror_pod_without_static_pod_is_orphaned() {
     let view = node().with_pods(vec![
-        mirror_pod("kube-system", "old-node-1", "api-1", "44444444444444444444444444444444"),
+        mirror_pod(
+            "kube-system",
+            "old-node-1",
+            "api-1",
+            "44444444444444444444444444444444",
+        ),
         {
-            let mut p = mirror_pod("kube-system", "other-node-2", "api-2", "55555555555555555555555555555555");
+            let mut p = mirror_pod(
+                "kube-system",
+                "other-node-2",
+                "api-2",
+                "55555555555555555555555555555555",
+            );
             p.node_name = "node-2".to_string();
             p
         },
     ]);
-    assert_eq!(found(&view), vec![(OrphanedMirrorPod, "old-node-1".to_string())]);
-    let with_manifest = view.clone().with_manifests(vec![manifest("old.yaml", "kube-system", "old")]);
+    assert_eq!(
+        found(&view),
+        vec![(OrphanedMirrorPod, "old-node-1".to_string())]
+    );
+    let with_manifest =
+        view.clone()
+            .with_manifests(vec![manifest("old.yaml", "kube-system", "old")]);
     assert_eq!(found(&with_manifest), vec![]);
     // A stopped sandbox of the removed static pod does not make its mirror pod legitimate.
     let with_sandbox = view.with_sandboxes(vec![static_sandbox(
@@ -426,34 +701,71 @@ fn mirror_pod_without_static_pod_is_orphaned() {
         NotReady,
         60,
     )]);
-    assert_eq!(found(&with_sandbox), vec![(OrphanedMirrorPod, "old-node-1".to_string())]);
+    assert_eq!(
+        found(&with_sandbox),
+        vec![(OrphanedMirrorPod, "old-node-1".to_string())]
+    );
 }
 
 #[test]
 fn removed_static_pod_leaves_a_leaked_sandbox_and_an_orphaned_mirror() {
     let hash = "44444444444444444444444444444444";
     let view = node()
-        .with_sandboxes(vec![static_sandbox("sb-o", "kube-system", "old-node-1", hash, NotReady, HOUR)])
+        .with_sandboxes(vec![static_sandbox(
+            "sb-o",
+            "kube-system",
+            "old-node-1",
+            hash,
+            NotReady,
+            HOUR,
+        )])
         .with_pods(vec![mirror_pod("kube-system", "old-node-1", "api-1", hash)]);
     let d = diagnose(&view, &cfg(), now());
     assert_eq!(
         found(&view),
-        vec![(LeakedSandbox, "sb-o".to_string()), (OrphanedMirrorPod, "old-node-1".to_string())]
+        vec![
+            (LeakedSandbox, "sb-o".to_string()),
+            (OrphanedMirrorPod, "old-node-1".to_string())
+        ]
     );
-    assert_eq!(d.findings[1].pod.as_ref().unwrap().uid, hash, "a static pod's uid is its config hash");
+    assert_eq!(
+        d.findings[1].pod.as_ref().unwrap().uid,
+        hash,
+        "a static pod's uid is its config hash"
+    );
 }
 
 #[test]
 fn missing_manifest_dir_with_running_static_pods_is_not_trusted() {
     let hash = "11111111111111111111111111111111";
     let mut view = node()
-        .with_sandboxes(vec![static_sandbox("sb-e", "kube-system", "etcd-node-1", hash, Ready, HOUR)])
-        .with_pods(vec![mirror_pod("kube-system", "etcd-node-1", "api-1", hash)]);
+        .with_sandboxes(vec![static_sandbox(
+            "sb-e",
+            "kube-system",
+            "etcd-node-1",
+            hash,
+            Ready,
+            HOUR,
+        )])
+        .with_pods(vec![mirror_pod(
+            "kube-system",
+            "etcd-node-1",
+            "api-1",
+            hash,
+        )]);
     view.manifests.as_mut().unwrap().exists = false;
     let d = diagnose(&view, &cfg(), now());
     assert_eq!(found(&view), vec![]);
-    let reason = &d.skipped.iter().find(|s| s.kind == StaticPodNotRemoved).unwrap().reason;
-    assert!(reason.contains("--manifest-dir is probably wrong"), "{reason}");
+    let reason = &d
+        .skipped
+        .iter()
+        .find(|s| s.kind == StaticPodNotRemoved)
+        .unwrap()
+        .reason;
+    assert!(
+        reason.contains("--manifest-dir is probably wrong"),
+        "{reason}"
+    );
     // Without static pods running, a missing directory is what the kubelet reads as "none".
     let mut empty = node();
     empty.manifests.as_mut().unwrap().exists = false;
@@ -474,7 +786,11 @@ fn partial_api_view_is_not_trusted() {
     let d = diagnose(&view, &cfg(), now());
     assert_eq!(found(&view), vec![]);
     let leaked = d.skipped.iter().find(|s| s.kind == LeakedSandbox).unwrap();
-    assert!(leaked.reason.contains("lacks 2 of the 3 pods"), "{}", leaked.reason);
+    assert!(
+        leaked.reason.contains("lacks 2 of the 3 pods"),
+        "{}",
+        leaked.reason
+    );
     // One force-deleted pod among many is a finding's business, not a reason to distrust.
     let mostly = node()
         .with_sandboxes(vec![
@@ -483,7 +799,10 @@ fn partial_api_view_is_not_trusted() {
             sandbox("sb-c", ("shop", "c", "uid-c"), Ready, HOUR, 0),
             sandbox("sb-d", ("shop", "d", "uid-d"), NotReady, HOUR, 0),
         ])
-        .with_pods(vec![api_pod("shop", "a", "uid-a"), api_pod("shop", "b", "uid-b")]);
+        .with_pods(vec![
+            api_pod("shop", "a", "uid-a"),
+            api_pod("shop", "b", "uid-b"),
+        ]);
     assert_eq!(found(&mostly), vec![(LeakedSandbox, "sb-d".to_string())]);
 }
 
@@ -491,15 +810,42 @@ fn partial_api_view_is_not_trusted() {
 fn manifest_name_prefix_counts_only_until_the_node_name_is_confirmed() {
     let view = node()
         .with_sandboxes(vec![
-            static_sandbox("sb-e", "kube-system", "etcd-node-1", "11111111111111111111111111111111", Ready, HOUR),
-            static_sandbox("sb-d", "kube-system", "etcd-defrag-node-1", "22222222222222222222222222222222", Ready, HOUR),
+            static_sandbox(
+                "sb-e",
+                "kube-system",
+                "etcd-node-1",
+                "11111111111111111111111111111111",
+                Ready,
+                HOUR,
+            ),
+            static_sandbox(
+                "sb-d",
+                "kube-system",
+                "etcd-defrag-node-1",
+                "22222222222222222222222222222222",
+                Ready,
+                HOUR,
+            ),
         ])
         .with_pods(vec![
-            mirror_pod("kube-system", "etcd-node-1", "api-1", "11111111111111111111111111111111"),
-            mirror_pod("kube-system", "etcd-defrag-node-1", "api-2", "22222222222222222222222222222222"),
+            mirror_pod(
+                "kube-system",
+                "etcd-node-1",
+                "api-1",
+                "11111111111111111111111111111111",
+            ),
+            mirror_pod(
+                "kube-system",
+                "etcd-defrag-node-1",
+                "api-2",
+                "22222222222222222222222222222222",
+            ),
         ])
         .with_manifests(vec![manifest("etcd.yaml", "kube-system", "etcd")]);
-    assert_eq!(found(&view), vec![(StaticPodNotRemoved, "sb-d".to_string())]);
+    assert_eq!(
+        found(&view),
+        vec![(StaticPodNotRemoved, "sb-d".to_string())]
+    );
 }
 
 // === OrphanedPodDirectory ===
@@ -507,8 +853,17 @@ fn manifest_name_prefix_counts_only_until_the_node_name_is_confirmed() {
 #[test]
 fn pod_directory_of_nobody() {
     let view = node()
-        .with_sandboxes(vec![sandbox("sb-1", ("default", "a", "uid-a"), Ready, HOUR, 0)])
-        .with_pods(vec![api_pod("default", "a", "uid-a"), api_pod("default", "b", "uid-b")])
+        .with_sandboxes(vec![sandbox(
+            "sb-1",
+            ("default", "a", "uid-a"),
+            Ready,
+            HOUR,
+            0,
+        )])
+        .with_pods(vec![
+            api_pod("default", "a", "uid-a"),
+            api_pod("default", "b", "uid-b"),
+        ])
         .with_pod_dirs(vec![
             pod_dir("uid-a", &["kubernetes.io~projected/kube-api-access"], HOUR),
             pod_dir("uid-b", &[], HOUR),
@@ -516,19 +871,35 @@ fn pod_directory_of_nobody() {
             pod_dir("uid-young", &[], 30),
         ]);
     let d = diagnose(&view, &cfg(), now());
-    assert_eq!(found(&view), vec![(OrphanedPodDirectory, "uid-orphan".to_string())]);
-    assert!(d.findings[0].summary.contains("kubernetes.io~configmap/config"), "{}", d.findings[0].summary);
+    assert_eq!(
+        found(&view),
+        vec![(OrphanedPodDirectory, "uid-orphan".to_string())]
+    );
+    assert!(
+        d.findings[0]
+            .summary
+            .contains("kubernetes.io~configmap/config"),
+        "{}",
+        d.findings[0].summary
+    );
 }
 
 #[test]
 fn static_looking_pod_directory_with_unmatched_manifest_is_not_judged() {
     let hash = "66666666666666666666666666666666";
     let view = node()
-        .with_manifests(vec![manifest("sched.yaml", "kube-system", "kube-scheduler")])
+        .with_manifests(vec![manifest(
+            "sched.yaml",
+            "kube-system",
+            "kube-scheduler",
+        )])
         .with_pod_dirs(vec![pod_dir(hash, &[], HOUR)]);
     assert_eq!(found(&view), vec![]);
     let no_manifest = node().with_pod_dirs(vec![pod_dir(hash, &[], HOUR)]);
-    assert_eq!(found(&no_manifest), vec![(OrphanedPodDirectory, hash.to_string())]);
+    assert_eq!(
+        found(&no_manifest),
+        vec![(OrphanedPodDirectory, hash.to_string())]
+    );
 }
 
 // === InvalidStaticPodManifest ===
@@ -540,9 +911,16 @@ fn invalid_manifest_names_file_and_error() {
         pod: Err("line 3 column 5: mapping values are not allowed here".to_string()),
     }]);
     let d = diagnose(&view, &cfg(), now());
-    assert_eq!(found(&view), vec![(InvalidStaticPodManifest, String::new())]);
+    assert_eq!(
+        found(&view),
+        vec![(InvalidStaticPodManifest, String::new())]
+    );
     let f = &d.findings[0];
-    assert!(f.summary.contains("broken.yaml") && f.summary.contains("line 3 column 5"), "{}", f.summary);
+    assert!(
+        f.summary.contains("broken.yaml") && f.summary.contains("line 3 column 5"),
+        "{}",
+        f.summary
+    );
 }
 
 // === FailedPodNotCleaned ===
@@ -561,7 +939,10 @@ fn old_failed_pod_is_reported_as_info() {
     elsewhere.node_name = "node-2".to_string();
     let view = node().with_pods(vec![evicted, fresh, elsewhere]);
     let d = diagnose(&view, &cfg(), now());
-    assert_eq!(found(&view), vec![(FailedPodNotCleaned, "evicted".to_string())]);
+    assert_eq!(
+        found(&view),
+        vec![(FailedPodNotCleaned, "evicted".to_string())]
+    );
     assert_eq!(d.findings[0].severity, Severity::Info);
     assert!(d.findings[0].summary.contains("Evicted") && d.findings[0].summary.contains("2h0m"));
 }
@@ -577,19 +958,36 @@ fn findings_are_ordered_by_severity() {
             sandbox("sb-gone", ("default", "gone", "uid-g"), NotReady, HOUR, 0),
         ])
         .with_pods(vec![api_pod("default", "web", "uid-w")]);
-    let sev: Vec<_> = diagnose(&view, &cfg(), now()).findings.iter().map(|f| f.severity).collect();
+    let sev: Vec<_> = diagnose(&view, &cfg(), now())
+        .findings
+        .iter()
+        .map(|f| f.severity)
+        .collect();
     assert_eq!(sev, vec![Severity::Critical, Severity::Warning]);
 }
 
 #[test]
 fn human_durations() {
-    let cases = [(0, "0s"), (59, "59s"), (61, "1m1s"), (3600, "1h0m"), (90_061, "1d1h"), (-5, "0s")];
+    let cases = [
+        (0, "0s"),
+        (59, "59s"),
+        (61, "1m1s"),
+        (3600, "1h0m"),
+        (90_061, "1d1h"),
+        (-5, "0s"),
+    ];
     for (secs, want) in cases {
         assert_eq!(human(SignedDuration::from_secs(secs)), want, "{secs}");
     }
     assert_eq!(short("0123456789abcdef"), "0123456789abc");
-    assert_eq!(sh("/etc/kubernetes/manifests/etcd.yaml"), "/etc/kubernetes/manifests/etcd.yaml");
-    assert_eq!(sh("my pod;touch $(id -u).yaml"), "'my pod;touch $(id -u).yaml'");
+    assert_eq!(
+        sh("/etc/kubernetes/manifests/etcd.yaml"),
+        "/etc/kubernetes/manifests/etcd.yaml"
+    );
+    assert_eq!(
+        sh("my pod;touch $(id -u).yaml"),
+        "'my pod;touch $(id -u).yaml'"
+    );
     assert_eq!(sh("it's"), "'it'\\''s'");
     assert_eq!(sh(""), "''");
     assert_eq!(short("abc"), "abc");

@@ -52,6 +52,7 @@ fn check(row: &Row) {
     let l = row.line;
     let e = classify(&p).unwrap_or_else(|| panic!("no event: {l}"));
     assert_eq!(e.kind, row.kind, "kind: {l}");
+    assert_eq!(event_kind(&p), Some(e.kind), "event_kind: {l}");
     assert_eq!(e.cause, row.cause, "cause: {l}");
     assert_eq!(e.not_found, row.not_found, "not_found: {l}");
     let pods: Vec<(Option<&str>, &str, Option<&str>)> = e

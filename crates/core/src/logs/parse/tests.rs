@@ -679,7 +679,7 @@ mod never_panics {
     use proptest::prelude::*;
 
     use super::super::parse;
-    use crate::logs::{LineAssembler, ParseContext, classify};
+    use crate::logs::{LineAssembler, ParseContext, classify, event_kind};
 
     const PIECES: &[&str] = &[
         "Oct 19 07:21:27 node-a kubelet.service[6774]: ",
@@ -739,7 +739,8 @@ mod never_panics {
             let mut ctx = ParseContext::new(year);
             ctx.message_only = message_only;
             let p = parse(&s, &mut ctx);
-            let _ = classify(&p).map(|e| e.into_owned());
+            let event = classify(&p).map(|e| e.into_owned());
+            prop_assert_eq!(event_kind(&p), event.map(|e| e.kind));
             // every prefix too: lines are cut anywhere
             for (at, _) in s.char_indices() {
                 let p = parse(&s[..at], &mut ctx);

@@ -1,0 +1,253 @@
+//! One pod's life, merged from every view: what `podcoroner explain` prints.
+//!
+//! A pod is named by its UID, `namespace/name`, or a sandbox or container ID (full, or a prefix
+//! of at least 6 characters as crictl accepts). Its identity grows as the views link IDs: a
+//! sandbox names its pod UID, a container its sandbox, a log line may name a container and a
+//! pod UID together. Then every log event naming any of those IDs, and the current CRI and API
+//! state, become one list ordered by time.
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+
+use crate::finding::EvidenceSource;
+use crate::log_rules::{LogKind, LoggedEvent};
+use crate::model::{NodeView, PodRef};
+
+/// One line of a pod's timeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// When it happened; `None` for a log line without a timestamp (kept in reading order at
+    /// the end).
+    pub time: Option<Timestamp>,
+    /// Where it was seen.
+    pub source: EvidenceSource,
+    /// What happened, e.g. `SyncLoop(Delete)`, `sandbox created`, `StopSandboxBeforeRemoveFailed`.
+    pub what: String,
+    /// The detail: the log record's text or the object's state.
+    pub detail: String,
+    /// `file:line` of a log record.
+    pub origin: Option<String>,
+}
+
+/// The pod's identity as resolved, and its timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Timeline {
+    /// Pods (namespace, name, UID) the query resolved to; usually one.
+    pub pods: Vec<PodRef>,
+    /// Every pod UID, sandbox ID and container ID linked to the query.
+    pub ids: BTreeSet<String>,
+    /// The entries, ordered by time.
+    pub entries: Vec<Entry>,
+}
+
+/// Builds the timeline of `query` from `view` (any part may be missing) and `events`.
+/// Returns an empty timeline when nothing matches.
+pub fn explain(query: &str, view: &NodeView, events: &[LoggedEvent]) -> Timeline {
+    let q = query.trim();
+    let mut ids: BTreeSet<String> = BTreeSet::new();
+    let mut names: BTreeSet<(String, String)> = BTreeSet::new();
+    if let Some((ns, name)) = q.split_once('/') {
+        names.insert((ns.to_string(), name.to_string()));
+    } else {
+        ids.insert(q.to_string());
+    }
+    let prefix_ok = |id: &str, key: &str| id == key || (key.len() >= 6 && id.starts_with(key));
+    let matches_id =
+        |ids: &BTreeSet<String>, id: &str| !id.is_empty() && ids.iter().any(|k| prefix_ok(id, k));
+
+    // Grow the identity to a fixed point over the CRI and API views and the logs.
+    for _ in 0..4 {
+        let before = (ids.len(), names.len());
+        if let Some(cri) = &view.cri {
+            for s in &cri.sandboxes {
+                let named = names.contains(&(s.pod.namespace.clone(), s.pod.name.clone()));
+                if named || matches_id(&ids, &s.id) || matches_id(&ids, &s.pod.uid) {
+                    ids.insert(s.id.clone());
+                    ids.insert(s.pod.uid.clone());
+                    names.insert((s.pod.namespace.clone(), s.pod.name.clone()));
+                }
+            }
+            for c in &cri.containers {
+                if matches_id(&ids, &c.id)
+                    || matches_id(&ids, &c.sandbox_id)
+                    || c.pod_uid().is_some_and(|u| ids.contains(u))
+                {
+                    ids.insert(c.id.clone());
+                    ids.insert(c.sandbox_id.clone());
+                    if let Some(u) = c.pod_uid() {
+                        ids.insert(u.to_string());
+                    }
+                }
+            }
+        }
+        if let Some(api) = &view.api {
+            for p in &api.pods {
+                if names.contains(&(p.pod.namespace.clone(), p.pod.name.clone()))
+                    || matches_id(&ids, &p.pod.uid)
+                {
+                    ids.insert(p.pod.uid.clone());
+                    names.insert((p.pod.namespace.clone(), p.pod.name.clone()));
+                    if let Some(h) = p.mirror_hash() {
+                        ids.insert(h.to_string());
+                    }
+                }
+            }
+        }
+        for e in events {
+            if event_matches(e, &ids, &names) {
+                let i = &e.event.ids;
+                for id in [&i.pod_uid, &i.sandbox_id, &i.container_id]
+                    .into_iter()
+                    .flatten()
+                {
+                    ids.insert(id.to_string());
+                }
+            }
+        }
+        if (ids.len(), names.len()) == before {
+            break;
+        }
+    }
+    ids.retain(|i| !i.is_empty());
+
+    let mut entries = Vec::new();
+    let mut pods = BTreeSet::new();
+    if let Some(cri) = &view.cri {
+        for s in cri.sandboxes.iter().filter(|s| ids.contains(&s.id)) {
+            pods.insert(s.pod.clone());
+            entries.push(Entry {
+                time: Some(s.created_at),
+                source: EvidenceSource::Cri,
+                what: "sandbox created".to_string(),
+                detail: format!(
+                    "pod sandbox {} attempt {}, now {}",
+                    s.id,
+                    s.attempt,
+                    s.state.cri_name()
+                ),
+                origin: None,
+            });
+        }
+        for c in cri.containers.iter().filter(|c| ids.contains(&c.id)) {
+            entries.push(Entry {
+                time: Some(c.created_at),
+                source: EvidenceSource::Cri,
+                what: "container created".to_string(),
+                detail: format!(
+                    "container {} ({}, attempt {}) in sandbox {}, now {}",
+                    c.id,
+                    c.name,
+                    c.attempt,
+                    c.sandbox_id,
+                    c.state.cri_name()
+                ),
+                origin: None,
+            });
+        }
+    }
+    if let Some(api) = &view.api {
+        for p in api.pods.iter().filter(|p| ids.contains(&p.pod.uid)) {
+            pods.insert(PodRef {
+                namespace: p.pod.namespace.clone(),
+                name: p.pod.name.clone(),
+                uid: p.mirror_hash().unwrap_or(&p.pod.uid).to_string(),
+            });
+            if let Some(t) = p.created_at {
+                entries.push(Entry {
+                    time: Some(t),
+                    source: EvidenceSource::Apiserver,
+                    what: "pod created".to_string(),
+                    detail: format!(
+                        "{}/{} uid {} on node {}",
+                        p.pod.namespace, p.pod.name, p.pod.uid, p.node_name
+                    ),
+                    origin: None,
+                });
+            }
+            if let Some(t) = p.deletion_timestamp {
+                entries.push(Entry {
+                    time: Some(t),
+                    source: EvidenceSource::Apiserver,
+                    what: "pod deletion requested".to_string(),
+                    detail: format!(
+                        "deletionTimestamp set, grace period {}s",
+                        p.deletion_grace_period_seconds
+                            .map_or("?".to_string(), |g| g.to_string())
+                    ),
+                    origin: None,
+                });
+            }
+            if let Some(t) = p.status_changed_at {
+                entries.push(Entry {
+                    time: Some(t),
+                    source: EvidenceSource::Apiserver,
+                    what: "status".to_string(),
+                    detail: format!(
+                        "phase {}{}",
+                        p.phase,
+                        p.reason
+                            .as_ref()
+                            .map_or(String::new(), |r| format!(" ({r})"))
+                    ),
+                    origin: None,
+                });
+            }
+        }
+    }
+    for e in events.iter().filter(|e| event_matches(e, &ids, &names)) {
+        entries.push(Entry {
+            time: e.event.time,
+            source: match e.log {
+                LogKind::Kubelet => EvidenceSource::KubeletLog,
+                LogKind::Runtime => EvidenceSource::RuntimeLog,
+            },
+            what: format!("{:?}", e.event.kind),
+            detail: e.text.clone(),
+            origin: Some(format!("{}:{}", e.origin, e.line)),
+        });
+    }
+    // Stable: entries of equal time keep their reading order; untimed ones go last.
+    entries.sort_by_key(|e| (e.time.is_none(), e.time));
+    if pods.is_empty() {
+        for (ns, name) in &names {
+            pods.insert(PodRef {
+                namespace: ns.clone(),
+                name: name.clone(),
+                uid: String::new(),
+            });
+        }
+    }
+    Timeline {
+        pods: pods.into_iter().collect(),
+        ids,
+        entries,
+    }
+}
+
+/// Whether a log event names one of `ids` (prefixes count for cut IDs) or one of `names`.
+fn event_matches(
+    e: &LoggedEvent,
+    ids: &BTreeSet<String>,
+    names: &BTreeSet<(String, String)>,
+) -> bool {
+    let i = &e.event.ids;
+    let whole = [&i.pod_uid, &i.sandbox_id, &i.container_id, &i.object_id]
+        .into_iter()
+        .flatten()
+        .any(|id| ids.contains(id.as_ref()));
+    let partial = i
+        .partial
+        .iter()
+        .any(|p| p.prefix.len() >= 6 && ids.iter().any(|k| k.starts_with(p.prefix.as_ref())));
+    let named = i.pods.iter().any(|p| {
+        p.uid.as_ref().is_some_and(|u| ids.contains(u.as_ref()))
+            || names.iter().any(|(ns, n)| {
+                n == p.name.as_ref() && p.namespace.as_ref().is_none_or(|pns| pns == ns)
+            })
+    });
+    whole || partial || named
+}
+
+#[cfg(test)]
+mod tests;

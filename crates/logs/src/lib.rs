@@ -1,0 +1,399 @@
+//! podcoroner-logs: reads the kubelet's and the runtime's logs into classified events.
+//!
+//! A source is a file (with its rotated siblings, plain or gzip, read oldest first) or a
+//! journald unit (`journalctl -u <unit> -o json`). Every physical line goes through
+//! `podcoroner_core::logs` (assemble, parse, classify); a line that fits no shape is counted and
+//! kept with its position, never dropped silently.
+//!
+//! Architecture invariant: the only crate that opens log files or runs `journalctl`; it depends
+//! on `podcoroner-core` and on no other podcoroner crate.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use jiff::Timestamp;
+use podcoroner_core::logs::{LineAssembler, ParseContext, classify, parse};
+
+/// Errors reading a log source.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A log file could not be opened or read.
+    #[error("cannot read log file {}: {error}", path.display())]
+    LogReadFailed {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        error: std::io::Error,
+    },
+    /// `journalctl` could not be run or failed.
+    #[error("journalctl -u {unit} failed: {detail}")]
+    JournalctlFailed {
+        /// The systemd unit.
+        unit: String,
+        /// What went wrong, with journalctl's stderr.
+        detail: String,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Where a log comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A file; its rotated siblings (`kubelet.log.1`, `kubelet.log.2.gz`,
+    /// `kubelet.log-20261128.gz`) are read first, oldest first.
+    File(PathBuf),
+    /// A systemd unit in the journal.
+    Journald {
+        /// The unit, e.g. `kubelet` or `containerd`.
+        unit: String,
+    },
+}
+
+impl Source {
+    /// `journald` means the journal of `unit`; anything else is a file path.
+    pub fn from_arg(arg: &str, unit: &str) -> Source {
+        if arg == "journald" {
+            Source::Journald {
+                unit: unit.to_string(),
+            }
+        } else {
+            Source::File(arg.into())
+        }
+    }
+
+    /// A name for messages and evidence: the path or `journald:<unit>`.
+    pub fn name(&self) -> String {
+        match self {
+            Source::File(p) => p.display().to_string(),
+            Source::Journald { unit } => format!("journald:{unit}"),
+        }
+    }
+}
+
+pub use podcoroner_core::log_rules::{LogKind, LoggedEvent};
+
+/// A line that fits no known shape, kept with its position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unparsed {
+    /// The file (or `journald:<unit>`).
+    pub origin: String,
+    /// The 1-based line number.
+    pub line: u64,
+    /// The text, cut to [`MAX_KEPT_TEXT_BYTES`].
+    pub text: String,
+}
+
+/// What reading a source gave.
+#[derive(Debug, Clone, Default)]
+pub struct LogRead {
+    /// The files read, oldest first (or the journal).
+    pub origins: Vec<String>,
+    /// Physical lines read.
+    pub lines: u64,
+    /// Records (lines joined by the assembler) parsed into a known shape.
+    pub parsed: u64,
+    /// Records that fit no shape.
+    pub unparsed: u64,
+    /// The first [`MAX_KEPT_UNPARSED`] unparsed records, with their positions.
+    pub unparsed_samples: Vec<Unparsed>,
+    /// Records before `since`, skipped.
+    pub before_since: u64,
+    /// Every classified event, in the order read.
+    pub events: Vec<LoggedEvent>,
+    /// The time of the first and last timestamped record read.
+    pub span: Option<(Timestamp, Timestamp)>,
+}
+
+/// How many unparsed records are kept as samples; all are counted.
+pub const MAX_KEPT_UNPARSED: usize = 1000;
+/// How much of a record's text an event or sample keeps.
+pub const MAX_KEPT_TEXT_BYTES: usize = 4096;
+
+/// Reads `source`, the log of `log`, keeping the records at or after `since`.
+///
+/// # Errors
+/// [`Error::LogReadFailed`] for a file that cannot be read; [`Error::JournalctlFailed`].
+pub fn read(source: &Source, log: LogKind, since: Option<Timestamp>) -> Result<LogRead> {
+    let mut out = LogRead::default();
+    match source {
+        Source::File(path) => {
+            for file in with_rotated_siblings(path) {
+                let year = year_of(&file);
+                let reader = open(&file)?;
+                let origin = file.display().to_string();
+                read_stream(
+                    reader,
+                    &origin,
+                    log,
+                    ParseContext::new(year),
+                    since,
+                    &mut out,
+                )
+                .map_err(|error| Error::LogReadFailed {
+                    path: file.clone(),
+                    error,
+                })?;
+                out.origins.push(origin);
+            }
+        }
+        Source::Journald { unit } => {
+            let mut cmd = Command::new("journalctl");
+            cmd.args(["-u", unit, "-o", "json", "--no-pager"]);
+            if let Some(t) = since {
+                cmd.arg("--since").arg(format!("@{}", t.as_second()));
+            }
+            let fail = |detail: String| Error::JournalctlFailed {
+                unit: unit.clone(),
+                detail,
+            };
+            let mut child = cmd
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| fail(format!("cannot run journalctl: {e}")))?;
+            let stdout = child
+                .stdout
+                .take()
+                .ok_or_else(|| fail("no stdout".to_string()))?;
+            let origin = source.name();
+            let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
+            read_stream(
+                Box::new(BufReader::new(stdout)),
+                &origin,
+                log,
+                ParseContext::new(year),
+                since,
+                &mut out,
+            )
+            .map_err(|e| fail(e.to_string()))?;
+            let status = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
+            if !status.status.success() {
+                return Err(fail(format!(
+                    "{}: {}",
+                    status.status,
+                    String::from_utf8_lossy(&status.stderr).trim()
+                )));
+            }
+            out.origins.push(origin);
+        }
+    }
+    Ok(out)
+}
+
+/// Copies the part of `source` at or after `since` (every line, parsed or not, in order; a line
+/// without a timestamp goes with the record before it) into the file `out`, as `collect` keeps a
+/// log window in a snapshot. Journald is written as `journalctl -o json` lines. Returns the
+/// number of lines written.
+///
+/// # Errors
+/// As [`read`], and [`Error::LogReadFailed`] naming `out` when it cannot be written.
+pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Result<u64> {
+    use std::io::Write as _;
+    let write_err = |error| Error::LogReadFailed {
+        path: out.to_path_buf(),
+        error,
+    };
+    let file = std::fs::File::create(out).map_err(write_err)?;
+    let mut w = std::io::BufWriter::new(file);
+    let mut n = 0;
+    let mut copy = |reader: Box<dyn BufRead>, year: i32| -> std::io::Result<()> {
+        let mut ctx = ParseContext::new(year);
+        let mut keep = since.is_none();
+        for line in reader.split(b'\n') {
+            let line = line?;
+            let text = String::from_utf8_lossy(&line);
+            if let Some(t) = parse(&text, &mut ctx).time {
+                keep = since.is_none_or(|s| t >= s);
+            }
+            if keep {
+                w.write_all(&line)?;
+                w.write_all(b"\n")?;
+                n += 1;
+            }
+        }
+        Ok(())
+    };
+    match source {
+        Source::File(path) => {
+            for file in with_rotated_siblings(path) {
+                let year = year_of(&file);
+                copy(open(&file)?, year).map_err(|error| Error::LogReadFailed {
+                    path: file.clone(),
+                    error,
+                })?;
+            }
+        }
+        Source::Journald { unit } => {
+            let mut cmd = Command::new("journalctl");
+            cmd.args(["-u", unit, "-o", "json", "--no-pager"]);
+            if let Some(t) = since {
+                cmd.arg("--since").arg(format!("@{}", t.as_second()));
+            }
+            let fail = |detail: String| Error::JournalctlFailed {
+                unit: unit.clone(),
+                detail,
+            };
+            let output = cmd
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| fail(format!("cannot run journalctl: {e}")))?;
+            if !output.status.success() {
+                return Err(fail(format!(
+                    "{}: {}",
+                    output.status,
+                    String::from_utf8_lossy(&output.stderr).trim()
+                )));
+            }
+            copy(Box::new(std::io::Cursor::new(output.stdout)), 0).map_err(write_err)?;
+        }
+    }
+    w.flush().map_err(write_err)?;
+    Ok(n)
+}
+
+/// Parses and classifies every record of one stream into `out`.
+fn read_stream(
+    mut reader: Box<dyn BufRead>,
+    origin: &str,
+    log: LogKind,
+    mut ctx: ParseContext,
+    since: Option<Timestamp>,
+    out: &mut LogRead,
+) -> std::io::Result<()> {
+    let mut asm = LineAssembler::new();
+    let mut buf = Vec::new();
+    let handle = |text: &str, first_line: u64, ctx: &mut ParseContext, out: &mut LogRead| {
+        let parsed = parse(text, ctx);
+        if let Some(t) = parsed.time {
+            if since.is_some_and(|s| t < s) {
+                out.before_since += 1;
+                return;
+            }
+            out.span = Some(match out.span {
+                None => (t, t),
+                Some((a, b)) => (a.min(t), b.max(t)),
+            });
+        }
+        if !parsed.is_parsed() {
+            out.unparsed += 1;
+            if out.unparsed_samples.len() < MAX_KEPT_UNPARSED {
+                out.unparsed_samples.push(Unparsed {
+                    origin: origin.to_string(),
+                    line: first_line,
+                    text: cut(text),
+                });
+            }
+            return;
+        }
+        out.parsed += 1;
+        if let Some(event) = classify(&parsed) {
+            out.events.push(LoggedEvent {
+                event: event.into_owned(),
+                log,
+                origin: origin.to_string(),
+                line: first_line,
+                text: cut(text),
+            });
+        }
+    };
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf)? == 0 {
+            break;
+        }
+        out.lines += 1;
+        let line = String::from_utf8_lossy(&buf);
+        let line = line.trim_end_matches('\n');
+        if let Some(rec) = asm.push(line) {
+            let (text, first) = (rec.text.to_string(), rec.first_line);
+            handle(&text, first, &mut ctx, out);
+        }
+    }
+    if let Some(rec) = asm.finish() {
+        let (text, first) = (rec.text.to_string(), rec.first_line);
+        handle(&text, first, &mut ctx, out);
+    }
+    Ok(())
+}
+
+fn cut(text: &str) -> String {
+    if text.len() <= MAX_KEPT_TEXT_BYTES {
+        return text.to_string();
+    }
+    let mut end = MAX_KEPT_TEXT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// Opens a file, decompressing `.gz`.
+fn open(path: &Path) -> Result<Box<dyn BufRead>> {
+    let file = std::fs::File::open(path).map_err(|error| Error::LogReadFailed {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let reader: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    Ok(Box::new(BufReader::with_capacity(1 << 16, reader)))
+}
+
+/// The year a file's yearless timestamps most likely belong to: its modification year.
+fn year_of(path: &Path) -> i32 {
+    let t = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| Timestamp::try_from(t).ok())
+        .unwrap_or_else(Timestamp::now);
+    i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year())
+}
+
+/// `path` preceded by its rotated siblings, oldest first: logrotate's numbered
+/// (`kubelet.log.3.gz`, `kubelet.log.2.gz`, `kubelet.log.1`) and dated
+/// (`kubelet.log-20261127.gz`, `kubelet.log-20261128`) names. Files ending in `.tmp` are skipped.
+pub fn with_rotated_siblings(path: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(base)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return vec![path.to_path_buf()];
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut numbered = Vec::new();
+    let mut dated = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(base) else {
+            continue;
+        };
+        if rest.is_empty() || name.ends_with(".tmp") {
+            continue;
+        }
+        let suffix = rest.strip_suffix(".gz").unwrap_or(rest);
+        if let Some(n) = suffix.strip_prefix('.').and_then(|n| n.parse::<u32>().ok()) {
+            numbered.push((n, entry.path()));
+        } else if let Some(d) = suffix
+            .strip_prefix('-')
+            .filter(|d| d.chars().all(|c| c.is_ascii_digit()))
+        {
+            dated.push((d.to_string(), entry.path()));
+        }
+    }
+    numbered.sort_by(|a, b| b.0.cmp(&a.0));
+    dated.sort();
+    let mut files: Vec<PathBuf> = dated.into_iter().map(|(_, p)| p).collect();
+    files.extend(numbered.into_iter().map(|(_, p)| p));
+    files.push(path.to_path_buf());
+    files
+}
+
+#[cfg(test)]
+mod tests;
