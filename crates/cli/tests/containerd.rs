@@ -826,3 +826,59 @@ fn bad_input_is_a_clear_error_with_exit_2() {
     );
     assert_eq!(code, 64, "{stderr}");
 }
+
+/// The kubelet's log says its GC keeps failing to stop the cart pod's leaked sandbox: the
+/// `LeakedSandbox` finding says so, `SandboxStopFailing` classifies the cause, and `explain`
+/// merges the log lines with the CRI and API state into one timeline.
+#[tokio::test]
+async fn logs_explain_a_leaked_sandbox() {
+    let node = build_node().await;
+    let id = &node.cart_sandbox;
+    let log = node.dir.path().join("kubelet.log");
+    // klog has no year: times a few minutes back from now, so the test holds on any day.
+    let klog_time = |mins: i64| (jiff::Timestamp::now() - jiff::SignedDuration::from_mins(mins)).strftime("%m%d %H:%M:%S%.6f").to_string();
+    let lines: Vec<String> = (0..3)
+        .map(|m| {
+            format!(
+                "E{}    4321 kuberuntime_gc.go:176] \"Failed to stop sandbox before removing\" \
+                 err=\"rpc error: code = Unknown desc = failed to destroy network for sandbox \\\"{id}\\\": plugin \
+                 type=\\\"calico\\\" failed (delete): error getting ClusterInformation: connection is unauthorized: \
+                 Unauthorized\" sandboxID=\"{id}\"",
+                klog_time(30 - 10 * m)
+            )
+        })
+        .chain([format!(
+            "I{}    4321 kubelet.go:2449] \"SyncLoop DELETE\" source=\"api\" pods=[\"shop/cart-6b7c8d9e5-m4n5p\"]",
+            klog_time(40)
+        )])
+        .collect();
+    ok(std::fs::write(&log, lines.join("\n") + "\n"));
+
+    let mut args = vec!["--kubelet-log".to_string(), log.display().to_string()];
+    args.extend(node.source_args());
+    let report = diagnose_json(args.clone());
+    let findings = report["findings"].as_array().unwrap();
+    let leaked = findings.iter().find(|f| f["kind"] == "LeakedSandbox" && f["sandbox_id"] == id.as_str()).unwrap();
+    let said: Vec<&str> = leaked["evidence"].as_array().unwrap().iter().map(|e| e["detail"].as_str().unwrap()).collect();
+    assert!(
+        said.iter().any(|d| d.contains("trying and failing: 3 failure records, cause CNI teardown: the CNI datastore refused")),
+        "{said:#?}"
+    );
+    let stop = findings.iter().find(|f| f["kind"] == "SandboxStopFailing").unwrap();
+    assert_eq!(stop["sandbox_id"], id.as_str());
+    assert_eq!(stop["pod"]["name"], "cart-6b7c8d9e5-m4n5p");
+    assert_eq!(report["sources"]["kubelet_log"]["counts"]["events"], 4);
+
+    let mut explain = vec!["explain".to_string(), "shop/cart-6b7c8d9e5-m4n5p".into(), "-o".into(), "json".into()];
+    explain.extend(args);
+    let (code, out, err) = podcoroner(&explain);
+    assert_eq!(code, 0, "{err}");
+    let t: Value = ok(serde_json::from_str(&out));
+    assert_eq!(t["pods"][0]["uid"], CART_UID);
+    let sources: Vec<&str> = t["entries"].as_array().unwrap().iter().map(|e| e["source"].as_str().unwrap()).collect();
+    assert_eq!(sources, vec!["kubelet-log", "kubelet-log", "kubelet-log", "kubelet-log", "cri"], "{t:#}");
+    assert_eq!(t["entries"][0]["what"], "SyncLoop(Delete)");
+    let (code, _, err) = podcoroner(&["explain".to_string(), "nobody/nothing".into(), "--kubelet-log".into(), log.display().to_string(), "--offline".into()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nothing on this node names \"nobody/nothing\""), "{err}");
+}
