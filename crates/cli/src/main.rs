@@ -40,6 +40,75 @@ enum Command {
     Gc(GcArgs),
     /// One pod's life as a timeline merged from the logs and the current CRI and API state.
     Explain(ExplainArgs),
+    /// Run the agent: poll the node's views, keep findings over time, serve them over HTTP.
+    Daemon(DaemonArgs),
+    /// Configuration file tools.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCommand {
+    /// Validate a daemon configuration file: unknown keys, bad durations, bad selectors.
+    Check {
+        /// The YAML file.
+        file: PathBuf,
+    },
+}
+
+/// `podcoroner daemon`: every option of the config file (docs/configuration.md) can be given
+/// as a flag, which wins over the file.
+#[derive(Debug, Args)]
+#[command(rename_all = "kebab-case")]
+struct DaemonArgs {
+    /// The YAML configuration file.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The HTTP listen address of the status endpoint.
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:9657")]
+    listen: std::net::SocketAddr,
+    /// Log level of the daemon's own logs (tracing filter syntax).
+    #[arg(long, value_name = "FILTER", default_value = "info")]
+    log_level: String,
+    /// The node name. Default: config, $NODE_NAME, the hostname.
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
+    node_name: Option<String>,
+    /// The CRI endpoint.
+    #[arg(long, value_name = "ENDPOINT", value_parser = non_empty)]
+    runtime_endpoint: Option<String>,
+    /// The static pod manifest directory.
+    #[arg(long, value_name = "DIR")]
+    manifest_dir: Option<PathBuf>,
+    /// The kubelet root directory.
+    #[arg(long, value_name = "DIR")]
+    kubelet_root_dir: Option<PathBuf>,
+    /// Kubeconfig for the API server.
+    #[arg(long, value_name = "PATH")]
+    kubeconfig: Option<PathBuf>,
+    /// Read pods from this file instead of the API server (re-read at every poll).
+    #[arg(long, value_name = "FILE")]
+    pods: Option<PathBuf>,
+    /// Do not contact the API server.
+    #[arg(long)]
+    no_apiserver: bool,
+    /// The kubelet's log: a file or `journald`.
+    #[arg(long, value_name = "PATH|journald")]
+    kubelet_log: Option<String>,
+    /// The runtime's log: a file or `journald`.
+    #[arg(long, value_name = "PATH|journald")]
+    runtime_log: Option<String>,
+    /// Nothing younger than this is judged.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    min_age: Option<Duration>,
+    /// How often the CRI is listed.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    cri_poll_interval: Option<Duration>,
+    /// How often findings are evaluated.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    evaluate_interval: Option<Duration>,
+    /// Where findings and log positions are kept across restarts.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -306,6 +375,12 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Collect(args) => collect(args).await,
         Command::Gc(args) => gc(args).await,
         Command::Explain(args) => explain(args).await,
+        Command::Daemon(args) => daemon(args).await,
+        Command::Config(ConfigCommand::Check { file }) => {
+            podcoroner_daemon::config::FileConfig::load(&file)?;
+            println!("{}: ok", file.display());
+            Ok(0)
+        }
     }
 }
 
@@ -484,5 +559,80 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
             args.pod
         );
     }
+    Ok(0)
+}
+
+async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
+    use podcoroner_daemon::config::FileConfig;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_new(&args.log_level).context("--log-level")?,
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let mut c = match &args.config {
+        Some(path) => FileConfig::load(path)?,
+        None => FileConfig::default(),
+    };
+    // Flags win over the file.
+    macro_rules! over {
+        ($($flag:ident => $field:ident),* $(,)?) => { $( if let Some(v) = args.$flag.clone() { c.$field = v.into(); } )* };
+    }
+    over!(runtime_endpoint => runtime_endpoint, kubeconfig => kubeconfig, pods => pods_file, kubelet_log => kubelet_log,
+          runtime_log => runtime_log, node_name => node_name);
+    if let Some(v) = args.manifest_dir.clone() {
+        c.manifest_dir = v;
+    }
+    if let Some(v) = args.kubelet_root_dir.clone() {
+        c.kubelet_root_dir = v;
+    }
+    if let Some(v) = args.min_age {
+        c.min_age = v;
+    }
+    if let Some(v) = args.cri_poll_interval {
+        c.cri_poll_interval = v;
+    }
+    if let Some(v) = args.evaluate_interval {
+        c.evaluate_interval = v;
+    }
+    if let Some(v) = args.state_dir.clone() {
+        c.state_dir = v;
+    }
+    c.no_apiserver |= args.no_apiserver;
+    let log = |arg: &Option<String>, unit: &str| {
+        arg.as_deref()
+            .map(|a| podcoroner_logs::Source::from_arg(a, unit))
+    };
+    let options = podcoroner_daemon::agent::AgentOptions {
+        sources: SourceOptions {
+            runtime_endpoint: c.runtime_endpoint.clone(),
+            timeout: c.timeout,
+            node_name: gather::node_name(c.node_name.as_deref())?,
+            manifest_dir: c.manifest_dir.clone(),
+            kubeconfig: c.kubeconfig.clone(),
+            pods_file: c.pods_file.clone(),
+            no_apiserver: c.no_apiserver,
+            kubelet_root_dir: c.kubelet_root_dir.clone(),
+            kubelet_log: log(&c.kubelet_log, &c.kubelet_unit),
+            runtime_log: log(&c.runtime_log, &c.runtime_unit),
+            since: None,
+            offline: false,
+        },
+        rules: podcoroner_core::Config {
+            min_age: c.min_age,
+            failed_pod_min_age: c.failed_pod_min_age,
+            assume_pods_deleted: false,
+        },
+        cri_poll_interval: c.cri_poll_interval,
+        rescan_interval: c.manifest_rescan_interval,
+        api_poll_interval: c.api_poll_interval,
+        evaluate_interval: c.evaluate_interval,
+        resolve_after_misses: c.resolve_after_misses,
+        resolved_retention: c.resolved_retention,
+        state_dir: c.state_dir.clone(),
+        listen: args.listen,
+        max_events: 100_000,
+    };
+    podcoroner_daemon::agent::run(options).await?;
     Ok(0)
 }

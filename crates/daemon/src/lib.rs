@@ -9,7 +9,9 @@
 //! Architecture invariant: this crate owns the serialization of findings; `podcoroner-core`
 //! types never reach JSON except through [`api`].
 
+pub mod agent;
 pub mod api;
+pub mod config;
 pub mod gather;
 pub mod gc;
 pub mod render;

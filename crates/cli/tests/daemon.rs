@@ -1,0 +1,301 @@
+//! `podcoroner daemon` against a real containerd: a leaked sandbox appears in `/findings` within
+//! a poll, resolves when removed, a containerd restart turns `/readyz` to 503 and back without
+//! restarting the daemon, and a daemon restart keeps `first_seen`.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use podcoroner_test_support::{ContainerdLab, PodSpec};
+use serde_json::{Value, json};
+
+mod common;
+use common::{ok, pod, pod_list};
+
+const NODE: &str = "daemon-node-1";
+const WEB_UID: &str = "0d1e2f30-4152-4637-8899-aabbccddeeff";
+
+/// A plain HTTP/1.1 GET: (status, body); status 0 when nothing listens yet.
+fn get(port: u16, path: &str) -> (u16, String) {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return (0, String::new());
+    };
+    ok(s.set_read_timeout(Some(Duration::from_secs(10))));
+    ok(write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    ));
+    let mut raw = Vec::new();
+    ok(s.read_to_end(&mut raw));
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or(String::new(), |(_, b)| b.to_string());
+    // Undo chunked transfer encoding when present.
+    let body = if text
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(&body)
+    } else {
+        body
+    };
+    (status, body)
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n.min(rest.len())]);
+        s = rest.get(n + 2..).unwrap_or("");
+    }
+    out
+}
+
+fn free_port() -> u16 {
+    ok(std::net::TcpListener::bind("127.0.0.1:0"))
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start_daemon(lab: &ContainerdLab, dir: &Path, port: u16) -> Child {
+    ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args([
+            "daemon",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--runtime-endpoint",
+            &lab.endpoint(),
+            "--node-name",
+            NODE,
+        ])
+        .arg("--manifest-dir")
+        .arg(dir.join("manifests"))
+        .arg("--kubelet-root-dir")
+        .arg(dir.join("kubelet"))
+        .arg("--pods")
+        .arg(dir.join("pods.json"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .args([
+            "--min-age",
+            "0s",
+            "--cri-poll-interval",
+            "1s",
+            "--evaluate-interval",
+            "1s",
+            "--log-level",
+            "warn",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn())
+}
+
+fn stop_daemon(mut child: Child) {
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = child.try_wait() {
+            assert!(status.success(), "daemon exited with {status} on SIGTERM");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    panic!("daemon did not stop within 10 s of SIGTERM");
+}
+
+/// Polls `f` every 100 ms until it returns `Some`, for at most `secs`.
+fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {secs}s waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn finding_for<'a>(report: &'a Value, sandbox: &str) -> Option<&'a Value> {
+    report["findings"]
+        .as_array()?
+        .iter()
+        .find(|f| f["sandbox_id"] == sandbox)
+}
+
+async fn leak(lab: &ContainerdLab, name: &str, uid: &str) -> String {
+    let p = PodSpec::api("shop", name, uid);
+    let id = ok(lab.run_pod(&p).await);
+    ok(lab.stop_sandbox(&id).await);
+    id
+}
+
+#[tokio::test]
+async fn daemon_sees_leaks_over_time_and_survives_runtime_restarts() {
+    let mut lab = ok(ContainerdLab::start());
+    let dir = ok(tempfile::tempdir());
+    ok(std::fs::create_dir_all(dir.path().join("manifests")));
+    ok(std::fs::create_dir_all(dir.path().join("kubelet/pods")));
+    let web = PodSpec::api("shop", "web-0", WEB_UID);
+    let web_sandbox = ok(lab.run_pod(&web).await);
+    ok(lab
+        .create_container(&web_sandbox, &web, "web", 0, true)
+        .await);
+    ok(std::fs::write(
+        dir.path().join("pods.json"),
+        ok(serde_json::to_vec(&pod_list(vec![pod(
+            "shop",
+            "web-0",
+            WEB_UID,
+            NODE,
+            "Running",
+            json!({}),
+            json!([]),
+        )]))),
+    ));
+
+    let port = free_port();
+    let daemon = start_daemon(&lab, dir.path(), port);
+    wait_for(20, "/readyz 200", || {
+        (get(port, "/readyz").0 == 200).then_some(())
+    });
+    assert_eq!(get(port, "/healthz"), (200, "ok\n".to_string()));
+
+    // A leaked sandbox appears within a poll interval (1 s) plus an evaluation (1 s).
+    let t0 = Instant::now();
+    let leaked = leak(&lab, "cart-0", "11111111-2222-4333-8444-000000000001").await;
+    let f = wait_for(10, "the LeakedSandbox finding", || {
+        let (code, body) = get(port, "/findings?kind=LeakedSandbox&state=open");
+        assert_eq!(code, 200);
+        let r: Value = serde_json::from_str(&body).ok()?;
+        finding_for(&r, &leaked).cloned()
+    });
+    let seen_after = t0.elapsed();
+    assert!(
+        seen_after < Duration::from_secs(5),
+        "seen after {seen_after:?}"
+    );
+    assert_eq!(f["state"], "open");
+    assert_eq!(f["pod"]["name"], "cart-0");
+    let first_seen = f["first_seen"].clone();
+    let (code, body) = get(port, "/findings?namespace=shop");
+    assert_eq!(code, 200);
+    let all: Value = ok(serde_json::from_str(&body));
+    assert_eq!(all["schema"], "podcoroner.diagnosis/v1");
+    assert_eq!(all["node"], NODE);
+    assert!(
+        !all["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["pod"]["uid"] == WEB_UID),
+        "healthy pod flagged"
+    );
+    assert_eq!(get(port, "/findings?kind=Bogus").0, 400);
+    assert_eq!(get(port, "/findings?state=maybe").0, 400);
+
+    // Metrics, the page, a timeline.
+    let (code, metrics) = get(port, "/metrics");
+    assert_eq!(code, 200);
+    for want in [
+        "podcoroner_findings{kind=\"LeakedSandbox\",severity=\"warning\"} 1",
+        "podcoroner_sandboxes{state=\"SANDBOX_NOTREADY\"} 1",
+        "podcoroner_source_up{source=\"cri\"} 1",
+        "podcoroner_cri_request_duration_seconds_count{rpc=\"ListPodSandbox\"}",
+    ] {
+        assert!(metrics.contains(want), "missing {want:?} in\n{metrics}");
+    }
+    let (code, html) = get(port, "/");
+    assert_eq!(code, 200);
+    assert!(
+        html.contains("LeakedSandbox") && html.contains("crictl stopp"),
+        "{html}"
+    );
+    let (code, body) = get(port, &format!("/pods/{WEB_UID}/timeline"));
+    assert_eq!(code, 200, "{body}");
+    let t: Value = ok(serde_json::from_str(&body));
+    assert_eq!(t["pods"][0]["name"], "web-0");
+    assert_eq!(get(port, "/pods/nobody/timeline").0, 404);
+
+    // Removing the sandbox resolves the finding (after two evaluations without it).
+    ok(lab.remove_sandbox(&leaked).await);
+    wait_for(10, "the finding to resolve", || {
+        let r: Value = serde_json::from_str(&get(port, "/findings?state=resolved").1).ok()?;
+        let f = finding_for(&r, &leaked)?;
+        (f["first_seen"] == first_seen && f["resolved_at"].is_string()).then_some(())
+    });
+
+    // containerd restarts: /readyz goes 503 naming the CRI, and back to 200, same daemon.
+    let still_leaked = leak(&lab, "cart-1", "11111111-2222-4333-8444-000000000002").await;
+    wait_for(10, "the second leak", || {
+        finding_for(
+            &serde_json::from_str(&get(port, "/findings").1).ok()?,
+            &still_leaked,
+        )
+        .map(|_| ())
+    });
+    lab.stop();
+    let r: Value = wait_for(15, "/readyz 503", || {
+        let (code, body) = get(port, "/readyz");
+        (code == 503)
+            .then(|| serde_json::from_str(&body).ok())
+            .flatten()
+    });
+    assert_eq!(r["sources"]["cri"]["healthy"], false);
+    assert!(
+        r["sources"]["cri"]["last_error"]
+            .as_str()
+            .unwrap()
+            .contains(&lab.endpoint()),
+        "{r}"
+    );
+    // While the CRI is down the open finding stays open (its rule cannot run).
+    std::thread::sleep(Duration::from_secs(3));
+    let r: Value = ok(serde_json::from_str(&get(port, "/findings?state=open").1));
+    assert!(
+        finding_for(&r, &still_leaked).is_some(),
+        "resolved while the runtime was down: {r}"
+    );
+    ok(lab.restart());
+    wait_for(20, "/readyz 200 again", || {
+        (get(port, "/readyz").0 == 200).then_some(())
+    });
+
+    // A daemon restart keeps first_seen.
+    let before: Value = ok(serde_json::from_str(&get(port, "/findings?state=open").1));
+    let first = finding_for(&before, &still_leaked).unwrap()["first_seen"].clone();
+    stop_daemon(daemon);
+    let daemon = start_daemon(&lab, dir.path(), port);
+    wait_for(20, "/readyz after restart", || {
+        (get(port, "/readyz").0 == 200).then_some(())
+    });
+    let after: Value = wait_for(10, "findings after restart", || {
+        let r: Value = serde_json::from_str(&get(port, "/findings?state=open").1).ok()?;
+        finding_for(&r, &still_leaked).is_some().then_some(r)
+    });
+    assert_eq!(
+        finding_for(&after, &still_leaked).unwrap()["first_seen"],
+        first
+    );
+    stop_daemon(daemon);
+}

@@ -1,0 +1,149 @@
+//! The daemon's Prometheus metrics (prometheus-client), names `podcoroner_<what>[_<unit>][_total]`
+//! with bounded label sets only: kinds, severities, states, sources, RPC names and GC results,
+//! never IDs or messages.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// `kind` and `severity` of a finding.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    /// Finding kind.
+    pub kind: String,
+    /// Severity.
+    pub severity: String,
+}
+
+/// A state (`SANDBOX_READY`, `CONTAINER_RUNNING`, …).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StateLabels {
+    /// The CRI state name.
+    pub state: String,
+}
+
+/// A source (`cri`, `apiserver`, `manifests`, `pod_dirs`, `kubelet_log`, `runtime_log`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SourceLabels {
+    /// The source.
+    pub source: String,
+}
+
+/// A CRI RPC name.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RpcLabels {
+    /// The RPC, e.g. `ListPodSandbox`.
+    pub rpc: String,
+}
+
+/// A GC action result (`removed`, `skipped`, `stop_failed`, …).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabels {
+    /// The result.
+    pub result: String,
+}
+
+fn rpc_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.001, 2.0, 14))
+}
+
+/// Every metric the daemon exports, registered in [`Metrics::registry`].
+#[derive(Debug)]
+pub struct Metrics {
+    /// The registry `/metrics` encodes.
+    pub registry: Registry,
+    /// `podcoroner_findings`: open findings by kind and severity.
+    pub findings: Family<KindLabels, Gauge>,
+    /// `podcoroner_sandboxes`: pod sandboxes by state.
+    pub sandboxes: Family<StateLabels, Gauge>,
+    /// `podcoroner_containers`: containers by state.
+    pub containers: Family<StateLabels, Gauge>,
+    /// `podcoroner_log_lines_total`: log lines read by source.
+    pub log_lines: Family<SourceLabels, Counter>,
+    /// `podcoroner_log_lines_unparsed_total`: log records that fit no shape, by source.
+    pub log_unparsed: Family<SourceLabels, Counter>,
+    /// `podcoroner_log_lines_dropped_total`: log lines dropped under a flood, by source.
+    pub log_dropped: Family<SourceLabels, Counter>,
+    /// `podcoroner_cri_request_duration_seconds`: CRI RPC latency by RPC.
+    pub cri_duration: Family<RpcLabels, Histogram, fn() -> Histogram>,
+    /// `podcoroner_source_up`: 1 when a source's last read succeeded.
+    pub source_up: Family<SourceLabels, Gauge>,
+    /// `podcoroner_gc_actions_total`: GC actions by result.
+    pub gc_actions: Family<ResultLabels, Counter>,
+    /// `podcoroner_evaluations_total`: diagnoses run.
+    pub evaluations: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("podcoroner");
+        let m = Metrics {
+            findings: Family::default(),
+            sandboxes: Family::default(),
+            containers: Family::default(),
+            log_lines: Family::default(),
+            log_unparsed: Family::default(),
+            log_dropped: Family::default(),
+            cri_duration: Family::new_with_constructor(rpc_histogram as fn() -> Histogram),
+            source_up: Family::default(),
+            gc_actions: Family::default(),
+            evaluations: Counter::default(),
+            registry: Registry::default(),
+        };
+        registry.register(
+            "findings",
+            "Open findings by kind and severity",
+            m.findings.clone(),
+        );
+        registry.register(
+            "sandboxes",
+            "Pod sandboxes by CRI state",
+            m.sandboxes.clone(),
+        );
+        registry.register(
+            "containers",
+            "Containers by CRI state",
+            m.containers.clone(),
+        );
+        registry.register(
+            "log_lines",
+            "Log lines read, by source",
+            m.log_lines.clone(),
+        );
+        registry.register(
+            "log_lines_unparsed",
+            "Log records that fit no known shape, by source",
+            m.log_unparsed.clone(),
+        );
+        registry.register(
+            "log_lines_dropped",
+            "Log lines dropped under a flood, by source",
+            m.log_dropped.clone(),
+        );
+        registry.register(
+            "cri_request_duration_seconds",
+            "CRI RPC latency in seconds, by RPC",
+            m.cri_duration.clone(),
+        );
+        registry.register(
+            "source_up",
+            "1 when the source's last read succeeded",
+            m.source_up.clone(),
+        );
+        registry.register("gc_actions", "GC actions by result", m.gc_actions.clone());
+        registry.register("evaluations", "Diagnoses run", m.evaluations.clone());
+        Metrics { registry, ..m }
+    }
+}
+
+impl Metrics {
+    /// The Prometheus text exposition of every metric.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}

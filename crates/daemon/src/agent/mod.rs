@@ -1,0 +1,499 @@
+//! `podcoroner daemon`: the agent that runs on every node.
+//!
+//! Tasks share one [`Shared`] state:
+//! - the CRI poller lists sandboxes and containers every `cri_poll_interval`, reconnecting with
+//!   backoff when the runtime restarts or its socket goes away;
+//! - the manifest watcher re-reads the static pod directory on file events (hints) and every
+//!   `manifest_rescan_interval` (the truth), with the kubelet's pod directories;
+//! - the API poller lists this node's pods (or re-reads `pods_file`);
+//! - the evaluator runs the same rules as `diagnose` over the latest views and folds the result
+//!   into the findings [`store::Store`], saved under the state directory;
+//! - the HTTP server (`http`) serves `/healthz`, `/readyz`, `/findings`, `/pods/{uid}/timeline`,
+//!   `/metrics` and `/`.
+//!
+//! A source that fails is retried and reported unhealthy in `/readyz`; its view is dropped so the
+//! rules that need it skip (and never resolve findings on missing data). Nothing on input panics.
+
+pub mod html;
+pub mod http;
+pub mod metrics;
+pub mod store;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use podcoroner_core::log_rules::LoggedEvent;
+use podcoroner_core::{ApiView, Config, CriView, ManifestView, NodeView, PodDir};
+use serde::Serialize;
+
+use crate::gather::SourceOptions;
+
+/// Everything the daemon needs, resolved from flags and the config file.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// Where to read the node's views from (`offline` is ignored).
+    pub sources: SourceOptions,
+    /// The diagnosis thresholds.
+    pub rules: Config,
+    /// How often the CRI is listed.
+    pub cri_poll_interval: Duration,
+    /// How often the manifest and pod directories are re-read in full.
+    pub rescan_interval: Duration,
+    /// How often the API server's pods are listed.
+    pub api_poll_interval: Duration,
+    /// How often findings are evaluated.
+    pub evaluate_interval: Duration,
+    /// Evaluations a finding must be missing from before it is resolved.
+    pub resolve_after_misses: u32,
+    /// How long resolved findings stay visible.
+    pub resolved_retention: Duration,
+    /// Where `state.json` (findings) lives.
+    pub state_dir: PathBuf,
+    /// The HTTP listen address.
+    pub listen: SocketAddr,
+    /// At most this many log events are kept for the rules and timelines (oldest dropped).
+    pub max_events: usize,
+}
+
+/// One source's health, as `/readyz` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SourceHealth {
+    /// True when the last read succeeded.
+    pub healthy: bool,
+    /// Since when it has been in its current state.
+    pub since: Timestamp,
+    /// The last successful read.
+    pub last_success: Option<Timestamp>,
+    /// The last error, while unhealthy.
+    pub last_error: Option<String>,
+    /// What was read last (counts, endpoint).
+    pub detail: Option<String>,
+}
+
+/// The latest view of each source.
+#[derive(Debug, Default, Clone)]
+pub struct Views {
+    /// The CRI runtime's sandboxes and containers.
+    pub cri: Option<CriView>,
+    /// The API server's pods.
+    pub api: Option<ApiView>,
+    /// The static pod manifest directory.
+    pub manifests: Option<ManifestView>,
+    /// The kubelet's pod directories.
+    pub pod_dirs: Option<Vec<PodDir>>,
+}
+
+/// State shared by the tasks and the HTTP handlers.
+#[derive(Debug)]
+pub struct Shared {
+    /// The node name.
+    pub node: String,
+    /// When the daemon started.
+    pub started: Timestamp,
+    /// The latest views.
+    pub views: Mutex<Views>,
+    /// The log events kept, oldest first.
+    pub events: Mutex<VecDeque<LoggedEvent>>,
+    /// Each enabled source's health, by name.
+    pub health: Mutex<BTreeMap<String, SourceHealth>>,
+    /// The findings over time.
+    pub store: Mutex<store::Store>,
+    /// The last evaluation's skipped rules.
+    pub skipped: Mutex<Vec<podcoroner_core::SkippedRule>>,
+    /// The metrics.
+    pub metrics: metrics::Metrics,
+    /// The options.
+    pub options: AgentOptions,
+}
+
+impl Shared {
+    /// Records a source's success.
+    pub fn ok(&self, source: &str, detail: Option<String>) {
+        let now = Timestamp::now();
+        let mut h = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = h.entry(source.to_string()).or_insert(SourceHealth {
+            healthy: true,
+            since: now,
+            last_success: None,
+            last_error: None,
+            detail: None,
+        });
+        if !entry.healthy {
+            entry.since = now;
+        }
+        entry.healthy = true;
+        entry.last_success = Some(now);
+        entry.last_error = None;
+        entry.detail = detail;
+        self.metrics
+            .source_up
+            .get_or_create(&metrics::SourceLabels {
+                source: source.to_string(),
+            })
+            .set(1);
+    }
+
+    /// Records a source's failure.
+    pub fn failed(&self, source: &str, error: String) {
+        let now = Timestamp::now();
+        tracing::warn!(source, %error, "Source failed");
+        let mut h = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = h.entry(source.to_string()).or_insert(SourceHealth {
+            healthy: false,
+            since: now,
+            last_success: None,
+            last_error: None,
+            detail: None,
+        });
+        if entry.healthy {
+            entry.since = now;
+        }
+        entry.healthy = false;
+        entry.last_error = Some(error);
+        self.metrics
+            .source_up
+            .get_or_create(&metrics::SourceLabels {
+                source: source.to_string(),
+            })
+            .set(0);
+    }
+
+    /// The node view the rules read now.
+    pub fn node_view(&self) -> NodeView {
+        let v = self.views.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        NodeView {
+            node_name: self.node.clone(),
+            cri: v.cri,
+            api: v.api,
+            manifests: v.manifests,
+            pod_dirs: v.pod_dirs,
+        }
+    }
+
+    /// The log events kept.
+    pub fn events(&self) -> Vec<LoggedEvent> {
+        self.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs the daemon until SIGTERM or SIGINT, then stops accepting, finishes in-flight requests
+/// and saves the state.
+///
+/// # Errors
+/// The state cannot be loaded, or the listen address cannot be bound.
+pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
+    let state_path = options.state_dir.join("state.json");
+    let store = store::Store::load(
+        &state_path,
+        options.resolve_after_misses,
+        options.resolved_retention,
+    )?;
+    let shared = Arc::new(Shared {
+        node: options.sources.node_name.clone(),
+        started: Timestamp::now(),
+        views: Mutex::new(Views::default()),
+        events: Mutex::new(VecDeque::new()),
+        health: Mutex::new(BTreeMap::new()),
+        store: Mutex::new(store),
+        skipped: Mutex::new(vec![]),
+        metrics: metrics::Metrics::default(),
+        options: options.clone(),
+    });
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", options.listen))?;
+    tracing::info!(listen = %options.listen, node = %shared.node, "Serving");
+
+    let tasks = vec![
+        tokio::spawn(cri_loop(shared.clone())),
+        tokio::spawn(files_loop(shared.clone())),
+        tokio::spawn(api_loop(shared.clone())),
+        tokio::spawn(evaluate_loop(shared.clone(), state_path.clone())),
+    ];
+    let router = http::router(shared.clone());
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    for t in tasks {
+        t.abort();
+    }
+    // Flush: one last save of what we know.
+    lock(&shared.store).save(&state_path)?;
+    tracing::info!("Stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => return std::future::pending().await,
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+/// Lists the CRI every poll interval; on failure drops the client and the view, retries with
+/// backoff (1 s doubling up to the poll interval).
+async fn cri_loop(shared: Arc<Shared>) {
+    let opts = &shared.options;
+    let mut client: Option<podcoroner_cri::RuntimeClient> = None;
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        let res: anyhow::Result<()> = async {
+            if client.is_none() {
+                let endpoint = podcoroner_cri::endpoint::resolve_from_system(
+                    opts.sources.runtime_endpoint.as_deref(),
+                    None,
+                )?;
+                let t = Instant::now();
+                client = Some(
+                    podcoroner_cri::RuntimeClient::connect(
+                        &endpoint.endpoint,
+                        opts.sources.timeout,
+                    )
+                    .await?,
+                );
+                observe(&shared, "Version", t);
+            }
+            let c = client.as_ref().expect("connected above");
+            let t = Instant::now();
+            let sandboxes = c.list_sandboxes().await?;
+            observe(&shared, "ListPodSandbox", t);
+            let t = Instant::now();
+            let containers = c.list_containers().await?;
+            observe(&shared, "ListContainers", t);
+            let info = c.runtime_info();
+            let detail = format!(
+                "{} {} (CRI {}) at {}: {} sandboxes, {} containers",
+                info.runtime_name,
+                info.runtime_version,
+                info.cri_api_version,
+                info.endpoint,
+                sandboxes.len(),
+                containers.len()
+            );
+            set_state_gauges(&shared, &sandboxes, &containers);
+            lock(&shared.views).cri = Some(CriView {
+                sandboxes,
+                containers,
+            });
+            shared.ok("cri", Some(detail));
+            Ok(())
+        }
+        .await;
+        match res {
+            Ok(()) => {
+                backoff = Duration::from_secs(1);
+                tokio::time::sleep(opts.cri_poll_interval).await;
+            }
+            Err(e) => {
+                client = None;
+                lock(&shared.views).cri = None;
+                shared.failed("cri", format!("{e:#}"));
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(opts.cri_poll_interval);
+            }
+        }
+    }
+}
+
+fn observe(shared: &Shared, rpc: &str, since: Instant) {
+    shared
+        .metrics
+        .cri_duration
+        .get_or_create(&metrics::RpcLabels {
+            rpc: rpc.to_string(),
+        })
+        .observe(since.elapsed().as_secs_f64());
+}
+
+fn set_state_gauges(
+    shared: &Shared,
+    sandboxes: &[podcoroner_core::Sandbox],
+    containers: &[podcoroner_core::Container],
+) {
+    use podcoroner_core::{ContainerState, SandboxState};
+    for state in [SandboxState::Ready, SandboxState::NotReady] {
+        let n = sandboxes.iter().filter(|s| s.state == state).count() as i64;
+        shared
+            .metrics
+            .sandboxes
+            .get_or_create(&metrics::StateLabels {
+                state: state.cri_name().to_string(),
+            })
+            .set(n);
+    }
+    for state in [
+        ContainerState::Created,
+        ContainerState::Running,
+        ContainerState::Exited,
+        ContainerState::Unknown,
+    ] {
+        let n = containers.iter().filter(|c| c.state == state).count() as i64;
+        shared
+            .metrics
+            .containers
+            .get_or_create(&metrics::StateLabels {
+                state: state.cri_name().to_string(),
+            })
+            .set(n);
+    }
+}
+
+/// Re-reads the manifest directory and the pod directories every rescan interval, and early on
+/// a file event in the manifest directory (events are hints: they are lost on overflow and on
+/// directory replacement, so the rescan stays the truth).
+async fn files_loop(shared: Arc<Shared>) {
+    use notify::Watcher as _;
+    let opts = &shared.options;
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
+    let mut watcher = notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
+        let _ = tx.try_send(());
+    })
+    .ok();
+    let mut watching = false;
+    loop {
+        if !watching && let Some(w) = watcher.as_mut() {
+            watching = w
+                .watch(
+                    &opts.sources.manifest_dir,
+                    notify::RecursiveMode::NonRecursive,
+                )
+                .is_ok();
+        }
+        match podcoroner_hostfs::manifests::read_dir(&opts.sources.manifest_dir) {
+            Ok(m) => {
+                let detail = format!(
+                    "{}: {} files{}",
+                    m.path.display(),
+                    m.manifests.len(),
+                    if m.exists { "" } else { " (does not exist)" }
+                );
+                lock(&shared.views).manifests = Some(ManifestView {
+                    dir: m.path.display().to_string(),
+                    exists: m.exists,
+                    files: m.manifests,
+                });
+                if !m.exists {
+                    watching = false;
+                }
+                shared.ok("manifests", Some(detail));
+            }
+            Err(e) => {
+                lock(&shared.views).manifests = None;
+                shared.failed("manifests", e.to_string());
+            }
+        }
+        match podcoroner_hostfs::pod_dirs::read(&opts.sources.kubelet_root_dir) {
+            Ok(dirs) => {
+                let detail = dirs.as_ref().map_or("no pods directory".to_string(), |d| {
+                    format!("{} pod directories", d.len())
+                });
+                lock(&shared.views).pod_dirs = dirs;
+                shared.ok("pod_dirs", Some(detail));
+            }
+            Err(e) => {
+                lock(&shared.views).pod_dirs = None;
+                shared.failed("pod_dirs", e.to_string());
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(opts.rescan_interval) => {}
+            _ = rx.recv() => {
+                // Let a burst of events settle.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                while rx.try_recv().is_ok() {}
+            }
+        }
+    }
+}
+
+/// Lists this node's pods from the API server (or re-reads the pods file) every poll interval.
+/// Without API access the daemon keeps running and says so.
+async fn api_loop(shared: Arc<Shared>) {
+    let opts = &shared.options;
+    if opts.sources.no_apiserver && opts.sources.pods_file.is_none() {
+        return;
+    }
+    loop {
+        let res = match &opts.sources.pods_file {
+            Some(path) => podcoroner_apiserver::read_pod_list(path).map_err(anyhow::Error::from),
+            None => podcoroner_apiserver::list_node_pods(
+                opts.sources.kubeconfig.as_deref(),
+                &shared.node,
+                opts.sources.timeout,
+            )
+            .await
+            .map_err(anyhow::Error::from),
+        };
+        match res {
+            Ok(pods) => {
+                let detail = format!("{}: {} pods", pods.view.origin, pods.raw.len());
+                lock(&shared.views).api = Some(pods.view);
+                shared.ok("apiserver", Some(detail));
+            }
+            Err(e) => {
+                lock(&shared.views).api = None;
+                shared.failed("apiserver", format!("{e:#}"));
+            }
+        }
+        tokio::time::sleep(opts.api_poll_interval).await;
+    }
+}
+
+/// Evaluates the rules every interval, folds the findings into the store and saves it.
+async fn evaluate_loop(shared: Arc<Shared>, state_path: PathBuf) {
+    let opts = &shared.options;
+    // Give the sources one round before the first judgement.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    loop {
+        evaluate(&shared, &state_path);
+        tokio::time::sleep(opts.evaluate_interval).await;
+    }
+}
+
+/// One evaluation: rules over the latest views, folded into the store, metrics, saved state.
+pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
+    let view = shared.node_view();
+    let events = shared.events();
+    let now = Timestamp::now();
+    let diagnosis =
+        podcoroner_core::log_rules::diagnose_with_logs(&view, &events, &shared.options.rules, now);
+    let mut store = lock(&shared.store);
+    let opened = store.update(&diagnosis.findings, &diagnosis.skipped, now);
+    for key in &opened {
+        tracing::info!(finding = %key, "New finding");
+    }
+    shared.metrics.findings.clear();
+    for t in store.open() {
+        shared
+            .metrics
+            .findings
+            .get_or_create(&metrics::KindLabels {
+                kind: t.finding.kind.clone(),
+                severity: t.finding.severity.as_str().to_string(),
+            })
+            .inc();
+    }
+    shared.metrics.evaluations.inc();
+    *lock(&shared.skipped) = diagnosis.skipped;
+    if let Err(e) = store.save(state_path) {
+        tracing::warn!(error = %format!("{e:#}"), "Saving state failed");
+    }
+}
