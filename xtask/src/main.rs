@@ -89,6 +89,11 @@ const PREREQUISITES: &[Prerequisite] = &[
         package: "libc6-dev",
         present: static_libc,
     },
+    Prerequisite {
+        what: "chromium (the daemon's page, rendered headless)",
+        package: "chromium",
+        present: || in_path("chromium"),
+    },
 ];
 
 fn test(args: &[String]) -> anyhow::Result<ExitCode> {

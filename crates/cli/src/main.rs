@@ -109,6 +109,9 @@ struct DaemonArgs {
     /// Where findings and log positions are kept across restarts.
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
+    /// Garbage collection of leaked sandboxes: off (default), plan, apply.
+    #[arg(long, value_enum, value_name = "MODE")]
+    gc: Option<podcoroner_daemon::config::GcMode>,
 }
 
 #[derive(Debug, Args)]
@@ -631,7 +634,27 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
         resolved_retention: c.resolved_retention,
         state_dir: c.state_dir.clone(),
         listen: args.listen,
-        max_events: 100_000,
+        max_events: c.max_log_events,
+        gc: (
+            args.gc.unwrap_or(c.gc),
+            podcoroner_daemon::gc::GcOptions {
+                policy: podcoroner_core::gc::Policy {
+                    min_age: c.gc_min_age,
+                    exclude_namespaces: c.gc_exclude_namespaces.iter().cloned().collect(),
+                    assume_pods_deleted: false,
+                    max_per_run: c.gc_max_per_run,
+                },
+                exclude_selectors: c
+                    .gc_exclude_selectors
+                    .iter()
+                    .map(|s| LabelSelector::parse(s).map_err(anyhow::Error::msg))
+                    .collect::<anyhow::Result<_>>()?,
+                rate_per_minute: c.gc_rate,
+                apply: true,
+                state_dir: c.state_dir.clone(),
+            },
+        ),
+        gc_interval: c.gc_interval,
     };
     podcoroner_daemon::agent::run(options).await?;
     Ok(0)

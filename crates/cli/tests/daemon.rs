@@ -63,6 +63,34 @@ fn dechunk(mut s: &str) -> String {
     out
 }
 
+/// The page as Debian's Chromium renders it headless (its DOM after load).
+fn headless_dom(port: u16) -> String {
+    let profile = ok(tempfile::tempdir());
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run chromium ({e}): `cargo xtask test` installs it, or apt-get install -y chromium"));
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn free_port() -> u16 {
     ok(std::net::TcpListener::bind("127.0.0.1:0"))
         .local_addr()

@@ -85,6 +85,13 @@ pub struct FileConfig {
     /// Garbage collection of leaked sandboxes: `off`, `plan` (report candidates), `apply`.
     #[serde(default)]
     pub gc: GcMode,
+    /// GC: how often it runs in `plan` or `apply` mode.
+    #[serde(default = "default_gc_interval", with = "humantime_serde")]
+    pub gc_interval: Duration,
+    /// At most this many log events are kept in memory for the rules and timelines (the oldest
+    /// are dropped first).
+    #[serde(default = "default_max_log_events")]
+    pub max_log_events: usize,
     /// GC: only sandboxes older than this.
     #[serde(default = "default_gc_min_age", with = "humantime_serde")]
     pub gc_min_age: Duration,
@@ -156,6 +163,12 @@ fn default_resolved_retention() -> Duration {
 }
 fn default_state_dir() -> PathBuf {
     PathBuf::from("/var/lib/podcoroner")
+}
+fn default_gc_interval() -> Duration {
+    Duration::from_secs(600)
+}
+fn default_max_log_events() -> usize {
+    10_000
 }
 fn default_gc_min_age() -> Duration {
     Duration::from_secs(3600)

@@ -75,6 +75,8 @@ pub struct Metrics {
     pub gc_actions: Family<ResultLabels, Counter>,
     /// `podcoroner_evaluations_total`: diagnoses run.
     pub evaluations: Counter,
+    /// `podcoroner_gc_candidates`: sandboxes the last GC plan would remove.
+    pub gc_candidates: Gauge,
 }
 
 impl Default for Metrics {
@@ -91,6 +93,7 @@ impl Default for Metrics {
             source_up: Family::default(),
             gc_actions: Family::default(),
             evaluations: Counter::default(),
+            gc_candidates: Gauge::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -135,6 +138,11 @@ impl Default for Metrics {
         );
         registry.register("gc_actions", "GC actions by result", m.gc_actions.clone());
         registry.register("evaluations", "Diagnoses run", m.evaluations.clone());
+        registry.register(
+            "gc_candidates",
+            "Sandboxes the last GC plan would remove",
+            m.gc_candidates.clone(),
+        );
         Metrics { registry, ..m }
     }
 }

@@ -57,6 +57,11 @@ pub struct AgentOptions {
     pub listen: SocketAddr,
     /// At most this many log events are kept for the rules and timelines (oldest dropped).
     pub max_events: usize,
+    /// Garbage collection: `off`, `plan` (candidates as the `podcoroner_gc_candidates` metric and
+    /// `gc_eligible` findings) or `apply` (through `gc::run`, audited), with its options.
+    pub gc: (crate::config::GcMode, crate::gc::GcOptions),
+    /// How often GC runs in `plan` or `apply` mode.
+    pub gc_interval: Duration,
 }
 
 /// One source's health, as `/readyz` shows it.
@@ -108,6 +113,8 @@ pub struct Shared {
     pub metrics: metrics::Metrics,
     /// The options.
     pub options: AgentOptions,
+    /// Wakes the evaluator early (new log events).
+    pub wake: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -211,6 +218,7 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
         skipped: Mutex::new(vec![]),
         metrics: metrics::Metrics::default(),
         options: options.clone(),
+        wake: tokio::sync::Notify::new(),
     });
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
@@ -222,6 +230,7 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
         tokio::spawn(files_loop(shared.clone())),
         tokio::spawn(api_loop(shared.clone())),
         tokio::spawn(evaluate_loop(shared.clone(), state_path.clone())),
+        tokio::spawn(gc_loop(shared.clone())),
     ];
     let router = http::router(shared.clone());
     axum::serve(listener, router)
@@ -464,7 +473,58 @@ async fn evaluate_loop(shared: Arc<Shared>, state_path: PathBuf) {
     tokio::time::sleep(Duration::from_millis(500)).await;
     loop {
         evaluate(&shared, &state_path);
-        tokio::time::sleep(opts.evaluate_interval).await;
+        tokio::select! {
+            _ = tokio::time::sleep(opts.evaluate_interval) => {}
+            // New log events: judge them now (a finding from a log line shows within seconds),
+            // after a short pause that batches a burst.
+            _ = shared.wake.notified() => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+}
+
+/// Runs GC every `gc_interval` in `plan` or `apply` mode.
+async fn gc_loop(shared: Arc<Shared>) {
+    use crate::config::GcMode;
+    let (mode, gc_opts) = &shared.options.gc;
+    if *mode == GcMode::Off {
+        return;
+    }
+    loop {
+        tokio::time::sleep(shared.options.gc_interval).await;
+        match mode {
+            GcMode::Off => return,
+            GcMode::Plan => {
+                let view = shared.node_view();
+                let selector = |labels: &std::collections::BTreeMap<String, String>| {
+                    gc_opts
+                        .exclude_selectors
+                        .iter()
+                        .find(|s| s.matches(labels))
+                        .map(|s| s.text().to_string())
+                };
+                let plan =
+                    podcoroner_core::gc::plan(&view, &gc_opts.policy, &selector, Timestamp::now());
+                shared.metrics.gc_candidates.set(plan.removals.len() as i64);
+            }
+            GcMode::Apply => match crate::gc::run(&shared.options.sources, gc_opts).await {
+                Ok(outcome) => {
+                    shared
+                        .metrics
+                        .gc_candidates
+                        .set(outcome.plan.removals.len() as i64);
+                    for r in &outcome.records {
+                        shared
+                            .metrics
+                            .gc_actions
+                            .get_or_create(&metrics::ResultLabels {
+                                result: r.result.clone(),
+                            })
+                            .inc();
+                    }
+                }
+                Err(e) => tracing::warn!(error = %format!("{e:#}"), "GC run failed"),
+            },
+        }
     }
 }
 
