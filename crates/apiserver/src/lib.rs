@@ -43,6 +43,14 @@ pub enum Error {
         /// kube-rs's explanation.
         detail: String,
     },
+    /// Creating an Event failed.
+    #[error("creating a {reason} event failed: {detail}")]
+    EventFailed {
+        /// The Event's reason (finding kind).
+        reason: String,
+        /// kube-rs's explanation.
+        detail: String,
+    },
     /// The API server could not be reached or refused the list.
     #[error("listing pods on node {node} from {server} failed: {detail}")]
     ListPodsFailed {
@@ -388,5 +396,134 @@ mod tests {
                 "{err}"
             );
         }
+    }
+}
+
+/// Posts Kubernetes Events (`core/v1`) about findings: on the pod when the finding names one,
+/// else on the Node; reason = the finding kind, source component `podcoroner`.
+#[derive(Clone)]
+pub struct EventSink {
+    client: kube::Client,
+    node: String,
+}
+
+/// What an Event says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventNote {
+    /// The pod (namespace, name, uid) the Event is about; `None` for the Node.
+    pub pod: Option<PodRef>,
+    /// The reason: the finding kind, e.g. `LeakedSandbox`.
+    pub reason: String,
+    /// The message (cut to 1024 bytes, the API's limit).
+    pub message: String,
+    /// `Warning` or `Normal`.
+    pub event_type: &'static str,
+}
+
+impl EventSink {
+    /// A sink using `kubeconfig` (or kube-rs's inference) for node `node`.
+    ///
+    /// # Errors
+    /// [`Error::ConfigFailed`] when no configuration loads.
+    pub async fn new(
+        kubeconfig: Option<&Path>,
+        node: &str,
+        timeout: Duration,
+    ) -> Result<EventSink> {
+        let config_failed = |e: &dyn std::fmt::Display| Error::ConfigFailed {
+            detail: e.to_string(),
+        };
+        let mut config = match kubeconfig {
+            Some(path) => {
+                let kc = kube::config::Kubeconfig::read_from(path)
+                    .map_err(|e| config_failed(&format!("{}: {e}", path.display())))?;
+                kube::Config::from_custom_kubeconfig(
+                    kc,
+                    &kube::config::KubeConfigOptions::default(),
+                )
+                .await
+                .map_err(|e| config_failed(&format!("{}: {e}", path.display())))?
+            }
+            None => kube::Config::infer().await.map_err(|e| config_failed(&e))?,
+        };
+        config.connect_timeout = Some(timeout);
+        config.read_timeout = Some(timeout);
+        let client = kube::Client::try_from(config).map_err(|e| config_failed(&e))?;
+        Ok(EventSink {
+            client,
+            node: node.to_string(),
+        })
+    }
+
+    /// Creates one Event.
+    ///
+    /// # Errors
+    /// [`Error::EventFailed`] naming the reason and the API error.
+    pub async fn emit(&self, note: &EventNote) -> Result<()> {
+        use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+        let now = Time(Timestamp::now());
+        let (namespace, involved) = match &note.pod {
+            Some(p) if !p.name.is_empty() && !p.namespace.is_empty() => (
+                p.namespace.clone(),
+                ObjectReference {
+                    api_version: Some("v1".to_string()),
+                    kind: Some("Pod".to_string()),
+                    namespace: Some(p.namespace.clone()),
+                    name: Some(p.name.clone()),
+                    // A static pod's UID is its config hash; the Event is about the object by name.
+                    uid: (!p.uid.is_empty() && p.uid.contains('-')).then(|| p.uid.clone()),
+                    ..ObjectReference::default()
+                },
+            ),
+            _ => (
+                "default".to_string(),
+                ObjectReference {
+                    api_version: Some("v1".to_string()),
+                    kind: Some("Node".to_string()),
+                    name: Some(self.node.clone()),
+                    ..ObjectReference::default()
+                },
+            ),
+        };
+        let mut message = note.message.clone();
+        if message.len() > 1024 {
+            let mut end = 1021;
+            while !message.is_char_boundary(end) {
+                end -= 1;
+            }
+            message.truncate(end);
+            message.push_str("...");
+        }
+        let object_name = involved.name.clone().unwrap_or_default();
+        let event = Event {
+            metadata: ObjectMeta {
+                generate_name: Some(format!("{object_name}.podcoroner-")),
+                namespace: Some(namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            involved_object: involved,
+            reason: Some(note.reason.clone()),
+            message: Some(message),
+            type_: Some(note.event_type.to_string()),
+            source: Some(EventSource {
+                component: Some("podcoroner".to_string()),
+                host: Some(self.node.clone()),
+            }),
+            reporting_component: Some("podcoroner".to_string()),
+            reporting_instance: Some(self.node.clone()),
+            first_timestamp: Some(now.clone()),
+            last_timestamp: Some(now),
+            count: Some(1),
+            ..Event::default()
+        };
+        let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
+        api.create(&kube::api::PostParams::default(), &event)
+            .await
+            .map(|_| ())
+            .map_err(|e| Error::EventFailed {
+                reason: note.reason.clone(),
+                detail: e.to_string(),
+            })
     }
 }

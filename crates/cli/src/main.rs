@@ -112,6 +112,9 @@ struct DaemonArgs {
     /// Garbage collection of leaked sandboxes: off (default), plan, apply.
     #[arg(long, value_enum, value_name = "MODE")]
     gc: Option<podcoroner_daemon::config::GcMode>,
+    /// Post a Kubernetes Event for each new finding of warning or higher.
+    #[arg(long)]
+    events: bool,
 }
 
 #[derive(Debug, Args)]
@@ -655,6 +658,8 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
             },
         ),
         gc_interval: c.gc_interval,
+        events: args.events || c.events,
+        events_per_minute: c.events_per_minute,
     };
     podcoroner_daemon::agent::run(options).await?;
     Ok(0)

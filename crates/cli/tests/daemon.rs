@@ -327,3 +327,221 @@ async fn daemon_sees_leaks_over_time_and_survives_runtime_restarts() {
     );
     stop_daemon(daemon);
 }
+
+/// The API server is the one boundary we cannot run here: a fake serves the pod list JSON the
+/// API server returns for `spec.nodeName=<node>` and records the Events posted to it.
+async fn fake_apiserver(pods: Value) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    use axum::extract::{Path as UrlPath, State};
+    use axum::routing::{get as route_get, post};
+    type Posted = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
+    let posted: Posted = Default::default();
+    let list = pods.clone();
+    let app = axum::Router::new()
+        .route(
+            "/api/v1/pods",
+            route_get(move || {
+                let list = list.clone();
+                async move { axum::Json(list) }
+            }),
+        )
+        .route(
+            "/api/v1/namespaces/{ns}/events",
+            post(
+                |State(posted): State<Posted>,
+                 UrlPath(ns): UrlPath<String>,
+                 axum::Json(mut ev): axum::Json<Value>| async move {
+                    let n = posted.lock().unwrap().len();
+                    ev["metadata"]["name"] = json!(format!(
+                        "{}{n}",
+                        ev["metadata"]["generateName"].as_str().unwrap_or("e.")
+                    ));
+                    ev["metadata"]["namespace"] = json!(ns);
+                    posted.lock().unwrap().push(ev.clone());
+                    (axum::http::StatusCode::CREATED, axum::Json(ev))
+                },
+            ),
+        )
+        .with_state(posted.clone());
+    let listener = ok(tokio::net::TcpListener::bind("127.0.0.1:0").await);
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (port, posted)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemon_posts_deduplicated_rate_limited_events() {
+    let lab = ok(ContainerdLab::start());
+    let dir = ok(tempfile::tempdir());
+    ok(std::fs::create_dir_all(dir.path().join("manifests")));
+    ok(std::fs::create_dir_all(dir.path().join("kubelet/pods")));
+    let web = PodSpec::api("shop", "web-0", WEB_UID);
+    let web_sandbox = ok(lab.run_pod(&web).await);
+    ok(lab
+        .create_container(&web_sandbox, &web, "web", 0, true)
+        .await);
+    let mut list = pod_list(vec![pod(
+        "shop",
+        "web-0",
+        WEB_UID,
+        NODE,
+        "Running",
+        json!({}),
+        json!([]),
+    )]);
+    list["kind"] = json!("PodList");
+    list["metadata"] = json!({"resourceVersion": "1001"});
+    let (api_port, posted) = fake_apiserver(list).await;
+    let kubeconfig = dir.path().join("kubeconfig");
+    ok(std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:{api_port}\n\
+             contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: podcoroner\ncurrent-context: fake\n\
+             users:\n- name: podcoroner\n  user: {{}}\n"
+        ),
+    ));
+    let config = dir.path().join("config.yaml");
+    ok(std::fs::write(
+        &config,
+        "events: true\nevents_per_minute: 5\napi_poll_interval: 1s\ngc: apply\ngc_min_age: 0s\ngc_interval: 4s\ngc_rate: 600\n",
+    ));
+    // Three leaks at once: three Events; then GC removes them (three more, one of them dropped by
+    // the rate limit of 5 a minute).
+    let mut leaks = Vec::new();
+    for i in 0..3 {
+        leaks.push(
+            leak(
+                &lab,
+                &format!("cart-{i}"),
+                &format!("11111111-2222-4333-8444-00000000001{i}"),
+            )
+            .await,
+        );
+    }
+    let port = free_port();
+    let daemon = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args([
+            "daemon",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--runtime-endpoint",
+            &lab.endpoint(),
+            "--node-name",
+            NODE,
+        ])
+        .arg("--config")
+        .arg(&config)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--manifest-dir")
+        .arg(dir.path().join("manifests"))
+        .arg("--kubelet-root-dir")
+        .arg(dir.path().join("kubelet"))
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .args([
+            "--min-age",
+            "0s",
+            "--cri-poll-interval",
+            "1s",
+            "--evaluate-interval",
+            "1s",
+            "--log-level",
+            "warn",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn());
+    wait_for(20, "/readyz 200 through the fake API server", || {
+        (get(port, "/readyz").0 == 200).then_some(())
+    });
+    wait_for(10, "three events", || {
+        (posted.lock().unwrap().len() == 3).then_some(())
+    });
+    // Several more evaluations: no duplicate for findings already announced.
+    std::thread::sleep(Duration::from_secs(2));
+    let events: Vec<Value> = posted.lock().unwrap().iter().take(3).cloned().collect();
+    assert_eq!(
+        posted
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e["reason"] == "LeakedSandbox")
+            .count(),
+        3
+    );
+    for e in &events {
+        assert_eq!(e["reason"], "LeakedSandbox");
+        assert_eq!(e["type"], "Warning");
+        assert_eq!(e["involvedObject"]["kind"], "Pod");
+        assert_eq!(e["involvedObject"]["namespace"], "shop");
+        assert!(
+            e["involvedObject"]["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("cart-"),
+            "{e}"
+        );
+        assert_eq!(e["source"]["component"], "podcoroner");
+        assert_eq!(e["source"]["host"], NODE);
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .contains("kubelet's sandbox GC should have removed it"),
+            "{e}"
+        );
+    }
+    // GC (apply, every 4 s) removes the three leaked sandboxes through CRI, audited, counted,
+    // announced.
+    wait_for(15, "GC to remove the leaks", || {
+        let audit =
+            std::fs::read_to_string(dir.path().join("state/gc-audit.jsonl")).unwrap_or_default();
+        (audit
+            .lines()
+            .filter(|l| l.contains("\"result\":\"removed\""))
+            .count()
+            == 3)
+            .then_some(())
+    });
+    let client =
+        ok(podcoroner_cri::RuntimeClient::connect(&lab.endpoint(), Duration::from_secs(10)).await);
+    let left: Vec<String> = ok(client.list_sandboxes().await)
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(left, vec![web_sandbox.clone()]);
+    wait_for(10, "the GC events", || {
+        let p = posted.lock().unwrap();
+        (p.iter()
+            .filter(|e| e["reason"] == "LeakedSandboxRemoved")
+            .count()
+            == 2)
+            .then_some(())
+    });
+    let metrics = get(port, "/metrics").1;
+    assert!(
+        metrics.contains("podcoroner_events_total{result=\"sent\"} 5"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("podcoroner_events_total{result=\"dropped\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("podcoroner_gc_actions_total{result=\"removed\"} 3"),
+        "{metrics}"
+    );
+    let findings: Value = ok(serde_json::from_str(
+        &get(port, "/findings?kind=LeakedSandbox").1,
+    ));
+    assert_eq!(findings["findings"].as_array().unwrap().len(), 3);
+    assert!(
+        findings["sources"]["apiserver"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("127.0.0.1:{api_port}")),
+        "{findings}"
+    );
+    stop_daemon(daemon);
+}

@@ -85,6 +85,13 @@ pub struct FileConfig {
     /// Garbage collection of leaked sandboxes: `off`, `plan` (report candidates), `apply`.
     #[serde(default)]
     pub gc: GcMode,
+    /// Post a Kubernetes Event (reason = the finding kind) on the pod, or the Node, for each new
+    /// finding of warning or higher. Needs API server access with `events: create`.
+    #[serde(default)]
+    pub events: bool,
+    /// At most this many Events per minute from this node; the rest are dropped and counted.
+    #[serde(default = "default_events_per_minute")]
+    pub events_per_minute: u32,
     /// GC: how often it runs in `plan` or `apply` mode.
     #[serde(default = "default_gc_interval", with = "humantime_serde")]
     pub gc_interval: Duration,
@@ -163,6 +170,9 @@ fn default_resolved_retention() -> Duration {
 }
 fn default_state_dir() -> PathBuf {
     PathBuf::from("/var/lib/podcoroner")
+}
+fn default_events_per_minute() -> u32 {
+    10
 }
 fn default_gc_interval() -> Duration {
     Duration::from_secs(600)

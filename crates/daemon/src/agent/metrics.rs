@@ -77,6 +77,8 @@ pub struct Metrics {
     pub evaluations: Counter,
     /// `podcoroner_gc_candidates`: sandboxes the last GC plan would remove.
     pub gc_candidates: Gauge,
+    /// `podcoroner_events_total`: Kubernetes Events by result (`sent`, `failed`, `dropped`).
+    pub events: Family<ResultLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -94,6 +96,7 @@ impl Default for Metrics {
             gc_actions: Family::default(),
             evaluations: Counter::default(),
             gc_candidates: Gauge::default(),
+            events: Family::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -143,6 +146,11 @@ impl Default for Metrics {
             "Sandboxes the last GC plan would remove",
             m.gc_candidates.clone(),
         );
+        registry.register(
+            "events",
+            "Kubernetes Events about findings, by result",
+            m.events.clone(),
+        );
         Metrics { registry, ..m }
     }
 }
@@ -153,5 +161,46 @@ impl Metrics {
         let mut out = String::new();
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_family_is_exported_once_used() {
+        let m = Metrics::default();
+        m.events
+            .get_or_create(&ResultLabels {
+                result: "sent".into(),
+            })
+            .inc();
+        m.gc_actions
+            .get_or_create(&ResultLabels {
+                result: "removed".into(),
+            })
+            .inc_by(2);
+        m.log_lines
+            .get_or_create(&SourceLabels {
+                source: "kubelet_log".into(),
+            })
+            .inc_by(5);
+        m.findings
+            .get_or_create(&KindLabels {
+                kind: "LeakedSandbox".into(),
+                severity: "warning".into(),
+            })
+            .set(3);
+        let text = m.encode();
+        for want in [
+            "podcoroner_events_total{result=\"sent\"} 1",
+            "podcoroner_gc_actions_total{result=\"removed\"} 2",
+            "podcoroner_log_lines_total{source=\"kubelet_log\"} 5",
+            "podcoroner_findings{kind=\"LeakedSandbox\",severity=\"warning\"} 3",
+            "# EOF",
+        ] {
+            assert!(text.contains(want), "missing {want:?} in\n{text}");
+        }
     }
 }

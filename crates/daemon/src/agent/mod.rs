@@ -62,6 +62,11 @@ pub struct AgentOptions {
     pub gc: (crate::config::GcMode, crate::gc::GcOptions),
     /// How often GC runs in `plan` or `apply` mode.
     pub gc_interval: Duration,
+    /// Post a Kubernetes Event for each new finding of warning or higher, at most
+    /// `events_per_minute`; needs API server access (not a pods file).
+    pub events: bool,
+    /// The Event rate limit of this node.
+    pub events_per_minute: u32,
 }
 
 /// One source's health, as `/readyz` shows it.
@@ -115,6 +120,8 @@ pub struct Shared {
     pub options: AgentOptions,
     /// Wakes the evaluator early (new log events).
     pub wake: tokio::sync::Notify,
+    /// New findings of warning or higher, for the Event poster.
+    pub new_findings: Mutex<Option<tokio::sync::mpsc::Sender<podcoroner_apiserver::EventNote>>>,
 }
 
 impl Shared {
@@ -219,6 +226,7 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
         metrics: metrics::Metrics::default(),
         options: options.clone(),
         wake: tokio::sync::Notify::new(),
+        new_findings: Mutex::new(None),
     });
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
@@ -231,6 +239,7 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
         tokio::spawn(api_loop(shared.clone())),
         tokio::spawn(evaluate_loop(shared.clone(), state_path.clone())),
         tokio::spawn(gc_loop(shared.clone())),
+        tokio::spawn(events_loop(shared.clone())),
     ];
     let router = http::router(shared.clone());
     axum::serve(listener, router)
@@ -482,6 +491,66 @@ async fn evaluate_loop(shared: Arc<Shared>, state_path: PathBuf) {
     }
 }
 
+/// Posts an Event per new finding of warning or higher, at most `events_per_minute` (the rest
+/// are dropped and counted, so a thousand nodes cannot flood the API server). Each finding is
+/// announced once per open period: the store reports it as new only when it opens or reopens.
+async fn events_loop(shared: Arc<Shared>) {
+    let opts = &shared.options;
+    if !opts.events || opts.sources.pods_file.is_some() || opts.sources.no_apiserver {
+        return;
+    }
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<podcoroner_apiserver::EventNote>(100);
+    *lock(&shared.new_findings) = Some(tx);
+    let mut sink = None;
+    let mut sent: VecDeque<Instant> = VecDeque::new();
+    let count = |result: &str| {
+        shared
+            .metrics
+            .events
+            .get_or_create(&metrics::ResultLabels {
+                result: result.to_string(),
+            })
+            .inc();
+    };
+    while let Some(note) = rx.recv().await {
+        while sent
+            .front()
+            .is_some_and(|t| t.elapsed() > Duration::from_secs(60))
+        {
+            sent.pop_front();
+        }
+        if sent.len() >= opts.events_per_minute as usize {
+            count("dropped");
+            continue;
+        }
+        if sink.is_none() {
+            match podcoroner_apiserver::EventSink::new(
+                opts.sources.kubeconfig.as_deref(),
+                &shared.node,
+                opts.sources.timeout,
+            )
+            .await
+            {
+                Ok(s) => sink = Some(s),
+                Err(e) => {
+                    tracing::warn!(error = %e, "Cannot post events");
+                    count("failed");
+                    continue;
+                }
+            }
+        }
+        let s = sink.as_ref().expect("set above");
+        sent.push_back(Instant::now());
+        match s.emit(&note).await {
+            Ok(()) => count("sent"),
+            Err(e) => {
+                tracing::warn!(error = %e, "Posting an event failed");
+                count("failed");
+            }
+        }
+    }
+}
+
 /// Runs GC every `gc_interval` in `plan` or `apply` mode.
 async fn gc_loop(shared: Arc<Shared>) {
     use crate::config::GcMode;
@@ -512,6 +581,7 @@ async fn gc_loop(shared: Arc<Shared>) {
                         .metrics
                         .gc_candidates
                         .set(outcome.plan.removals.len() as i64);
+                    let sender = lock(&shared.new_findings).clone();
                     for r in &outcome.records {
                         shared
                             .metrics
@@ -520,6 +590,26 @@ async fn gc_loop(shared: Arc<Shared>) {
                                 result: r.result.clone(),
                             })
                             .inc();
+                        // Every action is announced as an Event on the pod (rate-limited with the rest).
+                        let (reason, event_type) = match r.result.as_str() {
+                            "removed" => ("LeakedSandboxRemoved", "Normal"),
+                            "stop_failed" | "remove_failed" => ("SandboxStopFailing", "Warning"),
+                            _ => continue,
+                        };
+                        if let Some(tx) = &sender {
+                            let note = podcoroner_apiserver::EventNote {
+                                pod: Some(r.pod.clone()),
+                                reason: reason.to_string(),
+                                message: format!(
+                                    "podcoroner gc: pod sandbox {} {}{}",
+                                    r.sandbox_id,
+                                    r.result.replace('_', " "),
+                                    r.error.as_ref().map_or(String::new(), |e| format!(": {e}"))
+                                ),
+                                event_type,
+                            };
+                            let _ = tx.try_send(note);
+                        }
                     }
                 }
                 Err(e) => tracing::warn!(error = %format!("{e:#}"), "GC run failed"),
@@ -537,8 +627,32 @@ pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
         podcoroner_core::log_rules::diagnose_with_logs(&view, &events, &shared.options.rules, now);
     let mut store = lock(&shared.store);
     let opened = store.update(&diagnosis.findings, &diagnosis.skipped, now);
+    let sender = lock(&shared.new_findings).clone();
     for key in &opened {
         tracing::info!(finding = %key, "New finding");
+        if let (Some(tx), Some(t)) = (&sender, store.findings.get(key))
+            && t.finding.severity >= podcoroner_core::Severity::Warning
+        {
+            let note = podcoroner_apiserver::EventNote {
+                pod: t.finding.pod.as_ref().map(|p| podcoroner_core::PodRef {
+                    namespace: p.namespace.clone(),
+                    name: p.name.clone(),
+                    uid: p.uid.clone(),
+                }),
+                reason: t.finding.kind.clone(),
+                message: t.finding.summary.clone(),
+                event_type: "Warning",
+            };
+            if tx.try_send(note).is_err() {
+                shared
+                    .metrics
+                    .events
+                    .get_or_create(&metrics::ResultLabels {
+                        result: "dropped".to_string(),
+                    })
+                    .inc();
+            }
+        }
     }
     shared.metrics.findings.clear();
     for t in store.open() {
