@@ -113,8 +113,11 @@ struct DaemonArgs {
     #[arg(long, value_enum, value_name = "MODE")]
     gc: Option<podcoroner_daemon::config::GcMode>,
     /// Post a Kubernetes Event for each new finding of warning or higher.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_events")]
     events: bool,
+    /// Post no Kubernetes Events, whatever the config file says.
+    #[arg(long)]
+    no_events: bool,
 }
 
 #[derive(Debug, Args)]
@@ -658,7 +661,7 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
             },
         ),
         gc_interval: c.gc_interval,
-        events: args.events || c.events,
+        events: (args.events || c.events) && !args.no_events,
         events_per_minute: c.events_per_minute,
     };
     podcoroner_daemon::agent::run(options).await?;

@@ -1,0 +1,217 @@
+//! `deploy/`: every manifest file and every rendered overlay (`kubectl kustomize`) parses as the
+//! Kubernetes objects it claims to be, with no field the k8s-openapi types do not know; the RBAC
+//! grants exactly what the code calls; the DaemonSet keeps its safety properties; the shipped
+//! daemon configuration is valid.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+fn deploy() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy")
+}
+
+/// Deserializes `doc` as `T` and back, and fails on any field `T` dropped (unknown fields).
+fn typed<T: DeserializeOwned + serde::Serialize>(doc: &Value, origin: &str) -> T {
+    let obj: T = serde_json::from_value(doc.clone()).unwrap_or_else(|e| panic!("{origin}: {e}"));
+    let back = serde_json::to_value(&obj).unwrap();
+    let mut missing = Vec::new();
+    diff(doc, &back, String::new(), &mut missing);
+    assert!(missing.is_empty(), "{origin}: fields unknown to the type: {missing:?}");
+    obj
+}
+
+/// Paths present in `a` but not in `b`.
+fn diff(a: &Value, b: &Value, at: String, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                match b.get(k) {
+                    Some(w) => diff(v, w, format!("{at}.{k}"), out),
+                    None => out.push(format!("{at}.{k}")),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (v, w)) in a.iter().zip(b).enumerate() {
+                diff(v, w, format!("{at}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Checks one object against the type its `kind` names; returns the kind.
+fn check(doc: &Value, origin: &str) -> String {
+    let kind = doc["kind"].as_str().unwrap_or_else(|| panic!("{origin}: no kind")).to_string();
+    match kind.as_str() {
+        "Namespace" => drop(typed::<Namespace>(doc, origin)),
+        "ServiceAccount" => drop(typed::<ServiceAccount>(doc, origin)),
+        "ClusterRole" => drop(typed::<ClusterRole>(doc, origin)),
+        "ClusterRoleBinding" => drop(typed::<ClusterRoleBinding>(doc, origin)),
+        "DaemonSet" => drop(typed::<DaemonSet>(doc, origin)),
+        "Service" => drop(typed::<Service>(doc, origin)),
+        "ConfigMap" => drop(typed::<k8s_openapi::api::core::v1::ConfigMap>(doc, origin)),
+        // CRDs of the Prometheus operator: no k8s-openapi type; check the fields we use.
+        "ServiceMonitor" => {
+            assert_eq!(doc["apiVersion"], "monitoring.coreos.com/v1", "{origin}");
+            assert_eq!(doc["spec"]["endpoints"][0]["path"], "/metrics", "{origin}");
+        }
+        "PrometheusRule" => {
+            assert_eq!(doc["apiVersion"], "monitoring.coreos.com/v1", "{origin}");
+            for r in doc["spec"]["groups"][0]["rules"].as_array().unwrap() {
+                assert!(r["alert"].is_string() && r["expr"].is_string() && r["annotations"]["runbook_url"].is_string(), "{origin}: {r}");
+            }
+        }
+        "Kustomization" => {}
+        other => panic!("{origin}: unexpected kind {other}"),
+    }
+    kind
+}
+
+fn docs(text: &str, origin: &str) -> Vec<Value> {
+    serde_yaml::Deserializer::from_str(text)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap_or_else(|e| panic!("{origin}: {e}")))
+        .filter(|v: &Value| !v.is_null())
+        .collect()
+}
+
+#[test]
+fn every_manifest_is_a_typed_object() {
+    let mut n = 0;
+    for dir in ["base", "overlays/gc-plan", "overlays/gc-apply", "overlays/metrics-only"] {
+        for entry in std::fs::read_dir(deploy().join(dir)).unwrap().flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "yaml") && path.file_name().unwrap() != "config.yaml" {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for doc in docs(&text, &path.display().to_string()) {
+                    // Strategic-merge patches are partial objects: only their kind's fields count.
+                    check(&doc, &path.display().to_string());
+                    n += 1;
+                }
+            }
+        }
+    }
+    assert!(n >= 14, "only {n} manifests checked");
+}
+
+/// `kubectl kustomize DIR` (kubectl is on the machine; Debian's kubernetes-client provides it).
+fn render(dir: &str) -> Vec<Value> {
+    let out = Command::new("kubectl")
+        .arg("kustomize")
+        .arg(deploy().join(dir))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run kubectl ({e}): `cargo xtask test` installs it"));
+    assert!(out.status.success(), "kubectl kustomize {dir}: {}", String::from_utf8_lossy(&out.stderr));
+    docs(&String::from_utf8(out.stdout).unwrap(), dir)
+}
+
+fn daemonset(objs: &[Value], dir: &str) -> DaemonSet {
+    typed(objs.iter().find(|o| o["kind"] == "DaemonSet").unwrap(), dir)
+}
+
+#[test]
+fn every_overlay_renders_to_typed_objects() {
+    for (dir, gc_flag, events) in [
+        ("base", None, true),
+        ("overlays/gc-plan", Some("plan"), true),
+        ("overlays/gc-apply", Some("apply"), true),
+        ("overlays/metrics-only", None, false),
+    ] {
+        let objs = render(dir);
+        let kinds: BTreeSet<String> = objs.iter().map(|o| check(o, dir)).collect();
+        assert_eq!(
+            kinds,
+            ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "DaemonSet", "Namespace", "PrometheusRule", "Service", "ServiceAccount", "ServiceMonitor"]
+                .map(String::from)
+                .into(),
+            "{dir}"
+        );
+        let ds = daemonset(&objs, dir);
+        let args = ds.spec.template.spec.unwrap().containers[0].args.clone().unwrap();
+        assert_eq!(args.iter().position(|a| a == "--gc").map(|i| args[i + 1].as_str()), gc_flag, "{dir}: {args:?}");
+        assert_eq!(!args.contains(&"--no-events".to_string()), events, "{dir}: {args:?}");
+        // The shipped config is valid for the daemon.
+        let cm = objs.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
+        let config = cm["data"]["config.yaml"].as_str().unwrap();
+        podcoroner_daemon::config::FileConfig::parse(config, dir).unwrap();
+    }
+}
+
+#[test]
+fn rbac_grants_exactly_what_the_code_calls() {
+    // podcoroner-apiserver: list_node_pods LISTs pods; EventSink::emit CREATEs events.
+    let want: BTreeSet<(String, String)> =
+        [("pods", "list"), ("events", "create")].map(|(r, v)| (r.to_string(), v.to_string())).into();
+    for (dir, want) in [("base", want.clone()), ("overlays/metrics-only", [("pods".to_string(), "list".to_string())].into())] {
+        let objs = render(dir);
+        let role: ClusterRole = typed(objs.iter().find(|o| o["kind"] == "ClusterRole").unwrap(), dir);
+        let granted: BTreeSet<(String, String)> = role
+            .rules
+            .unwrap()
+            .iter()
+            .flat_map(|r| {
+                assert_eq!(r.api_groups.as_deref(), Some(&[String::new()][..]), "{dir}: only the core group");
+                let verbs = r.verbs.clone();
+                r.resources.clone().unwrap().into_iter().flat_map(move |res| verbs.clone().into_iter().map(move |v| (res.clone(), v)))
+            })
+            .collect();
+        assert_eq!(granted, want, "{dir}");
+    }
+    // The code's calls, to keep the test honest when they change.
+    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../apiserver/src/lib.rs")).unwrap();
+    let calls: Vec<&str> = ["api.list(", "api.create("].into_iter().filter(|c| src.contains(c)).collect();
+    assert_eq!(calls, vec!["api.list(", "api.create("]);
+    for absent in ["api.get(", "api.watch(", "api.patch(", "api.delete(", "api.replace("] {
+        assert!(!src.contains(absent), "the code now calls {absent}: update the ClusterRole and this test");
+    }
+}
+
+#[test]
+fn the_daemonset_keeps_its_safety_properties() {
+    let objs = render("base");
+    let ds = daemonset(&objs, "base");
+    let spec = ds.spec.template.spec.unwrap();
+    assert_eq!(spec.priority_class_name.as_deref(), Some("system-node-critical"));
+    let tol = spec.tolerations.unwrap();
+    assert!(tol.iter().any(|t| t.operator.as_deref() == Some("Exists") && t.key.is_none() && t.effect.is_none()), "tolerates every taint");
+    let c = &spec.containers[0];
+    assert_eq!(c.liveness_probe.as_ref().unwrap().http_get.as_ref().unwrap().path.as_deref(), Some("/healthz"));
+    assert_eq!(c.readiness_probe.as_ref().unwrap().http_get.as_ref().unwrap().path.as_deref(), Some("/readyz"));
+    let sc = c.security_context.as_ref().unwrap();
+    assert_eq!(sc.read_only_root_filesystem, Some(true));
+    assert_eq!(sc.allow_privilege_escalation, Some(false));
+    let caps = sc.capabilities.as_ref().unwrap();
+    assert_eq!(caps.drop.as_deref(), Some(&["ALL".to_string()][..]));
+    let env = c.env.as_ref().unwrap();
+    let node = env.iter().find(|e| e.name == "NODE_NAME").unwrap();
+    assert_eq!(node.value_from.as_ref().unwrap().field_ref.as_ref().unwrap().field_path, "spec.nodeName");
+    let res = c.resources.as_ref().unwrap();
+    assert!(res.requests.is_some() && res.limits.is_some());
+    // Read-only host mounts, except the CRI socket and the state directory.
+    for m in c.volume_mounts.as_ref().unwrap() {
+        let writable = matches!(m.mount_path.as_str(), "/run/containerd/containerd.sock" | "/var/lib/podcoroner");
+        assert_eq!(m.read_only.unwrap_or(false), !writable, "{}", m.mount_path);
+    }
+    let paths: BTreeSet<String> = c.volume_mounts.as_ref().unwrap().iter().map(|m| m.mount_path.clone()).collect();
+    for p in ["/var/log", "/var/log/journal", "/run/log/journal", "/etc/machine-id", "/etc/kubernetes/manifests", "/var/lib/kubelet/pods"] {
+        assert!(paths.contains(p), "missing mount {p}");
+    }
+}
+
+#[test]
+fn an_unknown_field_is_caught() {
+    let doc: Value = serde_json::json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"},
+        "spec": {"ports": [{"port": 80, "targetPrt": 8080}]}});
+    let caught = std::panic::catch_unwind(|| typed::<Service>(&doc, "test"));
+    assert!(caught.is_err(), "a misspelled field went through");
+    let fine: Value = serde_json::json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"},
+        "spec": {"ports": [{"port": 80, "targetPort": 8080}]}});
+    typed::<Service>(&fine, "test");
+}
