@@ -836,7 +836,11 @@ async fn logs_explain_a_leaked_sandbox() {
     let id = &node.cart_sandbox;
     let log = node.dir.path().join("kubelet.log");
     // klog has no year: times a few minutes back from now, so the test holds on any day.
-    let klog_time = |mins: i64| (jiff::Timestamp::now() - jiff::SignedDuration::from_mins(mins)).strftime("%m%d %H:%M:%S%.6f").to_string();
+    let klog_time = |mins: i64| {
+        (jiff::Timestamp::now() - jiff::SignedDuration::from_mins(mins))
+            .strftime("%m%d %H:%M:%S%.6f")
+            .to_string()
+    };
     let lines: Vec<String> = (0..3)
         .map(|m| {
             format!(
@@ -858,27 +862,69 @@ async fn logs_explain_a_leaked_sandbox() {
     args.extend(node.source_args());
     let report = diagnose_json(args.clone());
     let findings = report["findings"].as_array().unwrap();
-    let leaked = findings.iter().find(|f| f["kind"] == "LeakedSandbox" && f["sandbox_id"] == id.as_str()).unwrap();
-    let said: Vec<&str> = leaked["evidence"].as_array().unwrap().iter().map(|e| e["detail"].as_str().unwrap()).collect();
+    let leaked = findings
+        .iter()
+        .find(|f| f["kind"] == "LeakedSandbox" && f["sandbox_id"] == id.as_str())
+        .unwrap();
+    let said: Vec<&str> = leaked["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["detail"].as_str().unwrap())
+        .collect();
     assert!(
-        said.iter().any(|d| d.contains("trying and failing: 3 failure records, cause CNI teardown: the CNI datastore refused")),
+        said.iter().any(|d| d.contains(
+            "trying and failing: 3 failure records, cause CNI teardown: the CNI datastore refused"
+        )),
         "{said:#?}"
     );
-    let stop = findings.iter().find(|f| f["kind"] == "SandboxStopFailing").unwrap();
+    let stop = findings
+        .iter()
+        .find(|f| f["kind"] == "SandboxStopFailing")
+        .unwrap();
     assert_eq!(stop["sandbox_id"], id.as_str());
     assert_eq!(stop["pod"]["name"], "cart-6b7c8d9e5-m4n5p");
     assert_eq!(report["sources"]["kubelet_log"]["counts"]["events"], 4);
 
-    let mut explain = vec!["explain".to_string(), "shop/cart-6b7c8d9e5-m4n5p".into(), "-o".into(), "json".into()];
+    let mut explain = vec![
+        "explain".to_string(),
+        "shop/cart-6b7c8d9e5-m4n5p".into(),
+        "-o".into(),
+        "json".into(),
+    ];
     explain.extend(args);
     let (code, out, err) = podcoroner(&explain);
     assert_eq!(code, 0, "{err}");
     let t: Value = ok(serde_json::from_str(&out));
     assert_eq!(t["pods"][0]["uid"], CART_UID);
-    let sources: Vec<&str> = t["entries"].as_array().unwrap().iter().map(|e| e["source"].as_str().unwrap()).collect();
-    assert_eq!(sources, vec!["kubelet-log", "kubelet-log", "kubelet-log", "kubelet-log", "cri"], "{t:#}");
+    let sources: Vec<&str> = t["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sources,
+        vec![
+            "kubelet-log",
+            "kubelet-log",
+            "kubelet-log",
+            "kubelet-log",
+            "cri"
+        ],
+        "{t:#}"
+    );
     assert_eq!(t["entries"][0]["what"], "SyncLoop(Delete)");
-    let (code, _, err) = podcoroner(&["explain".to_string(), "nobody/nothing".into(), "--kubelet-log".into(), log.display().to_string(), "--offline".into()]);
+    let (code, _, err) = podcoroner(&[
+        "explain".to_string(),
+        "nobody/nothing".into(),
+        "--kubelet-log".into(),
+        log.display().to_string(),
+        "--offline".into(),
+    ]);
     assert_eq!(code, 2);
-    assert!(err.contains("nothing on this node names \"nobody/nothing\""), "{err}");
+    assert!(
+        err.contains("nothing on this node names \"nobody/nothing\""),
+        "{err}"
+    );
 }

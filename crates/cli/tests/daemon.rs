@@ -545,3 +545,136 @@ async fn daemon_posts_deduplicated_rate_limited_events() {
     );
     stop_daemon(daemon);
 }
+
+/// The kubelet's log, followed: a GC stop failure written to it shows as `SandboxStopFailing`
+/// within 2 s; the log rotates (rename) and the next failure is still read, once; a daemon
+/// restart keeps the finding and reads no line twice.
+#[tokio::test]
+async fn daemon_follows_the_kubelet_log_across_rotation_and_restart() {
+    let lab = ok(ContainerdLab::start());
+    let dir = ok(tempfile::tempdir());
+    ok(std::fs::create_dir_all(dir.path().join("manifests")));
+    ok(std::fs::create_dir_all(dir.path().join("kubelet/pods")));
+    ok(std::fs::write(
+        dir.path().join("pods.json"),
+        ok(serde_json::to_vec(&pod_list(vec![]))),
+    ));
+    let stuck = leak(&lab, "stuck-0", "11111111-2222-4333-8444-000000000021").await;
+    let log = dir.path().join("kubelet.log");
+    ok(std::fs::write(
+        &log,
+        "I1129 08:00:00.000000    4321 kubelet.go:2449] \"SyncLoop ADD\" source=\"api\" pods=[\"shop/old\"]\n",
+    ));
+    let port = free_port();
+    let start = |port: u16| {
+        ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+            .args([
+                "daemon",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--runtime-endpoint",
+                &lab.endpoint(),
+                "--node-name",
+                NODE,
+            ])
+            .arg("--kubelet-log")
+            .arg(&log)
+            .arg("--manifest-dir")
+            .arg(dir.path().join("manifests"))
+            .arg("--kubelet-root-dir")
+            .arg(dir.path().join("kubelet"))
+            .arg("--pods")
+            .arg(dir.path().join("pods.json"))
+            .arg("--state-dir")
+            .arg(dir.path().join("state"))
+            // Default evaluation interval (10 s): the log line itself must wake the evaluator.
+            .args([
+                "--min-age",
+                "0s",
+                "--cri-poll-interval",
+                "1s",
+                "--log-level",
+                "warn",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn())
+    };
+    let daemon = start(port);
+    wait_for(20, "/readyz 200", || {
+        (get(port, "/readyz").0 == 200).then_some(())
+    });
+    let failure = |n: u32| {
+        let now = jiff::Timestamp::now().strftime("%m%d %H:%M:%S%.6f");
+        format!(
+            "E{now}    4321 kuberuntime_gc.go:176] \"Failed to stop sandbox before removing\" err=\"rpc error: code = Unknown \
+             desc = failed to destroy network for sandbox \\\"{stuck}\\\": cni plugin not initialized\" sandboxID=\"{stuck}\" n={n}\n"
+        )
+    };
+    let append = |text: &str| {
+        let mut f = ok(std::fs::OpenOptions::new().append(true).open(&log));
+        ok(f.write_all(text.as_bytes()));
+    };
+    let stop_failing = || -> Option<Value> {
+        let r: Value =
+            serde_json::from_str(&get(port, "/findings?kind=SandboxStopFailing").1).ok()?;
+        r["findings"]
+            .as_array()?
+            .iter()
+            .find(|f| f["sandbox_id"] == stuck.as_str())
+            .cloned()
+    };
+    let t0 = Instant::now();
+    append(&failure(1));
+    let f = wait_for(5, "SandboxStopFailing from the log", stop_failing);
+    let latency = t0.elapsed();
+    assert!(
+        latency < Duration::from_secs(2),
+        "a finding from a log line took {latency:?}"
+    );
+    assert!(
+        f["summary"]
+            .as_str()
+            .unwrap()
+            .contains("cni plugin not initialized"),
+        "{f}"
+    );
+    let metrics = get(port, "/metrics").1;
+    assert!(
+        metrics.contains("podcoroner_log_lines_total{source=\"kubelet_log\"} 1"),
+        "the old line was read: {metrics}"
+    );
+
+    // Rotation by rename (logrotate `create`): the next line goes to a new file.
+    ok(std::fs::rename(&log, dir.path().join("kubelet.log.1")));
+    ok(std::fs::write(&log, ""));
+    append(&failure(2));
+    wait_for(10, "the line after rotation", || {
+        let m = get(port, "/metrics").1;
+        m.contains("podcoroner_log_lines_total{source=\"kubelet_log\"} 2")
+            .then_some(())
+    });
+    let r: Value = ok(serde_json::from_str(&get(port, "/readyz").1));
+    assert_eq!(r["sources"]["kubelet_log"]["healthy"], true, "{r}");
+
+    // Restart: the finding is still open, and no line is read twice.
+    stop_daemon(daemon);
+    append(&failure(3));
+    let daemon = start(port);
+    wait_for(20, "/readyz after restart", || {
+        (get(port, "/readyz").0 == 200).then_some(())
+    });
+    wait_for(10, "the line written while down", || {
+        let m = get(port, "/metrics").1;
+        m.contains("podcoroner_log_lines_total{source=\"kubelet_log\"} 1")
+            .then_some(())
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let f = stop_failing().expect("the log finding survived the restart");
+    assert_eq!(f["state"], "open");
+    assert!(
+        f["summary"].as_str().unwrap().contains("3 log records"),
+        "each line exactly once: {f}"
+    );
+    stop_daemon(daemon);
+}

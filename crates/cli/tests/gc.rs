@@ -62,6 +62,9 @@ struct Gc {
     leaked: BTreeSet<String>,
     kept: BTreeSet<String>,
     api_pods: Vec<Value>,
+    /// When the last old sandbox was created, and when the first young one was.
+    old_done: Instant,
+    young_start: Instant,
 }
 
 impl Gc {
@@ -74,7 +77,7 @@ impl Gc {
             ok(serde_json::to_vec(&pod_list(pods.to_vec()))),
         ));
     }
-    fn args(&self, extra: &[&str]) -> Vec<String> {
+    fn args(&self, extra: &[impl AsRef<str>]) -> Vec<String> {
         let mut args: Vec<String> = vec![
             "gc".into(),
             "--runtime-endpoint".into(),
@@ -92,7 +95,7 @@ impl Gc {
             "-o".into(),
             "json".into(),
         ];
-        args.extend(extra.iter().map(|s| s.to_string()));
+        args.extend(extra.iter().map(|s| s.as_ref().to_string()));
         args
     }
     fn audit(&self) -> Vec<Value> {
@@ -208,8 +211,11 @@ async fn build() -> Gc {
         .await,
     );
 
-    // Young: created after the old ones have aged past --gc-min-age (4 s).
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    // Young: created 6 s after the old ones; --gc-min-age falls midway between the two ages
+    // (`Gc::flags`), so a slow machine cannot age a young one past it.
+    let old_done = Instant::now();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let young_start = Instant::now();
     for i in 60..63 {
         kept.insert(dead(&lab, &PodSpec::api("shop", &format!("young-{i}"), &uid(i))).await);
     }
@@ -219,19 +225,29 @@ async fn build() -> Gc {
         leaked,
         kept,
         api_pods,
+        old_done,
+        young_start,
     };
     gc.write_pods(&gc.api_pods);
     gc
 }
 
-const FLAGS: [&str; 6] = [
-    "--gc-min-age",
-    "4s",
-    "--gc-rate",
-    "600",
-    "--exclude-selector",
-    "podcoroner.io/keep=true",
-];
+impl Gc {
+    /// `--gc-min-age` midway between the young and the old sandboxes' ages now, the rate and the
+    /// exclusion selector.
+    fn flags(&self) -> Vec<String> {
+        let (old, young) = (self.old_done.elapsed(), self.young_start.elapsed());
+        let min_age = (old + young) / 2;
+        vec![
+            "--gc-min-age".into(),
+            format!("{}ms", min_age.as_millis()),
+            "--gc-rate".into(),
+            "600".into(),
+            "--exclude-selector".into(),
+            "podcoroner.io/keep=true".into(),
+        ]
+    }
+}
 
 #[tokio::test]
 async fn apply_removes_exactly_the_leaked_sandboxes() {
@@ -240,7 +256,7 @@ async fn apply_removes_exactly_the_leaked_sandboxes() {
     assert_eq!(gc.sandboxes().await, &gc.leaked | &gc.kept);
 
     // The dry run plans exactly the leaked ones and changes nothing.
-    let (code, out, err) = podcoroner(&gc.args(&FLAGS));
+    let (code, out, err) = podcoroner(&gc.args(&gc.flags()));
     assert_eq!(code, 0, "{err}");
     let plan: Value = ok(serde_json::from_str(&out));
     assert_eq!(plan["dry_run"], true);
@@ -276,8 +292,8 @@ async fn apply_removes_exactly_the_leaked_sandboxes() {
     // --apply removes them and nothing else; every container of the rest is intact.
     let client = ok(RuntimeClient::connect(&gc.lab.endpoint(), Duration::from_secs(10)).await);
     let containers_before = ok(client.list_containers().await);
-    let mut apply = FLAGS.to_vec();
-    apply.push("--apply");
+    let mut apply = gc.flags();
+    apply.push("--apply".into());
     let (code, out, err) = podcoroner(&gc.args(&apply));
     assert_eq!(code, 0, "{out}\n{err}");
     let done: Value = ok(serde_json::from_str(&out));
@@ -308,6 +324,8 @@ async fn apply_removes_exactly_the_leaked_sandboxes() {
     );
 
     // A second run finds nothing.
+    let mut apply = gc.flags();
+    apply.push("--apply".into());
     let (code, out, _) = podcoroner(&gc.args(&apply));
     assert_eq!(code, 0);
     let again: Value = ok(serde_json::from_str(&out));
@@ -315,7 +333,7 @@ async fn apply_removes_exactly_the_leaked_sandboxes() {
     assert_eq!(gc.sandboxes().await, gc.kept);
 
     // Without the API view nothing is eligible, and a stale pods file is refused.
-    let mut no_api = gc.args(&FLAGS);
+    let mut no_api = gc.args(&gc.flags());
     let at = no_api.iter().position(|a| a == "--pods").unwrap();
     no_api.drain(at..at + 2);
     no_api.push("--no-apiserver".into());
@@ -328,8 +346,10 @@ async fn apply_removes_exactly_the_leaked_sandboxes() {
             .contains("without API truth"),
         "{refused}"
     );
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let (_, out, _) = podcoroner(&gc.args(&FLAGS));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut stale_flags = gc.flags();
+    stale_flags[1] = "1s".into();
+    let (_, out, _) = podcoroner(&gc.args(&stale_flags));
     let stale: Value = ok(serde_json::from_str(&out));
     assert!(
         stale["refused"]
@@ -361,6 +381,8 @@ async fn what_changes_between_planning_and_acting_is_left_alone() {
         leaked: BTreeSet::new(),
         kept: BTreeSet::new(),
         api_pods: vec![],
+        old_done: Instant::now(),
+        young_start: Instant::now(),
     };
     gc.write_pods(&[]);
     let mut args = gc.args(&["--gc-min-age", "1s", "--gc-rate", "20", "--apply"]);

@@ -32,14 +32,16 @@ impl Severity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum FindingKind {
     /// A NOTREADY pod sandbox with no containers that the kubelet's sandbox GC should have
-    /// removed (`kuberuntime_gc.go`, `evictSandboxes`).
+    /// removed (`kuberuntime_gc.go`, `evictSandboxes`); from the logs, a dead sandbox that keeps
+    /// its pod's sandbox name reserved ("failed to reserve sandbox name").
     LeakedSandbox,
     /// More than one READY pod sandbox for one pod UID (`kuberuntime_manager.go`,
     /// `podSandboxChanged`: "Multiple sandboxes are ready for Pod").
     DuplicateReadySandboxes,
     /// A container whose pod sandbox no longer exists.
     OrphanedContainer,
-    /// A static pod whose manifest is gone but whose sandbox is still READY.
+    /// A static pod whose manifest is gone but whose sandbox is still READY; from the logs, one
+    /// REMOVEd from its source that the kubelet cannot kill (KillPodSandbox failing).
     StaticPodNotRemoved,
     /// A running static pod with no mirror pod in the API server.
     MissingMirrorPod,
@@ -76,16 +78,20 @@ pub enum FindingKind {
     /// The kubelet cannot remove an orphaned pod's directory ("Orphaned pod ... found, but volume
     /// paths are still present on disk", "orphaned pod ... found" roll-ups).
     OrphanedPodVolumes,
-    /// A pod being deleted past its grace period whose containers or sandbox still run.
+    /// A pod being deleted past its grace period whose containers or sandbox still run; from the
+    /// logs, a pod the kubelet keeps failing to kill ("Error syncing pod" with KillPodSandbox).
     StuckTerminatingPod,
     /// The runtime or PLEG is unhealthy ("PLEG is not healthy", "container runtime is down"): no
     /// pod on the node can be started or stopped.
     RuntimeUnhealthy,
+    /// A static pod left its source (`SyncLoop REMOVE source="file"`): a lifecycle note (info),
+    /// with how its mirror pod went.
+    StaticPodRemoved,
 }
 
 impl FindingKind {
     /// Every kind, in documentation order.
-    pub const ALL: [FindingKind; 19] = [
+    pub const ALL: [FindingKind; 20] = [
         FindingKind::LeakedSandbox,
         FindingKind::DuplicateReadySandboxes,
         FindingKind::OrphanedContainer,
@@ -105,6 +111,7 @@ impl FindingKind {
         FindingKind::OrphanedPodVolumes,
         FindingKind::StuckTerminatingPod,
         FindingKind::RuntimeUnhealthy,
+        FindingKind::StaticPodRemoved,
     ];
 
     /// The stable name, e.g. `LeakedSandbox`.
@@ -129,6 +136,7 @@ impl FindingKind {
             FindingKind::OrphanedPodVolumes => "OrphanedPodVolumes",
             FindingKind::StuckTerminatingPod => "StuckTerminatingPod",
             FindingKind::RuntimeUnhealthy => "RuntimeUnhealthy",
+            FindingKind::StaticPodRemoved => "StaticPodRemoved",
         }
     }
 

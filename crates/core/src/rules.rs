@@ -1173,8 +1173,14 @@ pub fn sandbox_stop_failing(sandbox: &Sandbox, error: &str, seen_by: &str) -> Fi
 /// The class of a `StopPodSandbox` error (`CNI teardown: …`, `runtime busy`, `timeout`,
 /// `other`) and what to do about it, from `logs::catalogue::classify_cause`.
 pub fn stop_failure_class(error: &str) -> (&'static str, &'static str) {
-    use crate::logs::catalogue::{Cause, CniFailure, classify_cause};
-    match classify_cause(error) {
+    cause_class(crate::logs::catalogue::classify_cause(error))
+}
+
+/// [`stop_failure_class`] for a cause already classified (e.g. from a log event, whose cut text
+/// may no longer say it).
+pub fn cause_class(cause: crate::logs::Cause) -> (&'static str, &'static str) {
+    use crate::logs::catalogue::{Cause, CniFailure};
+    match cause {
         Cause::CniTeardown(CniFailure::PluginNotInitialized) => (
             "CNI teardown: cni plugin not initialized",
             "check the CNI config in /etc/cni/net.d and the CNI daemonset on this node",

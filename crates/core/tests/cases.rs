@@ -355,6 +355,12 @@ const CASES: &[Case] = &[
                 partial: Some("0ea83064-3383-11e7-"),
                 ..WANT
             },
+            Want {
+                kind: EventKind::VolumeReconstructionFailed,
+                uid: Some("f97942cf-337e-11e7-b2b1-005056b7dc12"),
+                n: 2,
+                ..WANT
+            },
         ],
         absent: &[],
     },

@@ -8,7 +8,13 @@ use podcoroner_daemon::config::FileConfig;
 
 /// `(field, doc)` of every `pub` field of `FileConfig`, in source order.
 fn fields(src: &str) -> Vec<(String, String)> {
-    let body = src.split("pub struct FileConfig {").nth(1).unwrap().split("\n}\n").next().unwrap();
+    let body = src
+        .split("pub struct FileConfig {")
+        .nth(1)
+        .unwrap()
+        .split("\n}\n")
+        .next()
+        .unwrap();
     let mut out = Vec::new();
     let mut doc = Vec::new();
     for line in body.lines().map(str::trim) {
@@ -24,7 +30,8 @@ fn fields(src: &str) -> Vec<(String, String)> {
 }
 
 fn generate() -> String {
-    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/config.rs")).unwrap();
+    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/config.rs"))
+        .unwrap();
     let defaults: serde_json::Value = serde_json::to_value(FileConfig::default()).unwrap();
     let mut md = String::from(
         "# Configuration reference\n\n\
@@ -43,7 +50,10 @@ fn generate() -> String {
             serde_json::Value::Array(a) if a.is_empty() => "`[]`".to_string(),
             other => format!("`{}`", other.to_string().replace('"', "")),
         };
-        md.push_str(&format!("| `{name}` | {shown} | {} |\n", doc.replace('|', "\\|")));
+        md.push_str(&format!(
+            "| `{name}` | {shown} | {} |\n",
+            doc.replace('|', "\\|")
+        ));
     }
     md
 }
@@ -56,6 +66,9 @@ fn configuration_reference_is_up_to_date() {
         std::fs::write(&path, &want).unwrap();
     }
     let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(have == want, "docs/configuration.md is stale: run UPDATE_EXPECT=1 cargo test -p podcoroner-daemon --test config_docs");
+    assert!(
+        have == want,
+        "docs/configuration.md is stale: run UPDATE_EXPECT=1 cargo test -p podcoroner-daemon --test config_docs"
+    );
     assert!(want.contains("| `cri_poll_interval` | `30s` |"), "{want}");
 }

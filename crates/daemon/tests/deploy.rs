@@ -23,7 +23,10 @@ fn typed<T: DeserializeOwned + serde::Serialize>(doc: &Value, origin: &str) -> T
     let back = serde_json::to_value(&obj).unwrap();
     let mut missing = Vec::new();
     diff(doc, &back, String::new(), &mut missing);
-    assert!(missing.is_empty(), "{origin}: fields unknown to the type: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "{origin}: fields unknown to the type: {missing:?}"
+    );
     obj
 }
 
@@ -49,7 +52,10 @@ fn diff(a: &Value, b: &Value, at: String, out: &mut Vec<String>) {
 
 /// Checks one object against the type its `kind` names; returns the kind.
 fn check(doc: &Value, origin: &str) -> String {
-    let kind = doc["kind"].as_str().unwrap_or_else(|| panic!("{origin}: no kind")).to_string();
+    let kind = doc["kind"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{origin}: no kind"))
+        .to_string();
     match kind.as_str() {
         "Namespace" => drop(typed::<Namespace>(doc, origin)),
         "ServiceAccount" => drop(typed::<ServiceAccount>(doc, origin)),
@@ -66,7 +72,12 @@ fn check(doc: &Value, origin: &str) -> String {
         "PrometheusRule" => {
             assert_eq!(doc["apiVersion"], "monitoring.coreos.com/v1", "{origin}");
             for r in doc["spec"]["groups"][0]["rules"].as_array().unwrap() {
-                assert!(r["alert"].is_string() && r["expr"].is_string() && r["annotations"]["runbook_url"].is_string(), "{origin}: {r}");
+                assert!(
+                    r["alert"].is_string()
+                        && r["expr"].is_string()
+                        && r["annotations"]["runbook_url"].is_string(),
+                    "{origin}: {r}"
+                );
             }
         }
         "Kustomization" => {}
@@ -85,10 +96,17 @@ fn docs(text: &str, origin: &str) -> Vec<Value> {
 #[test]
 fn every_manifest_is_a_typed_object() {
     let mut n = 0;
-    for dir in ["base", "overlays/gc-plan", "overlays/gc-apply", "overlays/metrics-only"] {
+    for dir in [
+        "base",
+        "overlays/gc-plan",
+        "overlays/gc-apply",
+        "overlays/metrics-only",
+    ] {
         for entry in std::fs::read_dir(deploy().join(dir)).unwrap().flatten() {
             let path = entry.path();
-            if path.extension().is_some_and(|e| e == "yaml") && path.file_name().unwrap() != "config.yaml" {
+            if path.extension().is_some_and(|e| e == "yaml")
+                && path.file_name().unwrap() != "config.yaml"
+            {
                 let text = std::fs::read_to_string(&path).unwrap();
                 for doc in docs(&text, &path.display().to_string()) {
                     // Strategic-merge patches are partial objects: only their kind's fields count.
@@ -108,7 +126,11 @@ fn render(dir: &str) -> Vec<Value> {
         .arg(deploy().join(dir))
         .output()
         .unwrap_or_else(|e| panic!("cannot run kubectl ({e}): `cargo xtask test` installs it"));
-    assert!(out.status.success(), "kubectl kustomize {dir}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "kubectl kustomize {dir}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     docs(&String::from_utf8(out.stdout).unwrap(), dir)
 }
 
@@ -128,15 +150,38 @@ fn every_overlay_renders_to_typed_objects() {
         let kinds: BTreeSet<String> = objs.iter().map(|o| check(o, dir)).collect();
         assert_eq!(
             kinds,
-            ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "DaemonSet", "Namespace", "PrometheusRule", "Service", "ServiceAccount", "ServiceMonitor"]
-                .map(String::from)
-                .into(),
+            [
+                "ClusterRole",
+                "ClusterRoleBinding",
+                "ConfigMap",
+                "DaemonSet",
+                "Namespace",
+                "PrometheusRule",
+                "Service",
+                "ServiceAccount",
+                "ServiceMonitor"
+            ]
+            .map(String::from)
+            .into(),
             "{dir}"
         );
         let ds = daemonset(&objs, dir);
-        let args = ds.spec.template.spec.unwrap().containers[0].args.clone().unwrap();
-        assert_eq!(args.iter().position(|a| a == "--gc").map(|i| args[i + 1].as_str()), gc_flag, "{dir}: {args:?}");
-        assert_eq!(!args.contains(&"--no-events".to_string()), events, "{dir}: {args:?}");
+        let args = ds.spec.template.spec.unwrap().containers[0]
+            .args
+            .clone()
+            .unwrap();
+        assert_eq!(
+            args.iter()
+                .position(|a| a == "--gc")
+                .map(|i| args[i + 1].as_str()),
+            gc_flag,
+            "{dir}: {args:?}"
+        );
+        assert_eq!(
+            !args.contains(&"--no-events".to_string()),
+            events,
+            "{dir}: {args:?}"
+        );
         // The shipped config is valid for the daemon.
         let cm = objs.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
         let config = cm["data"]["config.yaml"].as_str().unwrap();
@@ -147,29 +192,62 @@ fn every_overlay_renders_to_typed_objects() {
 #[test]
 fn rbac_grants_exactly_what_the_code_calls() {
     // podcoroner-apiserver: list_node_pods LISTs pods; EventSink::emit CREATEs events.
-    let want: BTreeSet<(String, String)> =
-        [("pods", "list"), ("events", "create")].map(|(r, v)| (r.to_string(), v.to_string())).into();
-    for (dir, want) in [("base", want.clone()), ("overlays/metrics-only", [("pods".to_string(), "list".to_string())].into())] {
+    let want: BTreeSet<(String, String)> = [("pods", "list"), ("events", "create")]
+        .map(|(r, v)| (r.to_string(), v.to_string()))
+        .into();
+    for (dir, want) in [
+        ("base", want.clone()),
+        (
+            "overlays/metrics-only",
+            [("pods".to_string(), "list".to_string())].into(),
+        ),
+    ] {
         let objs = render(dir);
-        let role: ClusterRole = typed(objs.iter().find(|o| o["kind"] == "ClusterRole").unwrap(), dir);
+        let role: ClusterRole = typed(
+            objs.iter().find(|o| o["kind"] == "ClusterRole").unwrap(),
+            dir,
+        );
         let granted: BTreeSet<(String, String)> = role
             .rules
             .unwrap()
             .iter()
             .flat_map(|r| {
-                assert_eq!(r.api_groups.as_deref(), Some(&[String::new()][..]), "{dir}: only the core group");
+                assert_eq!(
+                    r.api_groups.as_deref(),
+                    Some(&[String::new()][..]),
+                    "{dir}: only the core group"
+                );
                 let verbs = r.verbs.clone();
-                r.resources.clone().unwrap().into_iter().flat_map(move |res| verbs.clone().into_iter().map(move |v| (res.clone(), v)))
+                r.resources
+                    .clone()
+                    .unwrap()
+                    .into_iter()
+                    .flat_map(move |res| verbs.clone().into_iter().map(move |v| (res.clone(), v)))
             })
             .collect();
         assert_eq!(granted, want, "{dir}");
     }
     // The code's calls, to keep the test honest when they change.
-    let src = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../apiserver/src/lib.rs")).unwrap();
-    let calls: Vec<&str> = ["api.list(", "api.create("].into_iter().filter(|c| src.contains(c)).collect();
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../apiserver/src/lib.rs"),
+    )
+    .unwrap();
+    let calls: Vec<&str> = ["api.list(", "api.create("]
+        .into_iter()
+        .filter(|c| src.contains(c))
+        .collect();
     assert_eq!(calls, vec!["api.list(", "api.create("]);
-    for absent in ["api.get(", "api.watch(", "api.patch(", "api.delete(", "api.replace("] {
-        assert!(!src.contains(absent), "the code now calls {absent}: update the ClusterRole and this test");
+    for absent in [
+        "api.get(",
+        "api.watch(",
+        "api.patch(",
+        "api.delete(",
+        "api.replace(",
+    ] {
+        assert!(
+            !src.contains(absent),
+            "the code now calls {absent}: update the ClusterRole and this test"
+        );
     }
 }
 
@@ -178,12 +256,40 @@ fn the_daemonset_keeps_its_safety_properties() {
     let objs = render("base");
     let ds = daemonset(&objs, "base");
     let spec = ds.spec.template.spec.unwrap();
-    assert_eq!(spec.priority_class_name.as_deref(), Some("system-node-critical"));
+    assert_eq!(
+        spec.priority_class_name.as_deref(),
+        Some("system-node-critical")
+    );
     let tol = spec.tolerations.unwrap();
-    assert!(tol.iter().any(|t| t.operator.as_deref() == Some("Exists") && t.key.is_none() && t.effect.is_none()), "tolerates every taint");
+    assert!(
+        tol.iter().any(|t| t.operator.as_deref() == Some("Exists")
+            && t.key.is_none()
+            && t.effect.is_none()),
+        "tolerates every taint"
+    );
     let c = &spec.containers[0];
-    assert_eq!(c.liveness_probe.as_ref().unwrap().http_get.as_ref().unwrap().path.as_deref(), Some("/healthz"));
-    assert_eq!(c.readiness_probe.as_ref().unwrap().http_get.as_ref().unwrap().path.as_deref(), Some("/readyz"));
+    assert_eq!(
+        c.liveness_probe
+            .as_ref()
+            .unwrap()
+            .http_get
+            .as_ref()
+            .unwrap()
+            .path
+            .as_deref(),
+        Some("/healthz")
+    );
+    assert_eq!(
+        c.readiness_probe
+            .as_ref()
+            .unwrap()
+            .http_get
+            .as_ref()
+            .unwrap()
+            .path
+            .as_deref(),
+        Some("/readyz")
+    );
     let sc = c.security_context.as_ref().unwrap();
     assert_eq!(sc.read_only_root_filesystem, Some(true));
     assert_eq!(sc.allow_privilege_escalation, Some(false));
@@ -191,16 +297,41 @@ fn the_daemonset_keeps_its_safety_properties() {
     assert_eq!(caps.drop.as_deref(), Some(&["ALL".to_string()][..]));
     let env = c.env.as_ref().unwrap();
     let node = env.iter().find(|e| e.name == "NODE_NAME").unwrap();
-    assert_eq!(node.value_from.as_ref().unwrap().field_ref.as_ref().unwrap().field_path, "spec.nodeName");
+    assert_eq!(
+        node.value_from
+            .as_ref()
+            .unwrap()
+            .field_ref
+            .as_ref()
+            .unwrap()
+            .field_path,
+        "spec.nodeName"
+    );
     let res = c.resources.as_ref().unwrap();
     assert!(res.requests.is_some() && res.limits.is_some());
     // Read-only host mounts, except the CRI socket and the state directory.
     for m in c.volume_mounts.as_ref().unwrap() {
-        let writable = matches!(m.mount_path.as_str(), "/run/containerd/containerd.sock" | "/var/lib/podcoroner");
+        let writable = matches!(
+            m.mount_path.as_str(),
+            "/run/containerd/containerd.sock" | "/var/lib/podcoroner"
+        );
         assert_eq!(m.read_only.unwrap_or(false), !writable, "{}", m.mount_path);
     }
-    let paths: BTreeSet<String> = c.volume_mounts.as_ref().unwrap().iter().map(|m| m.mount_path.clone()).collect();
-    for p in ["/var/log", "/var/log/journal", "/run/log/journal", "/etc/machine-id", "/etc/kubernetes/manifests", "/var/lib/kubelet/pods"] {
+    let paths: BTreeSet<String> = c
+        .volume_mounts
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|m| m.mount_path.clone())
+        .collect();
+    for p in [
+        "/var/log",
+        "/var/log/journal",
+        "/run/log/journal",
+        "/etc/machine-id",
+        "/etc/kubernetes/manifests",
+        "/var/lib/kubelet/pods",
+    ] {
         assert!(paths.contains(p), "missing mount {p}");
     }
 }

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use jiff::Timestamp;
-use podcoroner_core::logs::{LineAssembler, ParseContext, classify, parse};
+use podcoroner_core::logs::{ParseContext, parse};
+
+mod blocks;
 
 /// Errors reading a log source.
 #[derive(Debug, thiserror::Error)]
@@ -112,30 +114,61 @@ pub const MAX_KEPT_UNPARSED: usize = 1000;
 /// How much of a record's text an event or sample keeps.
 pub const MAX_KEPT_TEXT_BYTES: usize = 4096;
 
-/// Reads `source`, the log of `log`, keeping the records at or after `since`.
+/// Reads `source`, the log of `log`, keeping the records at or after `since`, with every event
+/// in [`LogRead::events`].
+///
+/// Uses every core (up to 4) for one source; the result is that of one sequential loop (see
+/// [`read_each`]).
 ///
 /// # Errors
 /// [`Error::LogReadFailed`] for a file that cannot be read; [`Error::JournalctlFailed`].
 pub fn read(source: &Source, log: LogKind, since: Option<Timestamp>) -> Result<LogRead> {
+    let mut events = Vec::new();
+    let mut out = read_each(source, log, since, |e| events.push(e))?;
+    out.events = events;
+    Ok(out)
+}
+
+/// [`read`], handing each event to `on_event` in the order read instead of keeping it
+/// ([`LogRead::events`] stays empty): memory stays flat however many events the log holds.
+///
+/// Every physical line is counted and every record is parsed with
+/// [`parse`](podcoroner_core::logs::parse) and classified with
+/// [`classify`](podcoroner_core::logs::classify), exactly as one loop over a
+/// [`LineAssembler`](podcoroner_core::logs::LineAssembler) with one
+/// [`ParseContext`](podcoroner_core::logs::ParseContext) would: the source is cut into blocks
+/// parsed on all cores (up to 4) and merged in order, and the results do not depend on the
+/// cutting.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_each(
+    source: &Source,
+    log: LogKind,
+    since: Option<Timestamp>,
+    mut on_event: impl FnMut(LoggedEvent),
+) -> Result<LogRead> {
     let mut out = LogRead::default();
+    let sink = &mut on_event as &mut dyn FnMut(LoggedEvent);
     match source {
         Source::File(path) => {
             for file in with_rotated_siblings(path) {
                 let year = year_of(&file);
-                let reader = open(&file)?;
                 let origin = file.display().to_string();
-                read_stream(
-                    reader,
-                    &origin,
-                    log,
-                    ParseContext::new(year),
-                    since,
-                    &mut out,
-                )
-                .map_err(|error| Error::LogReadFailed {
+                let opts = blocks::StreamOpts::new(&origin, log, since);
+                let ctx = ParseContext::new(year);
+                let failed = |error| Error::LogReadFailed {
                     path: file.clone(),
                     error,
-                })?;
+                };
+                if is_gzip(&file) {
+                    blocks::read_stream(open(&file)?, &opts, ctx, &mut out, sink)
+                } else {
+                    let f = std::fs::File::open(&file).map_err(failed)?;
+                    let len = f.metadata().map_err(failed)?.len();
+                    blocks::read_file(&f, len, &opts, ctx, &mut out, sink)
+                }
+                .map_err(failed)?;
                 out.origins.push(origin);
             }
         }
@@ -161,13 +194,13 @@ pub fn read(source: &Source, log: LogKind, since: Option<Timestamp>) -> Result<L
                 .ok_or_else(|| fail("no stdout".to_string()))?;
             let origin = source.name();
             let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
-            read_stream(
-                Box::new(BufReader::new(stdout)),
-                &origin,
-                log,
+            let opts = blocks::StreamOpts::new(&origin, log, since);
+            blocks::read_stream(
+                Box::new(stdout),
+                &opts,
                 ParseContext::new(year),
-                since,
                 &mut out,
+                sink,
             )
             .map_err(|e| fail(e.to_string()))?;
             let status = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
@@ -255,72 +288,8 @@ pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Res
     Ok(n)
 }
 
-/// Parses and classifies every record of one stream into `out`.
-fn read_stream(
-    mut reader: Box<dyn BufRead>,
-    origin: &str,
-    log: LogKind,
-    mut ctx: ParseContext,
-    since: Option<Timestamp>,
-    out: &mut LogRead,
-) -> std::io::Result<()> {
-    let mut asm = LineAssembler::new();
-    let mut buf = Vec::new();
-    let handle = |text: &str, first_line: u64, ctx: &mut ParseContext, out: &mut LogRead| {
-        let parsed = parse(text, ctx);
-        if let Some(t) = parsed.time {
-            if since.is_some_and(|s| t < s) {
-                out.before_since += 1;
-                return;
-            }
-            out.span = Some(match out.span {
-                None => (t, t),
-                Some((a, b)) => (a.min(t), b.max(t)),
-            });
-        }
-        if !parsed.is_parsed() {
-            out.unparsed += 1;
-            if out.unparsed_samples.len() < MAX_KEPT_UNPARSED {
-                out.unparsed_samples.push(Unparsed {
-                    origin: origin.to_string(),
-                    line: first_line,
-                    text: cut(text),
-                });
-            }
-            return;
-        }
-        out.parsed += 1;
-        if let Some(event) = classify(&parsed) {
-            out.events.push(LoggedEvent {
-                event: event.into_owned(),
-                log,
-                origin: origin.to_string(),
-                line: first_line,
-                text: cut(text),
-            });
-        }
-    };
-    loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf)? == 0 {
-            break;
-        }
-        out.lines += 1;
-        let line = String::from_utf8_lossy(&buf);
-        let line = line.trim_end_matches('\n');
-        if let Some(rec) = asm.push(line) {
-            let (text, first) = (rec.text.to_string(), rec.first_line);
-            handle(&text, first, &mut ctx, out);
-        }
-    }
-    if let Some(rec) = asm.finish() {
-        let (text, first) = (rec.text.to_string(), rec.first_line);
-        handle(&text, first, &mut ctx, out);
-    }
-    Ok(())
-}
-
-fn cut(text: &str) -> String {
+/// `text` cut to [`MAX_KEPT_TEXT_BYTES`] (on a character boundary, with `…` when cut).
+pub(crate) fn cut(text: &str) -> String {
     if text.len() <= MAX_KEPT_TEXT_BYTES {
         return text.to_string();
     }
@@ -332,17 +301,22 @@ fn cut(text: &str) -> String {
 }
 
 /// Opens a file, decompressing `.gz`.
-fn open(path: &Path) -> Result<Box<dyn BufRead>> {
+fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     let file = std::fs::File::open(path).map_err(|error| Error::LogReadFailed {
         path: path.to_path_buf(),
         error,
     })?;
-    let reader: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
+    let reader: Box<dyn Read + Send> = if is_gzip(path) {
         Box::new(flate2::read::MultiGzDecoder::new(file))
     } else {
         Box::new(file)
     };
     Ok(Box::new(BufReader::with_capacity(1 << 16, reader)))
+}
+
+/// Whether `path` names a gzip file (`.gz`).
+fn is_gzip(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "gz")
 }
 
 /// The year a file's yearless timestamps most likely belong to: its modification year.
@@ -394,6 +368,8 @@ pub fn with_rotated_siblings(path: &Path) -> Vec<PathBuf> {
     files.push(path.to_path_buf());
     files
 }
+
+pub mod follow;
 
 #[cfg(test)]
 mod tests;

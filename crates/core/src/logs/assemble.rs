@@ -16,7 +16,7 @@
 //! are never joined and never take continuations. Every physical line ends up in exactly one
 //! record: nothing is dropped.
 
-use super::parse::starts_record;
+use super::parse::starts_record_scanned;
 use super::text::is_space;
 
 /// Default for [`LineAssembler::with_max_record_bytes`]: 1 MiB.
@@ -83,6 +83,15 @@ impl LineAssembler {
             next_line: 1,
             max_record_bytes: max,
         }
+    }
+
+    /// Whether `line` starts a new record whatever came before it (a line that starts a known
+    /// shape, a blank line, a prompt): [`push`](Self::push) then returns the pending record
+    /// first, so an input cut just before such a line can be assembled in two parts, each
+    /// with a fresh assembler, with the same records (line numbers aside).
+    pub fn begins_record(line: &str) -> bool {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        matches!(kind(line), Kind::Header | Kind::Stray)
     }
 
     /// Feeds the next physical line. Returns the previous record when this line starts a new
@@ -164,9 +173,11 @@ fn kind(line: &str) -> Kind {
     if is_block_line(line) {
         return Kind::Block(0);
     }
-    if starts_record(line) {
+    // One envelope scan answers both questions below.
+    let envelope = super::envelope::scan(line);
+    if starts_record_scanned(line, envelope.is_some()) {
         // A syslog-prefixed klog block line: `… kubelet[1]: \tline` or `… kubelet[1]:  >`.
-        if let Some(at) = super::envelope::scan(line).and_then(|s| s.body_start)
+        if let Some(at) = envelope.and_then(|s| s.body_start)
             && at < line.len()
             && is_block_line(&line[at..])
         {
@@ -279,6 +290,34 @@ mod tests {
                 2
             )]
         );
+    }
+
+    #[test]
+    fn a_cut_before_a_record_start_assembles_the_same() {
+        // Blocks, syslog blocks, hard wraps, prompts, tables and blank lines (cases 03, 28, 36).
+        let input = "E0613 10:15:42.123456    1234 pod_workers.go:1] \"Error syncing pod, skipping\" err=<\n\tline one\n > pod=\"a/b\"\nJun 13 10:15:42 node-a kubelet[1234]: E0613 10:15:42.123456 1 x.go:1] \"m\" err=<\nJun 13 10:15:42 node-a kubelet[1234]: \tline one\nJan 02 06:51:37 node-a kubelet[250135]: W0102 06:48:09.771347  250135 container.go:507] Failed to update stats for container \"/system.slice/systemd-journald.se\nrvice/memory.usage_in_bytes: no such device\nuser@node-a:~> sudo crictl pods\nPOD ID              CREATED\n\n06f0eea7928b1       2 days ago\nI0613 10:15:43.000000    1234 kubelet.go:1] next\r";
+        let lines: Vec<&str> = input.split('\n').collect();
+        let whole = assemble(input);
+        let mut cuts = 0;
+        for at in 1..lines.len() {
+            if !LineAssembler::begins_record(lines[at]) {
+                continue;
+            }
+            cuts += 1;
+            let mut parts = assemble(&lines[..at].join("\n"));
+            parts.extend(
+                assemble(&lines[at..].join("\n"))
+                    .into_iter()
+                    .map(|(text, first, n)| (text, first + at as u64, n)),
+            );
+            assert_eq!(parts, whole, "cut before line {}", at + 1);
+        }
+        assert_eq!(cuts, 5);
+        assert!(!LineAssembler::begins_record("\tline one"));
+        assert!(!LineAssembler::begins_record(
+            "rvice/memory.usage_in_bytes: no such device"
+        ));
+        assert!(LineAssembler::begins_record(""));
     }
 
     #[test]

@@ -15,7 +15,9 @@
 //! error text, and for failures a [`Cause`].
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
+use aho_corasick::{AhoCorasick, MatchKind};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -155,6 +157,11 @@ pub enum EventKind {
     /// `Orphaned pod "<uid>" found, but volumes not yet removed.  Reducing cpu to minimum`
     /// (pod cgroup cleanup).
     OrphanedPodPendingVolumes,
+    /// `Could not construct volume information: …` / `"Could not construct volume information"`
+    /// (volume reconstruction after a kubelet restart, `reconciler.go` / `reconstruct.go`): a
+    /// volume under `pods/<uid>/volumes/` the kubelet cannot adopt again, so it never unmounts
+    /// or removes it.
+    VolumeReconstructionFailed,
     /// `"Clean up containers for orphaned pod we had not seen before"`,
     /// `"Clean up orphaned pod containers"`.
     CleanUpOrphanedPod,
@@ -750,6 +757,12 @@ fn match_msg(s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> Option<Hit> {
                     "Container not found in pod's containers",
                 );
             }
+            if starts("Could not construct volume information") {
+                return hit(
+                    VolumeReconstructionFailed,
+                    "Could not construct volume information",
+                );
+            }
             if starts("Cleaned up orphaned pod volumes dir") {
                 return hit(
                     OrphanedPodVolumesCleaned,
@@ -955,6 +968,106 @@ fn match_msg(s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> Option<Hit> {
     }
 }
 
+/// The catalogue's message set as fixed strings, what `grep -F` needs to find the lines
+/// [`classify`] names: each message's words up to its first quote (structured lines escape
+/// quotes), or, where a message counts only together with a phrase, that phrase. Every record
+/// the catalogue names contains one of them, except a structured message cut short by the end
+/// of its line (case 05). `message_keys_cover_the_message_table` checks the list against the
+/// source of the message table: a new catalogue entry needs its key here.
+pub const MESSAGE_KEYS: &[&str] = &[
+    // kubelet: pod config and lifecycle
+    "SyncLoop (PLEG)",
+    "SyncLoop (housekeeping, skipped)",
+    "SyncLoop ADD",
+    "SyncLoop UPDATE",
+    "SyncLoop DELETE",
+    "SyncLoop REMOVE",
+    "SyncLoop RECONCILE",
+    "SyncLoop (ADD",
+    "SyncLoop (UPDATE",
+    "SyncLoop (DELETE",
+    "SyncLoop (REMOVE",
+    "SyncLoop (RECONCILE",
+    "Generic (PLEG): container finished",
+    "Pod has been deleted and must be killed",
+    "Killing container with a grace period",
+    "Killing container ",
+    "RemoveContainer",
+    "Container not found in pod's containers",
+    "Error syncing pod",
+    "killPodWithSyncResult failed",
+    "Failed killing the pod",
+    "KillPodSandbox",
+    "Killing unwanted pod",
+    "CreatePodSandbox for pod",
+    "Failed to create sandbox for pod",
+    "RunPodSandbox from runtime service failed",
+    // kubelet: CRI client errors
+    "from runtime service failed",
+    "ContainerStatus for ",
+    // kubelet: deletion and garbage collection
+    "DeleteContainer returned error",
+    "Failed to remove container",
+    "Error getting ContainerStatus for containerID",
+    "Removing sandbox",
+    "Failed to stop sandbox",
+    "Failed to remove sandbox",
+    "Container garbage collection failed",
+    // kubelet: housekeeping, orphans, pod workers
+    "Orphaned pod ",
+    "Orphaned pod found, but volumes are not cleaned up",
+    "Orphan pod",
+    "There were many similar errors",
+    "Cleaned up orphaned pod volumes dir",
+    "Could not construct volume information",
+    "Clean up containers for orphaned pod",
+    "Clean up orphaned pod containers",
+    "Pod worker has been requested for removal but is still not fully terminated",
+    "Pod has been terminated and is no longer known to the kubelet, remove all history",
+    "Pod is being synced for the first time",
+    "Pod is orphaned and must be torn down",
+    "Pod terminated all containers successfully",
+    "Pod terminated all orphaned containers successfully",
+    "sources aren't ready yet",
+    "Skipping pod synchronization",
+    "skipping pod synchronization",
+    "PLEG is not healthy",
+    // kubelet: static and mirror pods
+    "Deleted mirror pod because it is outdated",
+    "Deleted mirror pod ",
+    "Deleting mirror pod ",
+    "Deleting a mirror pod",
+    "Failed creating a mirror pod",
+    // runtime: containerd CRI plugin, CRI-O
+    "RunPodSandbox for ",
+    "Running pod sandbox: ",
+    "Ran pod sandbox ",
+    "StopPodSandbox for ",
+    "Stopping pod sandbox: ",
+    "Stopped pod sandbox: ",
+    "Stopped pod sandbox (already stopped)",
+    "RemovePodSandbox for ",
+    "RemovePodSandbox ",
+    "Removing pod sandbox: ",
+    "Removed pod sandbox: ",
+    "TearDown network for sandbox ",
+    "Failed to destroy network for sandbox",
+    "failed to destroy network for sandbox",
+    "Error deleting network",
+    "an error occurred when try to find container",
+    "ID does not exist",
+    "could not find container",
+    "an error occurred when try to find sandbox",
+    "Failed to get podSandbox status for container event for sandboxID",
+    "is not found when stopping it",
+    "specified pod sandbox not found",
+    "PodSandbox with ID starting with",
+    "failed to reserve sandbox name",
+    "failed to reserve container name",
+    "cleaning up after shim disconnected",
+    "Loaded sandbox",
+];
+
 /// Structured messages matched whole; a message cut by the end of the line (case 05:
 /// `"ContainerStatus from runtime ser`) matches the one it is the start of.
 const STRUCTURED: &[(&str, EventKind)] = &[
@@ -1038,6 +1151,10 @@ fn cut_message(msg: &str, line: &ParsedLine<'_>) -> Option<Hit> {
 /// Phrases matched anywhere in the message or error when the message table has no entry.
 fn fallback(msg: &str, err: Option<&str>) -> Option<Hit> {
     use EventKind::*;
+    // Most lines name no catalogued event: one pass over each text rules out every phrase below.
+    if !has_fallback_phrase(msg) && !err.is_some_and(has_fallback_phrase) {
+        return None;
+    }
     let text = |f: &dyn Fn(&str) -> bool| f(msg) || err.is_some_and(f);
     let kind = if text(&|t| contains!(t, "failed to reserve sandbox name")) {
         SandboxNameReserved
@@ -1070,6 +1187,38 @@ fn fallback(msg: &str, err: Option<&str>) -> Option<Hit> {
         return None;
     };
     Some(Hit { kind, words_end: 0 })
+}
+
+/// Every phrase [`fallback`] looks for (a phrase that contains another is covered by it). A text
+/// with none of them is no fallback match. `fallback_phrases_cover_fallback` checks the list
+/// against the source of `fallback`.
+const FALLBACK_PHRASES: &[&str] = &[
+    "failed to reserve sandbox name",
+    "failed to reserve container name",
+    "an error occurred when try to find container",
+    "an error occurred when try to find sandbox",
+    "ID does not exist",
+    "could not find container",
+    "specified pod sandbox not found",
+    "PodSandbox with ID starting with",
+    "sources aren't ready yet",
+    "\"KillPodSandbox\" for \"",
+    "PLEG is not healthy",
+    "from runtime service failed",
+];
+
+/// Whether `text` contains one of [`FALLBACK_PHRASES`], in one SIMD pass.
+fn has_fallback_phrase(text: &str) -> bool {
+    static SEARCHER: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        // Panics: building fails only past the automaton's size limits, far above a dozen
+        // short phrases.
+        // Leftmost-first lets the SIMD (Teddy) prefilter run; any match answers `is_match`.
+        AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(FALLBACK_PHRASES)
+            .expect("fallback phrases build a searcher")
+    });
+    SEARCHER.is_match(text)
 }
 
 /// Classifies the cause of a failure from its error text.

@@ -58,6 +58,23 @@ impl ParseContext {
         }
     }
 
+    /// Whether [`parse`] gives the same records from `self` as from `other`: the same
+    /// [`Self::year`], [`Self::offset`] and [`Self::message_only`], and a previous timestamp
+    /// in the same New Year class (December, January, or neither or none). Lets a reader parse
+    /// a later part of a source with a guessed context and check the guess once the context
+    /// before that part is known.
+    pub fn resolves_like(&self, other: &ParseContext) -> bool {
+        let new_year_class = |c: &ParseContext| {
+            c.last
+                .map(|t| c.offset.to_datetime(t).month())
+                .filter(|m| matches!(m, 1 | 12))
+        };
+        self.year == other.year
+            && self.offset == other.offset
+            && self.message_only == other.message_only
+            && new_year_class(self) == new_year_class(other)
+    }
+
     /// Records `t` as the latest timestamp and moves [`Self::year`] to its year.
     fn observe(&mut self, t: Timestamp) {
         self.year = i32::from(self.offset.to_datetime(t).year());
@@ -524,10 +541,11 @@ pub(crate) fn inner<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
 /// Whether `s` starts the way a record of a known shape starts (a cheap test, no full parse):
 /// an envelope, a klog header or caller fragment, `{`, `time=`, `level=`, a logrus text level,
 /// or a bare `tag: ` before one of those. [`LineAssembler`](super::LineAssembler) joins lines
-/// that do not.
-pub(crate) fn starts_record(s: &str) -> bool {
+/// that do not. `has_envelope` is whether `envelope::scan(s)` found an envelope (the caller
+/// needs the scan too, so it runs it once).
+pub(crate) fn starts_record_scanned(s: &str, has_envelope: bool) -> bool {
     starts_inner(s)
-        || envelope::scan(s).is_some()
+        || has_envelope
         || envelope::tag_prefix(s).is_some_and(|(_, _, body)| starts_inner(&s[body..]))
 }
 

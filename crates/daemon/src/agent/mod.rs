@@ -16,6 +16,7 @@
 
 pub mod html;
 pub mod http;
+pub mod logs;
 pub mod metrics;
 pub mod store;
 
@@ -26,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
-use podcoroner_core::log_rules::LoggedEvent;
+use podcoroner_core::log_rules::{LogKind, LoggedEvent};
 use podcoroner_core::{ApiView, Config, CriView, ManifestView, NodeView, PodDir};
 use serde::Serialize;
 
@@ -120,6 +121,10 @@ pub struct Shared {
     pub options: AgentOptions,
     /// Wakes the evaluator early (new log events).
     pub wake: tokio::sync::Notify,
+    /// Read positions of the followed logs.
+    pub checkpoints: Mutex<podcoroner_logs::follow::Checkpoints>,
+    /// When the events and read positions were last saved.
+    pub last_log_save: Mutex<Option<Instant>>,
     /// New findings of warning or higher, for the Event poster.
     pub new_findings: Mutex<Option<tokio::sync::mpsc::Sender<podcoroner_apiserver::EventNote>>>,
 }
@@ -219,7 +224,7 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
         node: options.sources.node_name.clone(),
         started: Timestamp::now(),
         views: Mutex::new(Views::default()),
-        events: Mutex::new(VecDeque::new()),
+        events: Mutex::new(logs::load_events(&options.state_dir.join("events.json"))),
         health: Mutex::new(BTreeMap::new()),
         store: Mutex::new(store),
         skipped: Mutex::new(vec![]),
@@ -227,13 +232,23 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
         options: options.clone(),
         wake: tokio::sync::Notify::new(),
         new_findings: Mutex::new(None),
+        checkpoints: Mutex::new(
+            podcoroner_logs::follow::load_checkpoints(
+                &options.state_dir.join("log-checkpoints.json"),
+            )
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "Ignoring unreadable log read positions");
+                Default::default()
+            }),
+        ),
+        last_log_save: Mutex::new(None),
     });
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", options.listen))?;
     tracing::info!(listen = %options.listen, node = %shared.node, "Serving");
 
-    let tasks = vec![
+    let mut tasks = vec![
         tokio::spawn(cri_loop(shared.clone())),
         tokio::spawn(files_loop(shared.clone())),
         tokio::spawn(api_loop(shared.clone())),
@@ -241,6 +256,38 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
         tokio::spawn(gc_loop(shared.clone())),
         tokio::spawn(events_loop(shared.clone())),
     ];
+    for (name, source, kind) in [
+        (
+            "kubelet_log",
+            &options.sources.kubelet_log,
+            LogKind::Kubelet,
+        ),
+        (
+            "runtime_log",
+            &options.sources.runtime_log,
+            LogKind::Runtime,
+        ),
+    ] {
+        match source {
+            Some(podcoroner_logs::Source::File(path)) => {
+                tasks.push(tokio::spawn(logs::file_loop(
+                    shared.clone(),
+                    name,
+                    path.clone(),
+                    kind,
+                )));
+            }
+            Some(podcoroner_logs::Source::Journald { unit }) => {
+                tasks.push(tokio::spawn(logs::journal_loop(
+                    shared.clone(),
+                    name,
+                    unit.clone(),
+                    kind,
+                )));
+            }
+            None => {}
+        }
+    }
     let router = http::router(shared.clone());
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown_signal())
@@ -250,6 +297,7 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
     }
     // Flush: one last save of what we know.
     lock(&shared.store).save(&state_path)?;
+    logs::save(&shared);
     tracing::info!("Stopped");
     Ok(())
 }
@@ -669,5 +717,14 @@ pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
     *lock(&shared.skipped) = diagnosis.skipped;
     if let Err(e) = store.save(state_path) {
         tracing::warn!(error = %format!("{e:#}"), "Saving state failed");
+    }
+    drop(store);
+    let due = lock(&shared.last_log_save).is_none_or(|t| t.elapsed() >= logs::SAVE_EVERY);
+    if due
+        && (shared.options.sources.kubelet_log.is_some()
+            || shared.options.sources.runtime_log.is_some())
+    {
+        logs::save(shared);
+        *lock(&shared.last_log_save) = Some(Instant::now());
     }
 }

@@ -633,6 +633,13 @@ fn housekeeping_orphans_and_workers() {
         pod_uid: Some("11cfbe01-0e47-4835-97e4-dbf46dfccd66"),
         ..ROW
     });
+    // case 08
+    check(&Row {
+        line: r#"E0508 00:36:34.250925     469 reconciler.go:438] Could not construct volume information: directory /var/lib/kubelet/pods/f97942cf-337e-11e7-b2b1-005056b7dc12/volumes/kubernetes.io~vsphere-volume/pvc-f969cb9e-337e-11e7-b2b1-005056b7dc12 is not mounted"#,
+        kind: EventKind::VolumeReconstructionFailed,
+        pod_uid: Some("f97942cf-337e-11e7-b2b1-005056b7dc12"),
+        ..ROW
+    });
     // case 17
     check(&Row {
         line: r#"Jul 29 20:54:44 node-a hyperkube[1526]: I0729 20:54:44.435138    1526 kubelet_pods.go:1695] Orphaned pod "60d66dd8b81c2a4756d2e2f69ec1e3fc" found, but volumes not yet removed.  Reducing cpu to minimum"#,
@@ -978,4 +985,130 @@ fn partial_ids_are_never_full() {
         }]
     );
     assert!(e.truncated);
+}
+
+// === the catalogue's literal lists against its source ===
+
+/// The string literals of `src` that follow `before` (e.g. `starts(`), unescaped.
+fn literals_after(src: &str, before: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = src;
+    while let Some(at) = rest.find(before) {
+        rest = &rest[at + before.len()..];
+        let body = rest.trim_start();
+        let Some(lit) = body.strip_prefix('"') else {
+            continue;
+        };
+        let mut text = String::new();
+        let mut chars = lit.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => text.extend(chars.next()),
+                '"' => break,
+                c => text.push(c),
+            }
+        }
+        out.push(text);
+    }
+    out
+}
+
+/// The source of the item that starts with `head`, up to the first line that is just `}` or `];`.
+fn item<'s>(src: &'s str, head: &str) -> &'s str {
+    let start = src
+        .find(head)
+        .unwrap_or_else(|| panic!("{head} not in catalogue.rs"));
+    let len = src[start..]
+        .find("\n}\n")
+        .into_iter()
+        .chain(src[start..].find("\n];\n"))
+        .min()
+        .expect("item end");
+    &src[start..start + len]
+}
+
+#[test]
+fn message_keys_cover_the_message_table() {
+    let src = include_str!("../catalogue.rs");
+    let table = item(src, "fn match_msg(");
+    let mut required: Vec<String> = literals_after(table, "starts(");
+    required.extend(literals_after(table, "s == "));
+    // The `Pod …` table: `("message", Kind)`.
+    required.extend(
+        literals_after(table, "(\n")
+            .into_iter()
+            .chain(literals_after(table, "[\n"))
+            .filter(|l| l.contains(' ')),
+    );
+    required.extend(
+        literals_after(item(src, "const STRUCTURED"), "(\n")
+            .into_iter()
+            .chain(literals_after(item(src, "const STRUCTURED"), "(")),
+    );
+    assert!(required.len() > 60, "too few messages found: {required:?}");
+    // Messages matched only together with a phrase: the phrase is the key.
+    let with_phrase = [
+        ("StopPodSandbox \"", "from runtime service failed"),
+        ("ContainerStatus \"", "from runtime service failed"),
+        ("ListContainers", "from runtime service failed"),
+        ("ListPodSandbox", "from runtime service failed"),
+        ("sandbox \"", "is not found when stopping it"),
+        ("Failed to delete pod", "sources aren't ready yet"),
+    ];
+    let mut missing = Vec::new();
+    for message in &required {
+        let words = message.split('"').next().unwrap_or("");
+        let phrase = with_phrase
+            .iter()
+            .find(|(m, _)| m == message)
+            .map(|(_, p)| *p);
+        let covered = match phrase {
+            Some(p) => MESSAGE_KEYS.contains(&p),
+            None => MESSAGE_KEYS.iter().any(|k| words.contains(k)),
+        };
+        if !covered {
+            missing.push(message.clone());
+        }
+    }
+    // `SyncLoop ADD` and the legacy `SyncLoop (ADD, "api")`.
+    for op in ["ADD", "UPDATE", "DELETE", "REMOVE", "RECONCILE"] {
+        for key in [format!("SyncLoop {op}"), format!("SyncLoop ({op}")] {
+            if !MESSAGE_KEYS.contains(&key.as_str()) {
+                missing.push(key);
+            }
+        }
+    }
+    for phrase in FALLBACK_PHRASES {
+        let words = phrase.trim_matches('"').split('"').next().unwrap_or("");
+        if !MESSAGE_KEYS.iter().any(|k| words.contains(k)) {
+            missing.push((*phrase).to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "messages without a key in MESSAGE_KEYS: {missing:#?}"
+    );
+    for key in MESSAGE_KEYS {
+        assert!(!key.contains('"') && !key.contains('\\'), "{key:?}");
+    }
+}
+
+#[test]
+fn fallback_phrases_cover_fallback() {
+    let src = include_str!("../catalogue.rs");
+    let phrases = literals_after(item(src, "fn fallback("), "contains!(t,");
+    assert!(phrases.len() >= 12, "{phrases:?}");
+    for p in &phrases {
+        assert!(
+            FALLBACK_PHRASES.iter().any(|f| p.contains(f)),
+            "fallback looks for {p:?}, which FALLBACK_PHRASES does not cover"
+        );
+    }
+    // Each phrase alone, in the message or in the error, still reaches the chain.
+    for p in FALLBACK_PHRASES {
+        let msg = format!("x {p} y");
+        assert!(fallback(&msg, None).is_some(), "{p:?} in the message");
+        assert!(fallback("x", Some(&msg)).is_some(), "{p:?} in the error");
+    }
+    assert!(fallback("Probe failed", Some("connection refused")).is_none());
 }

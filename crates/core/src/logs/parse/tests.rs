@@ -762,3 +762,54 @@ mod never_panics {
         }
     }
 }
+
+#[test]
+fn contexts_that_resolve_alike_parse_alike() {
+    let at = |s: &str| Some(s.parse::<Timestamp>().unwrap());
+    let ctx = |year: i32, last: Option<Timestamp>| ParseContext {
+        last,
+        ..ParseContext::new(year)
+    };
+    let contexts = [
+        ctx(2025, None),
+        ctx(2025, at("2025-06-13T10:00:00Z")),
+        ctx(2025, at("2025-03-01T00:00:00Z")),
+        ctx(2025, at("2025-12-31T23:00:00Z")),
+        ctx(2025, at("2025-12-01T00:00:00Z")),
+        ctx(2025, at("2025-01-01T00:00:00Z")),
+        ctx(2024, at("2024-06-13T10:00:00Z")),
+        ParseContext {
+            message_only: true,
+            ..ctx(2025, None)
+        },
+    ];
+    let lines = [
+        "I0102 06:48:09.771347  250135 kubelet.go:1] \"SyncLoop ADD\" source=\"api\" pods=[\"a/b\"]",
+        "E1231 23:59:59.000001    1234 kubelet.go:1] legacy message",
+        "Jan 02 06:51:37 node-a kubelet[250135]: W0102 06:48:09.771347  250135 a.go:1] x",
+        "Dec 31 23:59:59 node-a containerd[1]: time=\"2019-01-02T17:13:13.089713206Z\" level=info msg=\"m\"",
+        "Jun 13 10:15:42 node-a kubelet[1]: plain text",
+        "not a log line",
+    ];
+    for a in &contexts {
+        for b in &contexts {
+            if !a.resolves_like(b) {
+                continue;
+            }
+            for line in lines {
+                let (mut ca, mut cb) = (a.clone(), b.clone());
+                assert_eq!(parse(line, &mut ca), parse(line, &mut cb), "{line}");
+                assert!(ca.resolves_like(&cb), "{line}: {ca:?} / {cb:?}");
+            }
+        }
+    }
+    // The New Year classes differ where it matters: a January line after December.
+    let (mut dec, mut jun) = (contexts[3].clone(), contexts[1].clone());
+    assert!(!dec.resolves_like(&jun));
+    assert_ne!(
+        parse(lines[0], &mut dec).time,
+        parse(lines[0], &mut jun).time
+    );
+    assert!(contexts[0].resolves_like(&contexts[1]));
+    assert!(!contexts[0].resolves_like(&contexts[6]));
+}

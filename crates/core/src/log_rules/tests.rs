@@ -1,0 +1,848 @@
+//! Unit tests for the log rules: per rule, the lines that make a finding and those that must not,
+//! in the shapes real kubelets and runtimes write (many taken from `testdata/cases/`).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::*;
+use crate::logs::{LineAssembler, ParseContext, classify, parse};
+use crate::model::*;
+
+const SB1: &str = "320983ce679b69a1fa11436cfe75780398955ba0c7487db46102f854b35ca69a";
+const SB2: &str = "e39e61423ee6eba5859a37f14e4c397bd6826d26d04c4c397df5c6638e13695b";
+const C1: &str = "d0f631ca1ddba8db3bcfcb9e057cdc98d0379f1bee00e75a545147a27dadd982";
+const C2: &str = "9c0abe51c6e6655d81de2d044d4fb194931f058c0426c67c7285d8f5657ed64a";
+const UID1: &str = "5da3387d-ad1c-11ea-a025-525400767782";
+const UID2: &str = "e1909e28-5731-4111-8031-3c989b5dc0cd";
+const HASH: &str = "7c0663d52f9e8c61c7a733304c23b60f";
+
+fn cfg() -> Config {
+    Config {
+        min_age: Duration::from_secs(600),
+        failed_pod_min_age: Duration::from_secs(3600),
+        assume_pods_deleted: false,
+    }
+}
+
+fn now() -> Timestamp {
+    "2024-06-01T00:00:00Z".parse().unwrap()
+}
+
+/// The events of one log's lines, as `podcoroner-logs` reads them (year 2024).
+fn read(log: LogKind, origin: &str, lines: &[String]) -> Vec<LoggedEvent> {
+    let mut ctx = ParseContext::new(2024);
+    let mut asm = LineAssembler::new();
+    let mut out = Vec::new();
+    let mut take = |text: &str, line: u64, ctx: &mut ParseContext| {
+        if let Some(e) = classify(&parse(text, ctx)) {
+            out.push(LoggedEvent {
+                event: e.into_owned(),
+                log,
+                origin: origin.to_string(),
+                line,
+                text: text.to_string(),
+            });
+        }
+    };
+    for l in lines {
+        if let Some(r) = asm.push(l) {
+            let (t, n) = (r.text.to_string(), r.first_line);
+            take(&t, n, &mut ctx);
+        }
+    }
+    if let Some(r) = asm.finish() {
+        let (t, n) = (r.text.to_string(), r.first_line);
+        take(&t, n, &mut ctx);
+    }
+    out
+}
+
+/// One table row: the kubelet's and the runtime's lines, the view, and the findings wanted as
+/// (kind, severity, a word the finding's subject, summary or evidence holds).
+struct Case {
+    name: &'static str,
+    kubelet: Vec<String>,
+    runtime: Vec<String>,
+    view: NodeView,
+    want: Vec<(FindingKind, Severity, &'static str)>,
+}
+
+fn case(
+    name: &'static str,
+    kubelet: &[String],
+    want: &[(FindingKind, Severity, &'static str)],
+) -> Case {
+    Case {
+        name,
+        kubelet: kubelet.to_vec(),
+        runtime: vec![],
+        view: NodeView::empty(),
+        want: want.to_vec(),
+    }
+}
+
+fn mentions(f: &Finding, word: &str) -> bool {
+    let subject = format!("{:?} {:?} {:?}", f.pod, f.sandbox_id, f.container_id);
+    subject.contains(word)
+        || f.summary.contains(word)
+        || f.evidence.iter().any(|e| e.detail.contains(word))
+}
+
+fn check(cases: Vec<Case>) {
+    let mut failures = Vec::new();
+    for c in cases {
+        let mut events = read(LogKind::Kubelet, "kubelet.log", &c.kubelet);
+        events.extend(read(LogKind::Runtime, "containerd.log", &c.runtime));
+        let found = diagnose_logs(&events, &c.view, &cfg(), now());
+        let got: Vec<(FindingKind, Severity)> =
+            found.iter().map(|f| (f.kind, f.severity)).collect();
+        let want: Vec<(FindingKind, Severity)> = c.want.iter().map(|w| (w.0, w.1)).collect();
+        let mut g = got.clone();
+        let mut w = want.clone();
+        g.sort();
+        w.sort();
+        if g != w {
+            failures.push(format!(
+                "{}: got {got:?}, want {want:?}\n{}",
+                c.name,
+                found
+                    .iter()
+                    .map(|f| format!("    {}", f.summary))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ));
+            continue;
+        }
+        for (kind, severity, word) in &c.want {
+            if !found
+                .iter()
+                .any(|f| f.kind == *kind && f.severity == *severity && mentions(f, word))
+            {
+                failures.push(format!(
+                    "{}: no {kind:?} {severity:?} mentioning {word:?}",
+                    c.name
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn cri(sandboxes: &[(&str, &str, SandboxState)], containers: &[&str]) -> NodeView {
+    let mut view = NodeView::empty();
+    view.cri = Some(CriView {
+        sandboxes: sandboxes
+            .iter()
+            .map(|(id, uid, state)| Sandbox {
+                id: id.to_string(),
+                pod: PodRef {
+                    namespace: "team-ns".to_string(),
+                    name: "app-0".to_string(),
+                    uid: uid.to_string(),
+                },
+                attempt: 0,
+                state: *state,
+                created_at: now() - SignedDuration::from_hours(1),
+                labels: BTreeMap::from([(LABEL_POD_UID.to_string(), uid.to_string())]),
+                annotations: BTreeMap::new(),
+            })
+            .collect(),
+        containers: containers
+            .iter()
+            .map(|id| Container {
+                id: id.to_string(),
+                sandbox_id: SB1.to_string(),
+                name: "app".to_string(),
+                attempt: 0,
+                state: ContainerState::Exited,
+                created_at: now() - SignedDuration::from_hours(1),
+                image: "registry.local/app:1".to_string(),
+                labels: BTreeMap::new(),
+                annotations: BTreeMap::new(),
+            })
+            .collect(),
+    });
+    view
+}
+
+// === lines ===
+
+fn gc_stop_failed(t: &str, sb: &str, why: &str) -> String {
+    format!(
+        r#"E0310 {t}    1234 kuberuntime_gc.go:176] "Failed to stop sandbox before removing" err="rpc error: code = Unknown desc = failed to destroy network for sandbox \"{sb}\": {why}" sandboxID="{sb}""#
+    )
+}
+
+fn cri_stop_failed(t: &str, sb: &str, why: &str) -> String {
+    format!(
+        r#"E0310 {t}    1234 remote_runtime.go:205] "StopPodSandbox from runtime service failed" err="rpc error: code = Unknown desc = failed to destroy network for sandbox \"{sb}\": {why}" podSandboxID="{sb}""#
+    )
+}
+
+fn containerd_stop_failed(t: &str, sb: &str, why: &str) -> String {
+    format!(
+        r#"time="2024-03-10T{t}Z" level=error msg="StopPodSandbox for \"{sb}\" failed" error="failed to destroy network for sandbox \"{sb}\": {why}""#
+    )
+}
+
+fn kill_sandbox_failed(t: &str, pod: &str, uid: &str, sb: &str, why: &str) -> String {
+    format!(
+        r#"E0310 {t}    1234 pod_workers.go:951] "Error syncing pod, skipping" err="failed to \"KillPodSandbox\" for \"{uid}\" with KillPodSandboxError: \"rpc error: code = Unknown desc = failed to destroy network for sandbox \\\"{sb}\\\": {why}\"" pod="{pod}" podUID={uid}"#
+    )
+}
+
+fn sync_loop(t: &str, op: &str, source: &str, pod: &str) -> String {
+    format!(r#"I0310 {t}    1234 kubelet.go:2063] "SyncLoop {op}" source="{source}" pods=[{pod}]"#)
+}
+
+// === SandboxStopFailing ===
+
+#[test]
+fn sandbox_stop_failing() {
+    let not_init = "cni plugin not initialized";
+    check(vec![
+        case(
+            "GC fails every minute: one finding, two attempts",
+            &[
+                gc_stop_failed(
+                    "10:00:00.000000",
+                    SB1,
+                    "connection is unauthorized: Unauthorized",
+                ),
+                gc_stop_failed(
+                    "10:01:00.000000",
+                    SB1,
+                    "connection is unauthorized: Unauthorized",
+                ),
+            ],
+            &[(
+                FindingKind::SandboxStopFailing,
+                Severity::Warning,
+                "2 attempts",
+            )],
+        ),
+        Case {
+            name: "the runtime's, the CRI client's and the GC's line of one failure: one finding",
+            kubelet: vec![
+                cri_stop_failed("10:00:00.100000", SB1, not_init),
+                gc_stop_failed("10:00:00.100100", SB1, not_init),
+            ],
+            runtime: vec![containerd_stop_failed("10:00:00.099000", SB1, not_init)],
+            view: NodeView::empty(),
+            want: vec![(
+                FindingKind::SandboxStopFailing,
+                Severity::Warning,
+                "1 attempt, 3 log records",
+            )],
+        },
+        case(
+            "the CNI plugin binary is missing: node-wide, critical",
+            &[format!(
+                r#"Jun  8 22:53:30 node-a kubelet: E0608 22:53:30.195821    7906 kuberuntime_gc.go:153] Failed to stop sandbox "{SB1}" before removing: rpc error: code = Unknown desc = NetworkPlugin cni failed to teardown pod "es-0_team-ns" network: failed to find plugin "flannel" in path [/opt/flannel/bin /opt/cni/bin]"#
+            )],
+            &[(
+                FindingKind::SandboxStopFailing,
+                Severity::Critical,
+                "flannel",
+            )],
+        ),
+        case(
+            "removal fails (device busy): removing, with the mount hint",
+            &[format!(
+                r#"E0829 19:33:49.707784    2373 kuberuntime_gc.go:142] Failed to remove sandbox "{SB1}": rpc error: code = 2 desc = Error response from daemon: {{"message":"Unable to remove filesystem for {SB1}: remove /var/lib/docker/containers/{SB1}/shm: device or resource busy"}}"#
+            )],
+            &[(
+                FindingKind::SandboxStopFailing,
+                Severity::Warning,
+                "removing pod sandbox",
+            )],
+        ),
+        Case {
+            name: "not a finding: the runtime stops the sandbox later",
+            kubelet: vec![gc_stop_failed("10:00:00.000000", SB1, not_init)],
+            runtime: vec![format!(
+                r#"time="2024-03-10T10:01:00.000000000Z" level=info msg="StopPodSandbox for \"{SB1}\" returns successfully""#
+            )],
+            view: NodeView::empty(),
+            want: vec![],
+        },
+        Case {
+            name: "not a finding: the CRI view no longer lists the sandbox",
+            kubelet: vec![gc_stop_failed("10:00:00.000000", SB1, not_init)],
+            runtime: vec![],
+            view: cri(&[(SB2, UID1, SandboxState::NotReady)], &[]),
+            want: vec![],
+        },
+        Case {
+            name: "the CRI view still lists it: a finding",
+            kubelet: vec![gc_stop_failed("10:00:00.000000", SB1, not_init)],
+            runtime: vec![],
+            view: cri(&[(SB1, UID1, SandboxState::NotReady)], &[]),
+            want: vec![(
+                FindingKind::SandboxStopFailing,
+                Severity::Warning,
+                "team-ns",
+            )],
+        },
+        case(
+            "not a finding: the only error is NotFound (the sandbox is gone)",
+            &[format!(
+                r#"E0310 10:00:00.000000    1234 remote_runtime.go:205] "StopPodSandbox from runtime service failed" err="rpc error: code = NotFound desc = an error occurred when try to find sandbox \"{SB1}\": not found" podSandboxID="{SB1}""#
+            )],
+            &[],
+        ),
+    ]);
+}
+
+// === StuckTerminatingPod ===
+
+#[test]
+fn stuck_terminating_pod() {
+    let empty = r#"plugin type=\\\"flannel\\\" failed (delete): failed to parse netconf: unexpected end of JSON input"#;
+    check(vec![
+        case(
+            "KillPodSandbox fails for a pod: stuck terminating, with its sandbox and cause",
+            &[kill_sandbox_failed(
+                "13:07:17.246702",
+                "team-ns/app-0",
+                UID2,
+                SB1,
+                empty,
+            )],
+            &[(FindingKind::StuckTerminatingPod, Severity::Warning, SB1)],
+        ),
+        case(
+            "\"Failed to stop sandbox\" then \"killPodWithSyncResult failed\": one finding, by adjacency",
+            &[
+                cri_stop_failed(
+                    "17:09:37.429430",
+                    SB1,
+                    "plugin type=\\\"weave-net\\\" failed (delete): netplugin failed",
+                ),
+                format!(
+                    r#"E0310 17:09:37.429469   10468 kuberuntime_manager.go:965] "Failed to stop sandbox" podSandboxID={{Type:containerd ID:{SB1}}}"#
+                ),
+                format!(
+                    r#"E0310 17:09:37.429510   10468 kuberuntime_manager.go:705] "killPodWithSyncResult failed" err="failed to \"KillPodSandbox\" for \"{UID2}\" with KillPodSandboxError: \"rpc error:"#
+                ),
+            ],
+            &[(FindingKind::StuckTerminatingPod, Severity::Warning, UID2)],
+        ),
+        case(
+            "not a finding: the pod's API object goes (REMOVE) after the failure",
+            &[
+                kill_sandbox_failed("13:07:17.246702", "team-ns/app-0", UID2, SB1, empty),
+                sync_loop("13:08:00.000000", "REMOVE", "api", "team-ns/app-0"),
+            ],
+            &[],
+        ),
+        case(
+            "not a finding: a KillContainer NotFound (the container is already gone)",
+            &[format!(
+                r#"E0310 13:07:17.246702    1736 pod_workers.go:951] "Error syncing pod, skipping" err="failed to \"KillContainer\" for \"app\" with KillContainerError: \"rpc error: code = NotFound desc = an error occurred when try to find container \\\"{C1}\\\": not found\"" pod="team-ns/app-0" podUID={UID2}"#
+            )],
+            &[],
+        ),
+        Case {
+            name: "the API pod is not being deleted: the sandbox's failure, not a stuck termination",
+            kubelet: vec![kill_sandbox_failed(
+                "13:07:17.246702",
+                "team-ns/app-0",
+                UID2,
+                SB1,
+                empty,
+            )],
+            runtime: vec![],
+            view: NodeView {
+                api: Some(ApiView {
+                    pods: vec![ApiPod {
+                        pod: PodRef {
+                            namespace: "team-ns".to_string(),
+                            name: "app-0".to_string(),
+                            uid: UID2.to_string(),
+                        },
+                        node_name: String::new(),
+                        phase: "Running".to_string(),
+                        reason: None,
+                        annotations: BTreeMap::new(),
+                        created_at: None,
+                        deletion_timestamp: None,
+                        deletion_grace_period_seconds: None,
+                        status_changed_at: None,
+                    }],
+                    origin: "test".to_string(),
+                }),
+                ..NodeView::empty()
+            },
+            want: vec![(FindingKind::SandboxStopFailing, Severity::Warning, SB1)],
+        },
+    ]);
+}
+
+// === StaticPodNotRemoved, StaticPodRemoved ===
+
+#[test]
+fn static_pod_removal() {
+    let pod = "team-ns/static-nginx-10.0.0.11";
+    let killing = format!(
+        r#"I1019 07:20:46.701995    6774 kuberuntime_container.go:714] "Killing container with a grace period" pod="{pod}" podUID={HASH} containerName="static-nginx" containerID="containerd://{C1}" gracePeriod=30"#
+    );
+    let kill_failed = format!(
+        r#"E1019 07:21:27.130112    6774 pod_workers.go:765] "Error syncing pod, skipping" err="failed to \"KillPodSandbox\" for \"{HASH}\" with KillPodSandboxError: \"rpc error: code = Unknown desc = failed to destr"#
+    );
+    check(vec![
+        case(
+            "REMOVE source=file, then KillPodSandbox fails: StaticPodNotRemoved, no note",
+            &[
+                sync_loop("07:20:46.701627", "REMOVE", "file", pod),
+                killing.clone(),
+                kill_failed.clone(),
+            ],
+            &[(FindingKind::StaticPodNotRemoved, Severity::Warning, HASH)],
+        ),
+        case(
+            "REMOVE source=file and the pod terminates: only the note",
+            &[
+                sync_loop("07:20:46.701627", "REMOVE", "file", pod),
+                killing.clone(),
+                kill_failed,
+                format!(
+                    r#"I1019 07:22:00.000000    6774 pod_workers.go:1000] "Pod terminated all containers successfully" pod="{pod}" podUID={HASH}"#
+                ),
+            ],
+            &[(FindingKind::StaticPodRemoved, Severity::Info, HASH)],
+        ),
+        case(
+            "legacy REMOVE with the mirror pod deleted 278 ms later (k/k #90999)",
+            &[
+                r#"I0729 20:54:44.122924    1526 kubelet.go:1904] SyncLoop (REMOVE, "file"): "kube-apiserver-node-a_openshift-kube-apiserver(60d66dd8b81c2a4756d2e2f69ec1e3fc)""#.to_string(),
+                r#"I0729 20:54:44.401404    1526 mirror_client.go:93] Deleting a mirror pod "kube-apiserver-node-a_openshift-kube-apiserver" (uid (*types.UID)(nil))"#.to_string(),
+                r#"I0729 20:54:44.435544    1526 kubelet.go:1910] SyncLoop (DELETE, "api"): "kube-apiserver-node-a_openshift-kube-apiserver(08b81ce8-b243-11e9-a38f-fa163e8871d1)""#.to_string(),
+            ],
+            &[(FindingKind::StaticPodRemoved, Severity::Info, "278ms later")],
+        ),
+        case(
+            "not a static pod: REMOVE source=api is no note",
+            &[sync_loop("07:20:46.701627", "REMOVE", "api", pod)],
+            &[],
+        ),
+    ]);
+}
+
+// === FindContainerRace ===
+
+fn delete_not_found(t: &str, c: &str) -> String {
+    format!(
+        r#"I0310 {t}    1234 pod_container_deletor.go:53] "DeleteContainer returned error" containerID={{"Type":"containerd","ID":"{c}"}} err="failed to get container status \"{c}\": rpc error: code = NotFound desc = an error occurred when try to find container \"{c}\": not found""#
+    )
+}
+
+#[test]
+fn find_container_race() {
+    check(vec![
+        case(
+            "a single double removal: info",
+            &[delete_not_found("10:00:00.000000", C1)],
+            &[(FindingKind::FindContainerRace, Severity::Info, C1)],
+        ),
+        case(
+            "the same container coming back over more than 10 minutes: warning",
+            &[
+                delete_not_found("10:00:00.000000", C1),
+                delete_not_found("10:06:00.000000", C1),
+                delete_not_found("10:12:00.000000", C1),
+            ],
+            &[(FindingKind::FindContainerRace, Severity::Warning, "3 records over 12m")],
+        ),
+        case(
+            "a NotFound line cut before its ID belongs to the RemoveContainer before it",
+            &[
+                format!(r#"I0321 17:10:59.899821  475498 scope.go:111] "RemoveContainer" containerID="{C1}""#),
+                format!(r#"I0321 17:10:59.901846  475498 scope.go:111] "RemoveContainer" containerID="{C1}""#),
+                r#"E0321 17:10:59.902054  475498 remote_runtime.go:334] "ContainerStatus from runtime service failed" err="rpc error: code = NotFound desc ="#.to_string(),
+            ],
+            &[(FindingKind::FindContainerRace, Severity::Info, "removed twice")],
+        ),
+        case(
+            "a cut ID is merged into the full one another line names",
+            &[
+                delete_not_found("10:00:00.000000", C2),
+                format!(
+                    r#"I0310 10:00:00.000100    1234 pod_container_deletor.go:53] "DeleteContainer returned error" containerID={{"Type":"containerd","ID":"{}"#,
+                    &C2[..20]
+                ),
+            ],
+            &[(FindingKind::FindContainerRace, Severity::Info, C2)],
+        ),
+        Case {
+            name: "not a finding: the CRI view still lists the container",
+            kubelet: vec![delete_not_found("10:00:00.000000", C1)],
+            runtime: vec![],
+            view: cri(&[(SB1, UID1, SandboxState::NotReady)], &[C1]),
+            want: vec![],
+        },
+        case(
+            "not a finding: \"Container not found in pod's containers\"",
+            &[format!(
+                r#"I0829 01:50:35.469317 2909862 pod_container_deletor.go:79] "Container not found in pod's containers" containerID="{C1}""#
+            )],
+            &[],
+        ),
+    ]);
+}
+
+// === OrphanedPodVolumes ===
+
+#[test]
+fn orphaned_pod_volumes() {
+    let legacy = |t: &str, uid: &str| {
+        format!(
+            r#"E0508 {t}     469 kubelet_volumes.go:114] Orphaned pod "{uid}" found, but volume paths are still present on disk."#
+        )
+    };
+    let mut gone = NodeView::empty();
+    gone.pod_dirs = Some(vec![]);
+    check(vec![
+        case(
+            "a UID seen whole and cut: one finding",
+            &[
+                legacy("00:36:34.697341", UID1),
+                format!(
+                    r#"E0508 00:36:36.698103     469 kubelet_volumes.go:114] Orphaned pod "{}"#,
+                    &UID1[..19]
+                ),
+            ],
+            &[(
+                FindingKind::OrphanedPodVolumes,
+                Severity::Warning,
+                "2 records",
+            )],
+        ),
+        case(
+            "the roll-up counts the other orphaned pods and names the path",
+            &[format!(
+                r#"E1118 01:57:48.546805 4133404 kubelet_volumes.go:245] "There were many similar errors. Turn up verbosity to see them." err="orphaned pod \"{UID1}\" found, but failed to rmdir() volume at path /var/lib/kubelet/pods/{UID1}/volumes/kubernetes.io~configmap/config-volume: directory not empty" numErrs=5"#
+            )],
+            &[(
+                FindingKind::OrphanedPodVolumes,
+                Severity::Warning,
+                "at least 5",
+            )],
+        ),
+        case(
+            "a cut UID no line names whole stays a prefix",
+            &[format!(
+                r#"E1015 14:48:41.982980 40887 kubelet_volumes.go:154] Orphaned pod "{}"#,
+                &UID1[..24]
+            )],
+            &[(
+                FindingKind::OrphanedPodVolumes,
+                Severity::Warning,
+                "5da3387d-ad1c-11ea-a025-…",
+            )],
+        ),
+        Case {
+            name: "not a finding: the pod directory is gone",
+            kubelet: vec![legacy("00:36:34.697341", UID1)],
+            runtime: vec![],
+            view: gone,
+            want: vec![],
+        },
+    ]);
+}
+
+// === MirrorPodRecreateLoop, MirrorPodCreateFailed ===
+
+#[test]
+fn mirror_pods() {
+    let outdated = |t: &str, uid: &str| {
+        format!(
+            r#"W0416 {t}    1847 kubelet.go:1602] Deleting mirror pod "etcd-node-a_kube-system({uid})" because it is outdated"#
+        )
+    };
+    let u2 = "d6d6c835-4156-11e8-84f4-0050569b7580";
+    check(vec![
+        case(
+            "two deletions within a minute: a loop",
+            &[outdated("05:16:25.210714", UID1), outdated("05:16:27.221519", u2)],
+            &[(FindingKind::MirrorPodRecreateLoop, Severity::Warning, u2)],
+        ),
+        case(
+            "one deletion: normal after a manifest edit (info)",
+            &[r#"I0416 05:16:25.210714    1847 kubelet.go:1700] "Deleted mirror pod because it is outdated" pod="kube-system/etcd-node-a""#.to_string()],
+            &[(FindingKind::MirrorPodRecreateLoop, Severity::Info, "once")],
+        ),
+        case(
+            "two deletions hours apart: two edits, not a loop",
+            &[outdated("05:16:25.210714", UID1), outdated("09:16:25.210714", u2)],
+            &[(FindingKind::MirrorPodRecreateLoop, Severity::Info, "more than a minute apart")],
+        ),
+        case(
+            "the API refuses the mirror pod",
+            &[r#"E0407 23:32:03.532257   18134 kubelet.go:1335] Failed creating a mirror pod "etcd-server-m_default": pods "etcd-server-m" is forbidden: node "m" can only create pods with spec.nodeName set to itself"#.to_string()],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "forbidden")],
+        ),
+    ]);
+}
+
+// === StuckPodWorker ===
+
+#[test]
+fn stuck_pod_workers() {
+    let not_terminated = |t: &str| {
+        format!(
+            r#"I0310 {t}    1234 pod_workers.go:1170] "Pod worker has been requested for removal but is still not fully terminated" podUID={UID1}"#
+        )
+    };
+    // Case 19's lines, with the re-add its excerpt does not hold.
+    let pod = "default/mypod-127.0.0.1";
+    let removed = [
+        sync_loop("01:50:33.287717", "REMOVE", "file", pod),
+        format!(
+            r#"I0310 01:50:33.287842 2909862 kubelet.go:1890] "Pod has been deleted and must be killed" pod="{pod}" podUID={HASH}"#
+        ),
+    ];
+    let readded = |uid: &str| {
+        vec![
+            sync_loop("01:50:40.000000", "ADD", "file", pod),
+            format!(
+                r#"I0310 01:50:40.000100 2909862 pod_workers.go:600] "Pod is being synced for the first time" pod="{pod}" podUID={uid}"#
+            ),
+        ]
+    };
+    let later = format!(
+        r#"I0310 01:52:00.000000 2909862 kubelet.go:2063] "SyncLoop UPDATE" source="api" pods=[{pod}]"#
+    );
+    let with = |extra: Vec<String>| -> Vec<String> {
+        let mut v = removed.to_vec();
+        v.extend(extra);
+        v
+    };
+    check(vec![
+        case(
+            "\"still not fully terminated\" three times: stuck",
+            &[
+                not_terminated("10:00:00.000000"),
+                not_terminated("10:00:02.000000"),
+                not_terminated("10:00:04.000000"),
+            ],
+            &[(FindingKind::StuckPodWorker, Severity::Warning, UID1)],
+        ),
+        case(
+            "not a finding: twice",
+            &[not_terminated("10:00:00.000000"), not_terminated("10:00:02.000000")],
+            &[],
+        ),
+        case(
+            "\"remove all history\" then \"orphaned and must be torn down\" (k/k #107730)",
+            &[
+                format!(
+                    r#"I0310 10:00:00.000000    1234 kubelet_pods.go:1100] "Pod has been terminated and is no longer known to the kubelet, remove all history" podUID={UID1}"#
+                ),
+                format!(
+                    r#"I0310 10:00:00.500000    1234 pod_workers.go:900] "Pod is orphaned and must be torn down" pod="team-ns/app-0" podUID={UID1}"#
+                ),
+            ],
+            &[(FindingKind::StuckPodWorker, Severity::Warning, "107730")],
+        ),
+        case(
+            "a static pod re-added with the same UID that starts nothing: stuck (k/k #104648)",
+            &with([readded(HASH), vec![later.clone()]].concat()),
+            &[(FindingKind::StuckPodWorker, Severity::Warning, "104648")],
+        ),
+        case(
+            "not a finding: the re-added pod starts a container",
+            &with(
+                [
+                    readded(HASH),
+                    vec![
+                        format!(
+                            r#"I0310 01:50:41.000000 2909862 kubelet.go:2100] "SyncLoop (PLEG): event for pod" pod="{pod}" event=&{{ID:{HASH} Type:ContainerStarted Data:{C1}}}"#
+                        ),
+                        later.clone(),
+                    ],
+                ]
+                .concat(),
+            ),
+            &[(FindingKind::StaticPodRemoved, Severity::Info, HASH)],
+        ),
+        case(
+            "not a finding: re-added with another UID (the manifest changed)",
+            &with([readded("0123456789abcdef0123456789abcdef"), vec![later.clone()]].concat()),
+            &[(FindingKind::StaticPodRemoved, Severity::Info, HASH)],
+        ),
+        case(
+            "not judged: the log ends right after the re-add",
+            &with(readded(HASH)),
+            &[(FindingKind::StaticPodRemoved, Severity::Info, HASH)],
+        ),
+    ]);
+}
+
+// === StaticPodRemovalBlocked, RuntimeUnhealthy, LeakedSandbox (name reserved) ===
+
+#[test]
+fn node_level_rules() {
+    let reserved = format!(
+        r#"E0102 06:43:18.110305  250135 kuberuntime_sandbox.go:68] CreatePodSandbox for pod "prometheus-0_team-ns({UID1})" failed: rpc error: code = Unknown desc = failed to reserve sandbox name "prometheus-0_team-ns_{UID1}_0": name "prometheus-0_team-ns_{UID1}_0" is reserved for "{SB1}""#
+    );
+    check(vec![
+        case(
+            "removals skipped while the sources are not ready",
+            &[r#"I0310 10:00:00.000000    1234 kubelet.go:2200] "Failed to delete pod" pod="kube-system/etcd-m" err="skipping delete because sources aren't ready yet""#.to_string()],
+            &[(FindingKind::StaticPodRemovalBlocked, Severity::Warning, "sources are not ready")],
+        ),
+        case(
+            "PLEG not healthy: critical, with how long",
+            &[r#"I0102 06:42:00.569834  250135 kubelet.go:1771] skipping pod synchronization - [container runtime is down PLEG is not healthy: pleg was last seen active 66h20m49.039936615s ago; threshold is 3m0s]"#.to_string()],
+            &[(FindingKind::RuntimeUnhealthy, Severity::Critical, "2d18h")],
+        ),
+        case(
+            "not a finding: runtime calls timing out without PLEG trouble",
+            &[r#"E0102 06:32:23.862407  250135 remote_runtime.go:434] Status from runtime service failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded"#.to_string()],
+            &[],
+        ),
+        case(
+            "a sandbox name reserved by a dead sandbox: that sandbox leaks",
+            std::slice::from_ref(&reserved),
+            &[(FindingKind::LeakedSandbox, Severity::Warning, SB1)],
+        ),
+        Case {
+            name: "not a finding: the reserving sandbox is gone from the CRI view",
+            kubelet: vec![reserved],
+            runtime: vec![],
+            view: cri(&[(SB2, UID1, SandboxState::Ready)], &[]),
+            want: vec![],
+        },
+    ]);
+}
+
+// === merging with the state findings ===
+
+#[test]
+fn a_log_finding_restating_a_state_finding_adds_its_evidence() {
+    let pod = "team-ns/static-nginx-n1";
+    let lines = [
+        sync_loop("07:20:46.701627", "REMOVE", "file", pod),
+        format!(
+            r#"E1019 07:21:27.130112    6774 pod_workers.go:765] "Error syncing pod, skipping" err="failed to \"KillPodSandbox\" for \"{HASH}\" with KillPodSandboxError: \"rpc error: code = Unknown desc = failed to destroy network for sandbox \\\"{SB1}\\\": cni plugin not initialized\"" pod="{pod}" podUID={HASH}"#
+        ),
+    ];
+    let events = read(LogKind::Kubelet, "kubelet.log", &lines);
+    let mut view = cri(&[(SB1, HASH, SandboxState::Ready)], &[]);
+    view.node_name = "n1".to_string();
+    let sandbox = &mut view.cri.as_mut().unwrap().sandboxes[0];
+    sandbox.pod.name = "static-nginx-n1".to_string();
+    sandbox
+        .annotations
+        .insert(ANNOTATION_CONFIG_SOURCE.to_string(), "file".to_string());
+    sandbox
+        .annotations
+        .insert(ANNOTATION_CONFIG_HASH.to_string(), HASH.to_string());
+    view.manifests = Some(ManifestView {
+        dir: "/etc/kubernetes/manifests".to_string(),
+        exists: true,
+        files: vec![],
+    });
+    let d = diagnose_with_logs(&view, &events, &cfg(), now());
+    let kinds: Vec<FindingKind> = d.findings.iter().map(|f| f.kind).collect();
+    assert_eq!(
+        kinds,
+        [FindingKind::StaticPodNotRemoved],
+        "{:#?}",
+        d.findings
+    );
+    let f = &d.findings[0];
+    assert_eq!(f.severity, Severity::Critical, "the state rule's severity");
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.source == EvidenceSource::KubeletLog && e.detail.contains("KillPodSandbox")),
+        "{:#?}",
+        f.evidence
+    );
+}
+
+#[test]
+fn go_durations() {
+    for (text, secs) in [
+        ("16h14m34.5s", Some(58474.5)),
+        ("3m0s", Some(180.0)),
+        ("250ms", Some(0.25)),
+        ("1h", Some(3600.0)),
+        ("ago", None),
+        ("12", None),
+    ] {
+        assert_eq!(go_duration_secs(text), secs, "{text}");
+    }
+}
+
+#[test]
+fn a_leaked_sandbox_says_whether_the_gc_tries() {
+    let leaked = || Finding {
+        kind: FindingKind::LeakedSandbox,
+        severity: Severity::Warning,
+        summary: String::new(),
+        pod: Some(PodRef {
+            namespace: "team-ns".to_string(),
+            name: "app-0".to_string(),
+            uid: UID1.to_string(),
+        }),
+        sandbox_id: Some(SB1.to_string()),
+        container_id: None,
+        path: None,
+        evidence: vec![],
+        kubelet_rule: String::new(),
+        remediation: "crictl rmp".to_string(),
+        gc_eligible: true,
+    };
+    let said = |lines: &[String]| {
+        let mut f = [leaked()];
+        enrich(&mut f, &read(LogKind::Kubelet, "kubelet.log", lines));
+        f[0].evidence
+            .iter()
+            .map(|e| e.detail.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let trying = said(&[gc_stop_failed(
+        "10:00:00.000000",
+        SB1,
+        "connection is unauthorized: Unauthorized",
+    )]);
+    assert!(
+        trying.contains(
+            "trying and failing: 1 failure records, cause CNI teardown: the CNI datastore refused"
+        ),
+        "{trying}"
+    );
+    let not_trying = said(&(0..3)
+        .map(|n| {
+            format!(
+                r#"I0310 10:00:0{n}.000000    1234 pod_workers.go:1170] "Pod worker has been requested for removal but is still not fully terminated" podUID={UID1}"#
+            )
+        })
+        .collect::<Vec<_>>());
+    assert!(not_trying.contains("GC is not trying"), "{not_trying}");
+    assert!(said(&[]).contains("no stop or removal attempt"));
+}
+
+#[test]
+fn an_id_less_cni_error_joins_the_stop_failure_logged_with_it() {
+    // case 23 (dockershim): the CNI error names no sandbox; the stop failures next to it do.
+    let lines = [
+        r#"Sep 28 13:58:16 node-a kubelet[2081]: E0928 13:58:16.328854    2081 cni.go:312] Error deleting network: failed to open netns %!!(MISSING)q(<nil>): failed to Statfs "": no such file or directory"#.to_string(),
+        format!(
+            r#"Sep 28 13:58:16 node-a kubelet[2081]: E0928 13:58:16.329555    2081 remote_runtime.go:114] StopPodSandbox "{SB1}" from runtime service failed: rpc error: code = 2 desc = NetworkPlugin cni failed to teardown pod "app-1_debug" network: failed to open netns %!!(MISSING)q(<nil>): failed to Statfs "": no such file or directory"#
+        ),
+    ];
+    let events = read(LogKind::Kubelet, "kubelet.log", &lines);
+    let found = diagnose_logs(&events, &NodeView::empty(), &cfg(), now());
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].sandbox_id.as_deref(), Some(SB1));
+    assert!(
+        found[0].summary.contains("2 log records"),
+        "{}",
+        found[0].summary
+    );
+}

@@ -1,0 +1,259 @@
+//! Following the kubelet's and the runtime's logs: files across rotation (`podcoroner_logs::follow`)
+//! and journald with a cursor, every line through the core line layer, classified events kept
+//! in a bounded ring for the rules and timelines.
+//!
+//! Read positions (file checkpoints, journal cursors) are saved under the state directory with
+//! the kept events, every [`SAVE_EVERY`] and on shutdown, so a restart resumes after the last
+//! line handled and still has the events its open log findings rest on. A crash between two
+//! saves re-reads at most that window.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use podcoroner_core::log_rules::{LogKind, LoggedEvent};
+use podcoroner_core::logs::{LineAssembler, ParseContext, classify, parse};
+use podcoroner_logs::follow::{self, FollowConfig, OnFull, ReadFrom};
+use serde::{Deserialize, Serialize};
+
+use super::{Shared, lock, metrics};
+
+/// How often read positions and kept events are saved.
+pub const SAVE_EVERY: Duration = Duration::from_secs(2);
+
+/// A kept event as saved: its text is parsed and classified again on load.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SavedEvent {
+    log: String,
+    origin: String,
+    line: u64,
+    year: i32,
+    text: String,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct SavedEvents {
+    schema: String,
+    events: Vec<SavedEvent>,
+}
+
+const EVENTS_SCHEMA: &str = "podcoroner.events/v1";
+
+/// Loads the events saved by [`save`]; anything unreadable is an empty list (logged).
+pub fn load_events(path: &std::path::Path) -> VecDeque<LoggedEvent> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return VecDeque::new();
+    };
+    let saved: SavedEvents = match serde_json::from_slice(&bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "Ignoring unreadable saved events");
+            return VecDeque::new();
+        }
+    };
+    saved
+        .events
+        .into_iter()
+        .filter_map(|s| {
+            let mut ctx = ParseContext::new(s.year);
+            let parsed = parse(&s.text, &mut ctx);
+            let event = classify(&parsed)?.into_owned();
+            let log = if s.log == "runtime" {
+                LogKind::Runtime
+            } else {
+                LogKind::Kubelet
+            };
+            Some(LoggedEvent {
+                event,
+                log,
+                origin: s.origin,
+                line: s.line,
+                text: s.text,
+            })
+        })
+        .collect()
+}
+
+/// Saves the kept events and the read positions (atomically, each).
+pub fn save(shared: &Shared) {
+    let dir = &shared.options.state_dir;
+    let events: Vec<SavedEvent> = lock(&shared.events)
+        .iter()
+        .map(|e| SavedEvent {
+            log: if e.log == LogKind::Runtime {
+                "runtime".into()
+            } else {
+                "kubelet".into()
+            },
+            origin: e.origin.clone(),
+            line: e.line,
+            year: e.event.time.map_or(2000, |t| {
+                i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year())
+            }),
+            text: e.text.clone(),
+        })
+        .collect();
+    let body = SavedEvents {
+        schema: EVENTS_SCHEMA.to_string(),
+        events,
+    };
+    if let Err(e) = serde_json::to_vec(&body)
+        .map_err(anyhow::Error::from)
+        .and_then(|b| super::store::write_atomically(&dir.join("events.json"), &b))
+    {
+        tracing::warn!(error = %format!("{e:#}"), "Saving log events failed");
+    }
+    if let Err(e) = follow::save_checkpoints(
+        &dir.join("log-checkpoints.json"),
+        &lock(&shared.checkpoints),
+    ) {
+        tracing::warn!(error = %e, "Saving log read positions failed");
+    }
+}
+
+/// Parses and classifies one record, keeping its event; counts it.
+fn ingest(
+    shared: &Shared,
+    name: &str,
+    kind: LogKind,
+    ctx: &mut ParseContext,
+    text: &str,
+    origin: &str,
+    line: u64,
+) -> bool {
+    let labels = metrics::SourceLabels {
+        source: name.to_string(),
+    };
+    shared.metrics.log_lines.get_or_create(&labels).inc();
+    let parsed = parse(text, ctx);
+    if !parsed.is_parsed() {
+        shared.metrics.log_unparsed.get_or_create(&labels).inc();
+        return false;
+    }
+    let Some(event) = classify(&parsed) else {
+        return false;
+    };
+    let mut events = lock(&shared.events);
+    events.push_back(LoggedEvent {
+        event: event.into_owned(),
+        log: kind,
+        origin: origin.to_string(),
+        line,
+        text: text.to_string(),
+    });
+    while events.len() > shared.options.max_events {
+        events.pop_front();
+    }
+    true
+}
+
+/// Follows a log file across rotation by rename and by copytruncate.
+pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, kind: LogKind) {
+    let checkpoint = lock(&shared.checkpoints).files.get(&path).cloned();
+    let config = FollowConfig {
+        // A first start reads only what comes next; a restart resumes at its checkpoint.
+        read_from: ReadFrom::End,
+        // Under a flood, drop (and count) rather than grow.
+        on_full: OnFull::Drop,
+        ..FollowConfig::default()
+    };
+    let (mut rx, handle) = follow::spawn(follow::Follower::new(path.clone(), checkpoint, config));
+    let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
+    let mut ctx = ParseContext::new(year);
+    let mut asm = LineAssembler::new();
+    let mut dropped_seen = 0;
+    let mut health = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            batch = rx.recv() => {
+                let Some(batch) = batch else {
+                    shared.failed(name, format!("the follower of {} stopped", path.display()));
+                    return;
+                };
+                let mut new = false;
+                for l in &batch.lines {
+                    if let Some(rec) = asm.push(&l.text) {
+                        let (text, first) = (rec.text.to_string(), rec.first_line);
+                        new |= ingest(&shared, name, kind, &mut ctx, &text, &l.origin.display().to_string(), first);
+                    }
+                }
+                // A record is complete once the next begins, or when the writer pauses.
+                if batch.caught_up && let Some(rec) = asm.finish() {
+                    let (text, first) = (rec.text.to_string(), rec.first_line);
+                    new |= ingest(&shared, name, kind, &mut ctx, &text, &path.display().to_string(), first);
+                }
+                lock(&shared.checkpoints).files.insert(path.clone(), batch.checkpoint.clone());
+                if new {
+                    shared.wake.notify_one();
+                }
+            }
+            _ = health.tick() => {
+                let stats = handle.stats();
+                let labels = metrics::SourceLabels { source: name.to_string() };
+                if stats.lines_dropped > dropped_seen {
+                    shared.metrics.log_dropped.get_or_create(&labels).inc_by(stats.lines_dropped - dropped_seen);
+                    dropped_seen = stats.lines_dropped;
+                }
+                if handle.is_finished() {
+                    shared.failed(name, format!("the follower of {} died", path.display()));
+                } else if let Some(f) = &stats.last_error {
+                    shared.failed(name, format!("{}: {} ({} failures in a row)", path.display(), f.message, f.consecutive));
+                } else {
+                    let last = stats.last_line_at.and_then(|t| Timestamp::try_from(t).ok());
+                    shared.ok(name, Some(format!(
+                        "{}: {} lines, last line {}, {} rotations, {} truncations, {} dropped",
+                        path.display(),
+                        stats.lines_read,
+                        last.map_or("none yet".to_string(), |t| t.to_string()),
+                        stats.rotations,
+                        stats.truncations,
+                        stats.lines_dropped
+                    )));
+                }
+            }
+        }
+    }
+}
+
+/// Follows a journald unit with a saved cursor.
+pub async fn journal_loop(shared: Arc<Shared>, name: &'static str, unit: String, kind: LogKind) {
+    let cursor = lock(&shared.checkpoints).journald.get(&unit).cloned();
+    let follower =
+        follow::JournalFollower::new(unit.clone(), cursor, follow::JournalConfig::default());
+    let (mut rx, handle) = follower.spawn();
+    let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
+    let mut ctx = ParseContext::new(year);
+    let origin = format!("journald:{unit}");
+    let mut n: u64 = 0;
+    let mut health = tokio::time::interval(Duration::from_secs(1));
+    let mut last_ok = Instant::now();
+    loop {
+        tokio::select! {
+            line = rx.recv() => {
+                let Some(line) = line else {
+                    shared.failed(name, format!("journalctl -u {unit} stopped"));
+                    return;
+                };
+                n += 1;
+                if ingest(&shared, name, kind, &mut ctx, &line.text, &origin, n) {
+                    shared.wake.notify_one();
+                }
+                lock(&shared.checkpoints).journald.insert(unit.clone(), line.cursor.clone());
+                last_ok = Instant::now();
+            }
+            _ = health.tick() => {
+                if handle.is_finished() {
+                    shared.failed(name, format!("the journal follower of {unit} died"));
+                } else {
+                    let s = handle.stats();
+                    match &s.last_error {
+                        Some(e) => shared.failed(name, format!("journalctl -u {unit}: {}", e.message)),
+                        None => shared.ok(name, Some(format!("journald {unit}: {n} entries, last {}s ago", last_ok.elapsed().as_secs()))),
+                    }
+                }
+            }
+        }
+    }
+}

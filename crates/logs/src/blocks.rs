@@ -1,0 +1,652 @@
+//! Parsing one stream (a file, a decompressed file, journalctl's output) on all cores, with the
+//! same records, counts and events as one loop over it (lines → [`LineAssembler`] → [`parse`]
+//! → [`classify`], one [`ParseContext`] from start to end).
+//!
+//! The stream is cut into blocks just before a line that starts a record
+//! ([`LineAssembler::begins_record`]), so a block assembles alone into the records it holds in
+//! the whole stream. Workers assemble, parse and classify blocks; each starts from a guess of
+//! the [`ParseContext`] at its block's start: the context at the end of the last block merged
+//! so far (the year and the New Year state rarely change from one block to the next). The
+//! calling thread merges the blocks in order, checks each guess against the real context at
+//! the block's start ([`ParseContext::resolves_like`]) and parses a block again, with the right
+//! context, when the guess was wrong. Line numbers are counted per block and shifted when
+//! merged.
+//!
+//! Where the blocks come from:
+//! - a plain file: each worker reads its own blocks with positional reads. Block `k` runs from
+//!   the first line at or after byte `k × block_bytes` that begins a record to the same point
+//!   of block `k + 1`: a rule that two workers apply to the same bytes with the same answer.
+//!   The file is read up to the length it had when opened.
+//! - any other stream (gzip, a pipe): a reader thread reads it in order and cuts it.
+//!
+//! Memory stays bounded by the blocks in flight (a few per worker), whatever the stream's size;
+//! what the caller keeps of the events is its own choice.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Condvar, Mutex};
+
+use jiff::Timestamp;
+use podcoroner_core::logs::{LineAssembler, ParseContext, classify, parse};
+
+use crate::{LogKind, LogRead, LoggedEvent, MAX_KEPT_UNPARSED, Unparsed, cut};
+
+/// Nominal size of a block: 1 MiB. A block ends just before a line that begins a record, so it
+/// may be a little larger (much larger only for one record longer than a block).
+pub(crate) const BLOCK_BYTES: usize = 1 << 20;
+/// Parsing workers at most (fewer on a machine with fewer cores).
+const MAX_WORKERS: usize = 4;
+/// How many lines before a stream block's end are tried as its cut before the block is made
+/// longer.
+const MAX_CUT_SEARCH_LINES: usize = 256;
+
+/// What one stream's records are attributed to.
+pub(crate) struct StreamOpts<'a> {
+    /// The file (or `journald:<unit>`).
+    pub origin: &'a str,
+    /// Whose log.
+    pub log: LogKind,
+    /// Records before this are counted and skipped.
+    pub since: Option<Timestamp>,
+    /// Nominal block size ([`BLOCK_BYTES`]; small in tests).
+    pub block_bytes: usize,
+    /// Parsing threads.
+    pub workers: usize,
+}
+
+impl<'a> StreamOpts<'a> {
+    /// Options with the default block size and one worker per core (at most [`MAX_WORKERS`]).
+    pub(crate) fn new(origin: &'a str, log: LogKind, since: Option<Timestamp>) -> Self {
+        StreamOpts {
+            origin,
+            log,
+            since,
+            block_bytes: BLOCK_BYTES,
+            workers: std::thread::available_parallelism()
+                .map_or(1, usize::from)
+                .clamp(1, MAX_WORKERS),
+        }
+    }
+}
+
+/// Reads the plain file `file` (its first `len` bytes) into `out`.
+pub(crate) fn read_file(
+    file: &File,
+    len: u64,
+    opts: &StreamOpts<'_>,
+    ctx: ParseContext,
+    out: &mut LogRead,
+    on_event: &mut dyn FnMut(LoggedEvent),
+) -> std::io::Result<()> {
+    let block_bytes = opts.block_bytes.max(1) as u64;
+    let n_blocks = len.div_ceil(block_bytes);
+    let shared = Shared::new(&ctx);
+    let next_block = AtomicU64::new(0);
+    let (msg_tx, msg_rx) = channel::<Msg>();
+    let _ = msg_tx.send(Msg::End(n_blocks));
+    let reread = |redo: &Redo, ctx: ParseContext| match redo {
+        Redo::Range { start, end } => {
+            let mut buf = ReadBuf::default();
+            read_range(file, *start, *end, &mut buf)?;
+            Ok(parse_block(buf.data(), ctx, opts))
+        }
+        Redo::Data(data) => Ok(parse_block(data, ctx, opts)),
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..opts.workers.max(1) {
+            let msg_tx = msg_tx.clone();
+            let (shared, next_block) = (&shared, &next_block);
+            scope.spawn(move || {
+                let mut buf = ReadBuf::default();
+                loop {
+                    let k = next_block.fetch_add(1, Ordering::Relaxed);
+                    if k >= n_blocks || !shared.wait_turn(k, opts.workers) {
+                        return;
+                    }
+                    let msg = match file_block(file, len, k, block_bytes, &mut buf) {
+                        Ok((start, end)) => {
+                            let base = k.saturating_mul(block_bytes).saturating_sub(1);
+                            let data = &buf.data()[(start - base) as usize..(end - base) as usize];
+                            match guarded_parse(data, shared.guess(), opts) {
+                                Ok(read) => {
+                                    Msg::Parsed(k, Box::new(read), Redo::Range { start, end })
+                                }
+                                Err(error) => Msg::Failed(error),
+                            }
+                        }
+                        Err(error) => Msg::Failed(error),
+                    };
+                    let failed = matches!(msg, Msg::Failed(_));
+                    if msg_tx.send(msg).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(msg_tx);
+        merge_blocks(&msg_rx, ctx, out, on_event, &shared, None, reread)
+    })
+}
+
+/// Reads any stream into `out`, in order, with a reader thread that cuts it into blocks.
+pub(crate) fn read_stream(
+    reader: Box<dyn Read + Send>,
+    opts: &StreamOpts<'_>,
+    ctx: ParseContext,
+    out: &mut LogRead,
+    on_event: &mut dyn FnMut(LoggedEvent),
+) -> std::io::Result<()> {
+    let workers = opts.workers.max(1);
+    let (work_tx, work_rx) = channel::<(u64, Vec<u8>)>();
+    let work_rx = Mutex::new(work_rx);
+    let (msg_tx, msg_rx) = channel::<Msg>();
+    let shared = Shared::new(&ctx);
+    let reread = |redo: &Redo, ctx: ParseContext| match redo {
+        Redo::Data(data) => Ok(parse_block(data, ctx, opts)),
+        Redo::Range { .. } => Err(std::io::Error::other("a stream block has no file range")),
+    };
+    std::thread::scope(|scope| {
+        // Created in the scope: when the merge ends, however it ends, the pool's sender goes
+        // and the reader stops.
+        let (pool_tx, pool_rx) = channel::<Vec<u8>>();
+        for _ in 0..2 * workers + 2 {
+            let _ = pool_tx.send(Vec::with_capacity(opts.block_bytes + opts.block_bytes / 8));
+        }
+        let reader_tx = msg_tx.clone();
+        let block_bytes = opts.block_bytes.max(1);
+        scope.spawn(move || cut_stream(reader, block_bytes, &pool_rx, &work_tx, &reader_tx));
+        for _ in 0..workers {
+            let msg_tx = msg_tx.clone();
+            let (work_rx, shared) = (&work_rx, &shared);
+            scope.spawn(move || {
+                loop {
+                    // A poisoned lock means another worker panicked: stop too.
+                    let Ok(rx) = work_rx.lock() else { return };
+                    let Ok((k, data)) = rx.recv() else { return };
+                    drop(rx);
+                    let msg = match guarded_parse(&data, shared.guess(), opts) {
+                        Ok(read) => Msg::Parsed(k, Box::new(read), Redo::Data(data)),
+                        Err(error) => Msg::Failed(error),
+                    };
+                    let failed = matches!(msg, Msg::Failed(_));
+                    if msg_tx.send(msg).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(msg_tx);
+        merge_blocks(&msg_rx, ctx, out, on_event, &shared, Some(pool_tx), reread)
+    })
+}
+
+// === merging ===
+
+/// What parsing one block gave, with the context it started from and ended with. Line numbers
+/// in `read` count from the block's first line.
+struct BlockRead {
+    ctx_in: ParseContext,
+    ctx_out: ParseContext,
+    read: LogRead,
+}
+
+/// How to get a block's bytes again, to parse it again with the right context.
+enum Redo {
+    /// The bytes `start..end` of the file.
+    Range { start: u64, end: u64 },
+    /// The bytes themselves (a stream).
+    Data(Vec<u8>),
+}
+
+/// Messages to the merging thread.
+enum Msg {
+    /// Block `k` was parsed.
+    Parsed(u64, Box<BlockRead>, Redo),
+    /// Reading failed.
+    Failed(std::io::Error),
+    /// The stream has this many blocks.
+    End(u64),
+}
+
+/// State the merging thread shares with the workers.
+struct Shared {
+    /// The context at the end of the last block merged: the workers' guess.
+    latest: Mutex<ParseContext>,
+    /// Blocks merged so far, and whether the merge stopped (workers then stop too).
+    merged: Mutex<(u64, bool)>,
+    /// Signalled when `merged` changes.
+    turn: Condvar,
+}
+
+impl Shared {
+    fn new(ctx: &ParseContext) -> Self {
+        Shared {
+            latest: Mutex::new(ctx.clone()),
+            merged: Mutex::new((0, false)),
+            turn: Condvar::new(),
+        }
+    }
+
+    fn guess(&self) -> ParseContext {
+        match self.latest.lock() {
+            Ok(c) => c.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Waits until block `k` is at most `2 × workers` blocks ahead of the merge, so parsed
+    /// blocks cannot pile up. `false` when the merge stopped.
+    fn wait_turn(&self, k: u64, workers: usize) -> bool {
+        let ahead = 2 * workers.max(1) as u64;
+        let Ok(mut m) = self.merged.lock() else {
+            return false;
+        };
+        while !m.1 && k >= m.0 + ahead {
+            m = match self.turn.wait(m) {
+                Ok(m) => m,
+                Err(_) => return false,
+            };
+        }
+        !m.1
+    }
+
+    fn merged(&self, blocks: u64) {
+        if let Ok(mut m) = self.merged.lock() {
+            m.0 = blocks;
+        }
+        self.turn.notify_all();
+    }
+
+    fn stop(&self) {
+        match self.merged.lock() {
+            Ok(mut m) => m.1 = true,
+            Err(poisoned) => poisoned.into_inner().1 = true,
+        }
+        self.turn.notify_all();
+    }
+}
+
+/// Stops the workers when the merge ends, however it ends.
+struct StopOnDrop<'a>(&'a Shared);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+/// Takes parsed blocks in any order and merges them into `out` in stream order, parsing again
+/// (with `reread`) the blocks whose guessed context was wrong. Spent stream buffers go back to
+/// `pool`. Returns the first reading error.
+fn merge_blocks(
+    msgs: &Receiver<Msg>,
+    mut ctx: ParseContext,
+    out: &mut LogRead,
+    on_event: &mut dyn FnMut(LoggedEvent),
+    shared: &Shared,
+    pool: Option<Sender<Vec<u8>>>,
+    reread: impl Fn(&Redo, ParseContext) -> std::io::Result<BlockRead>,
+) -> std::io::Result<()> {
+    let _stop = StopOnDrop(shared);
+    let mut waiting: BTreeMap<u64, (Box<BlockRead>, Redo)> = BTreeMap::new();
+    let mut next = 0u64;
+    let mut end = None;
+    let mut lines_before = 0u64;
+    while end != Some(next) {
+        match msgs.recv() {
+            Ok(Msg::Parsed(k, read, redo)) => {
+                waiting.insert(k, (read, redo));
+            }
+            Ok(Msg::Failed(error)) => return Err(error),
+            Ok(Msg::End(blocks)) => end = Some(blocks),
+            // Every sender is gone before the end: a worker or the reader panicked.
+            Err(_) => return Err(std::io::Error::other("a log reading thread stopped")),
+        }
+        while let Some((mut read, redo)) = waiting.remove(&next) {
+            if !read.ctx_in.resolves_like(&ctx) {
+                *read = reread(&redo, ctx.clone())?;
+            }
+            ctx = read.ctx_out;
+            match shared.latest.lock() {
+                Ok(mut l) => l.clone_from(&ctx),
+                Err(poisoned) => poisoned.into_inner().clone_from(&ctx),
+            }
+            let lines = read.read.lines;
+            merge(out, read.read, lines_before, on_event);
+            lines_before += lines;
+            if let (Some(pool), Redo::Data(mut data)) = (&pool, redo) {
+                data.clear();
+                let _ = pool.send(data);
+            }
+            next += 1;
+            shared.merged(next);
+        }
+    }
+    Ok(())
+}
+
+/// Adds one block's read to the stream's, its line numbers shifted by `lines_before`.
+fn merge(
+    out: &mut LogRead,
+    part: LogRead,
+    lines_before: u64,
+    on_event: &mut dyn FnMut(LoggedEvent),
+) {
+    out.lines += part.lines;
+    out.parsed += part.parsed;
+    out.unparsed += part.unparsed;
+    out.before_since += part.before_since;
+    let room = MAX_KEPT_UNPARSED.saturating_sub(out.unparsed_samples.len());
+    out.unparsed_samples
+        .extend(part.unparsed_samples.into_iter().take(room).map(|mut u| {
+            u.line += lines_before;
+            u
+        }));
+    if let Some((a, b)) = part.span {
+        out.span = Some(match out.span {
+            None => (a, b),
+            Some((x, y)) => (x.min(a), y.max(b)),
+        });
+    }
+    for mut e in part.events {
+        e.line += lines_before;
+        on_event(e);
+    }
+}
+
+// === parsing one block ===
+
+/// Assembles, parses and classifies one block (whole lines, the last one's newline optional)
+/// from `ctx`; line numbers count from the block's first line.
+fn parse_block(data: &[u8], ctx: ParseContext, opts: &StreamOpts<'_>) -> BlockRead {
+    let ctx_in = ctx.clone();
+    let mut ctx = ctx;
+    let mut read = LogRead::default();
+    let mut asm = LineAssembler::new();
+    let mut push = |line: &[u8], ctx: &mut ParseContext, read: &mut LogRead| {
+        read.lines += 1;
+        let text = match std::str::from_utf8(line) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(line),
+        };
+        if let Some(rec) = asm.push(&text) {
+            handle(rec.text, rec.first_line, ctx, opts, read);
+        }
+    };
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', data) {
+        push(&data[start..nl], &mut ctx, &mut read);
+        start = nl + 1;
+    }
+    if start < data.len() {
+        push(&data[start..], &mut ctx, &mut read);
+    }
+    if let Some(rec) = asm.finish() {
+        handle(rec.text, rec.first_line, &mut ctx, opts, &mut read);
+    }
+    BlockRead {
+        ctx_in,
+        ctx_out: ctx,
+        read,
+    }
+}
+
+/// [`parse_block`], with a panic (a parser bug) turned into an error instead of stopping the
+/// merge: the daemon never panics on input.
+fn guarded_parse(
+    data: &[u8],
+    ctx: ParseContext,
+    opts: &StreamOpts<'_>,
+) -> std::io::Result<BlockRead> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        parse_block(data, ctx, opts)
+    }))
+    .map_err(|_| std::io::Error::other("the log parser panicked on a block"))
+}
+
+/// Parses and classifies one record into `read`.
+fn handle(
+    text: &str,
+    line: u64,
+    ctx: &mut ParseContext,
+    opts: &StreamOpts<'_>,
+    read: &mut LogRead,
+) {
+    let parsed = parse(text, ctx);
+    if let Some(t) = parsed.time {
+        if opts.since.is_some_and(|s| t < s) {
+            read.before_since += 1;
+            return;
+        }
+        read.span = Some(match read.span {
+            None => (t, t),
+            Some((a, b)) => (a.min(t), b.max(t)),
+        });
+    }
+    if !parsed.is_parsed() {
+        read.unparsed += 1;
+        if read.unparsed_samples.len() < MAX_KEPT_UNPARSED {
+            read.unparsed_samples.push(Unparsed {
+                origin: opts.origin.to_string(),
+                line,
+                text: cut(text),
+            });
+        }
+        return;
+    }
+    read.parsed += 1;
+    if let Some(event) = classify(&parsed) {
+        read.events.push(LoggedEvent {
+            event: event.into_owned(),
+            log: opts.log,
+            origin: opts.origin.to_string(),
+            line,
+            text: cut(text),
+        });
+    }
+}
+
+// === cutting ===
+
+/// Whether the line `line` (without its newline) begins a record.
+fn begins_record(line: &[u8]) -> bool {
+    match std::str::from_utf8(line) {
+        Ok(s) => LineAssembler::begins_record(s),
+        Err(_) => LineAssembler::begins_record(&String::from_utf8_lossy(line)),
+    }
+}
+
+/// Bytes read past a block's nominal end to find its cut (usually within the first line).
+const CUT_SLACK_BYTES: u64 = 16 << 10;
+
+/// Reads block `k` of `file` (see the module docs) into `buf`, which then holds the file from
+/// byte `(k × block_bytes).saturating_sub(1)`; returns the block's byte range.
+fn file_block(
+    file: &File,
+    len: u64,
+    k: u64,
+    block_bytes: u64,
+    buf: &mut ReadBuf,
+) -> std::io::Result<(u64, u64)> {
+    let nominal = k.saturating_mul(block_bytes);
+    let next = nominal.saturating_add(block_bytes);
+    let base = nominal.saturating_sub(1);
+    // Tiny blocks (tests) read a little ahead, large ones [`CUT_SLACK_BYTES`].
+    let step = CUT_SLACK_BYTES.min(block_bytes).max(64);
+    let mut want = next.saturating_add(step).min(len);
+    buf.filled = 0;
+    loop {
+        read_range(file, base + buf.filled as u64, want, buf)?;
+        let data = buf.data();
+        let end_of_data = base + data.len() as u64;
+        // A file that shrank while read ends where reading ended.
+        let at_end = end_of_data >= len || end_of_data < want;
+        let start = if k == 0 {
+            Some(0)
+        } else {
+            cut_at(data, base, nominal, at_end)
+        };
+        let end = match start {
+            Some(_) if next >= end_of_data && at_end => Some(end_of_data),
+            Some(_) => cut_at(data, base, next, at_end),
+            None => None,
+        };
+        if let (Some(start), Some(end)) = (start, end) {
+            let start = start.min(end_of_data);
+            return Ok((start, end.clamp(start, end_of_data)));
+        }
+        if at_end {
+            // Nothing begins a record from here to the end: an empty block.
+            return Ok((end_of_data, end_of_data));
+        }
+        want = want.saturating_add(block_bytes.max(step)).min(len);
+    }
+}
+
+/// The cut at or after `at`: the start of the first line starting at or after `at` that
+/// begins a record, or the end of the data when `at_end` and none does. `buf` holds the file
+/// from byte `base` (`base < at`, so whether `at` starts a line is known). `None` when `buf`
+/// does not reach far enough to tell.
+fn cut_at(buf: &[u8], base: u64, at: u64, at_end: bool) -> Option<u64> {
+    let end_of_data = base + buf.len() as u64;
+    if at >= end_of_data {
+        return at_end.then_some(end_of_data);
+    }
+    let mut i = (at - base) as usize;
+    // Move to the first line start at or after `at`.
+    if buf[i - 1] != b'\n' {
+        match memchr::memchr(b'\n', &buf[i..]) {
+            Some(nl) => i += nl + 1,
+            None => return at_end.then_some(end_of_data),
+        }
+    }
+    loop {
+        if i >= buf.len() {
+            return at_end.then_some(end_of_data);
+        }
+        let line_end = match memchr::memchr(b'\n', &buf[i..]) {
+            Some(nl) => i + nl,
+            // The line runs past what was read.
+            None if !at_end => return None,
+            None => buf.len(),
+        };
+        if begins_record(&buf[i..line_end]) {
+            return Some(base + i as u64);
+        }
+        i = line_end + 1;
+    }
+}
+
+/// A reusable read buffer: `bytes[..filled]` holds data; `bytes` only grows, so it is zeroed
+/// once, not on every read.
+#[derive(Default)]
+struct ReadBuf {
+    bytes: Vec<u8>,
+    filled: usize,
+}
+
+impl ReadBuf {
+    fn data(&self) -> &[u8] {
+        &self.bytes[..self.filled]
+    }
+}
+
+/// Appends the file's bytes from `from` up to `to` (exclusive) to `buf`; stops early at the end
+/// of the file.
+fn read_range(file: &File, from: u64, to: u64, buf: &mut ReadBuf) -> std::io::Result<()> {
+    let mut pos = from;
+    while pos < to {
+        let room = usize::try_from(to - pos).unwrap_or(usize::MAX);
+        if buf.bytes.len() < buf.filled.saturating_add(room) {
+            buf.bytes.resize(buf.filled.saturating_add(room), 0);
+        }
+        match file.read_at(&mut buf.bytes[buf.filled..buf.filled + room], pos) {
+            Ok(0) => break,
+            Ok(got) => {
+                buf.filled += got;
+                pos += got as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// The reading thread of a stream: reads `reader` to its end into buffers from `pool`, cuts it
+/// into blocks sent to `work`, then sends [`Msg::End`] (or [`Msg::Failed`]) to `msgs`. Stops
+/// early when the merging side hangs up.
+fn cut_stream(
+    mut reader: Box<dyn Read + Send>,
+    block_bytes: usize,
+    pool: &Receiver<Vec<u8>>,
+    work: &Sender<(u64, Vec<u8>)>,
+    msgs: &Sender<Msg>,
+) {
+    let mut carry: Vec<u8> = Vec::new();
+    let mut k = 0u64;
+    let mut eof = false;
+    while !eof {
+        let Ok(mut data) = pool.recv() else { return };
+        data.clear();
+        data.append(&mut carry);
+        let mut want = block_bytes;
+        let cut = loop {
+            if data.len() < want {
+                let ask = (want - data.len()) as u64;
+                match (&mut reader).take(ask).read_to_end(&mut data) {
+                    Ok(n) if (n as u64) < ask => eof = true,
+                    Ok(_) => {}
+                    Err(error) => {
+                        let _ = msgs.send(Msg::Failed(error));
+                        return;
+                    }
+                }
+            }
+            if eof {
+                break data.len();
+            }
+            match stream_cut(&data) {
+                Some(at) => break at,
+                // No place to cut yet (one long record): read on.
+                None => want = data.len() + block_bytes.max(4096),
+            }
+        };
+        carry.extend_from_slice(&data[cut..]);
+        data.truncate(cut);
+        if data.is_empty() {
+            break;
+        }
+        if work.send((k, data)).is_err() {
+            return;
+        }
+        k += 1;
+    }
+    let _ = msgs.send(Msg::End(k));
+}
+
+/// Where to cut `data`, a part of a stream that goes on: the start of one of its last whole
+/// lines that begins a record, after at least one line. `None` when there is none.
+fn stream_cut(data: &[u8]) -> Option<usize> {
+    // `data[..=end]` holds whole lines.
+    let mut end = memchr::memrchr(b'\n', data)?;
+    for _ in 0..MAX_CUT_SEARCH_LINES {
+        let start = memchr::memrchr(b'\n', &data[..end]).map_or(0, |p| p + 1);
+        if start == 0 {
+            return None;
+        }
+        if begins_record(&data[start..end]) {
+            return Some(start);
+        }
+        end = start - 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests;

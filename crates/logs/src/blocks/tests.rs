@@ -1,0 +1,263 @@
+//! The block reader against a straightforward loop (every line through one [`LineAssembler`],
+//! every record parsed and classified with one [`ParseContext`]): the same counts, span,
+//! unparsed samples and events, in the same order, for every block size and worker count, on
+//! every file of `testdata/cases/`, on all of them joined, and on a generated log whose year
+//! and New Year state change all the time (so that guessed contexts are wrong and blocks are
+//! parsed again).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use super::*;
+
+/// The straightforward path: what [`crate::read`] computed before it was parallel.
+fn reference(data: &[u8], origin: &str, year: i32, since: Option<Timestamp>) -> LogRead {
+    let opts = StreamOpts {
+        since,
+        ..StreamOpts::new(origin, LogKind::Kubelet, since)
+    };
+    let mut ctx = ParseContext::new(year);
+    let mut read = LogRead::default();
+    let mut asm = LineAssembler::new();
+    let mut lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    if lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    for line in lines {
+        read.lines += 1;
+        let text = String::from_utf8_lossy(line);
+        if let Some(rec) = asm.push(&text) {
+            let (text, first) = (rec.text.to_string(), rec.first_line);
+            handle(&text, first, &mut ctx, &opts, &mut read);
+        }
+    }
+    if let Some(rec) = asm.finish() {
+        let (text, first) = (rec.text.to_string(), rec.first_line);
+        handle(&text, first, &mut ctx, &opts, &mut read);
+    }
+    read
+}
+
+fn assert_same(got: &LogRead, want: &LogRead, what: &str) {
+    assert_eq!(got.lines, want.lines, "{what}: lines");
+    assert_eq!(got.parsed, want.parsed, "{what}: parsed");
+    assert_eq!(got.unparsed, want.unparsed, "{what}: unparsed");
+    assert_eq!(got.before_since, want.before_since, "{what}: before_since");
+    assert_eq!(got.span, want.span, "{what}: span");
+    assert_eq!(
+        got.unparsed_samples, want.unparsed_samples,
+        "{what}: samples"
+    );
+    assert_eq!(got.events.len(), want.events.len(), "{what}: events");
+    for (g, w) in got.events.iter().zip(&want.events) {
+        assert_eq!(g, w, "{what}: event");
+    }
+}
+
+/// Block sizes for small inputs: a block per byte, per line or so, and larger.
+const SMALL_BLOCKS: &[usize] = &[1, 7, 64, 300, 4096, BLOCK_BYTES];
+/// Block sizes for larger inputs (a block per byte takes long in a debug build).
+const BLOCKS: &[usize] = &[64, 300, 4096, BLOCK_BYTES];
+
+/// Reads `data` with both block paths, for each of `block_sizes` and 1 to 3 workers, and
+/// compares with [`reference`].
+fn check(data: &[u8], what: &str, since: Option<Timestamp>, block_sizes: &[usize]) {
+    let year = 2025;
+    let want = reference(data, "f", year, since);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubelet.log");
+    std::fs::write(&path, data).unwrap();
+    let file = File::open(&path).unwrap();
+    for &block_bytes in block_sizes {
+        for workers in [1, 2, 3] {
+            let opts = StreamOpts {
+                block_bytes,
+                workers,
+                ..StreamOpts::new("f", LogKind::Kubelet, since)
+            };
+            let label = format!("{what}, blocks of {block_bytes} bytes, {workers} workers");
+            let mut got = LogRead::default();
+            let mut events = Vec::new();
+            read_file(
+                &file,
+                data.len() as u64,
+                &opts,
+                ParseContext::new(year),
+                &mut got,
+                &mut |e| events.push(e),
+            )
+            .unwrap();
+            got.events = events;
+            assert_same(&got, &want, &format!("file, {label}"));
+
+            let mut got = LogRead::default();
+            let mut events = Vec::new();
+            read_stream(
+                Box::new(std::io::Cursor::new(data.to_vec())),
+                &opts,
+                ParseContext::new(year),
+                &mut got,
+                &mut |e| events.push(e),
+            )
+            .unwrap();
+            got.events = events;
+            assert_same(&got, &want, &format!("stream, {label}"));
+        }
+    }
+}
+
+fn case_files() -> Vec<PathBuf> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/cases");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x != "md"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_case_file_reads_as_one_loop_does() {
+    let files = case_files();
+    assert!(files.len() > 30, "{files:?}");
+    let mut all = Vec::new();
+    for f in &files {
+        let data = std::fs::read(f).unwrap();
+        check(&data, &f.display().to_string(), None, SMALL_BLOCKS);
+        all.extend_from_slice(&data);
+    }
+    check(&all, "all case files", None, BLOCKS);
+    let since = "2023-01-01T00:00:00Z".parse().ok();
+    check(&all, "all case files since 2023", since, BLOCKS);
+}
+
+/// A log whose year and New Year state change every few lines: klog and syslog lines across
+/// New Year, containerd lines of other years, JSON lines, wrapped and multi-line records,
+/// prompts, CRLF, invalid UTF-8, a line and a record longer than the blocks, and case lines.
+fn generated() -> Vec<u8> {
+    let mut out = Vec::new();
+    let cases: Vec<String> = case_files()
+        .iter()
+        .filter(|f| f.extension().is_some_and(|x| x == "log"))
+        .flat_map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let c = "7d0f1944976c8b4d75f44226e5f1ae59d08da416e4d776f47a2a265a2015548a";
+    for i in 0..400usize {
+        let (mon, day, sm) = match i % 4 {
+            0 => (12, 31, "Dec"),
+            1 => (1, 1, "Jan"),
+            2 => (6, 13, "Jun"),
+            _ => (1, 2, "Jan"),
+        };
+        let year = 2015 + (i * 7) % 11;
+        let _ = match i % 9 {
+            0 => writeln!(
+                out,
+                "I{mon:02}{day:02} 23:59:59.{i:06}    1234 kubelet.go:2449] \"SyncLoop DELETE\" source=\"api\" pods=[\"team-a/web-{i}\"]"
+            ),
+            1 => writeln!(
+                out,
+                "{sm} {day:02} 00:00:01 node-a kubelet[1234]: E{mon:02}{day:02} 00:00:01.000001    1234 remote_runtime.go:1] \"StopPodSandbox from runtime service failed\" err=\"rpc error: code = Unknown desc = failed to destroy network for sandbox \\\"{c}\\\": cni plugin not initialized\" podSandboxID=\"{c}\""
+            ),
+            2 => writeln!(
+                out,
+                "time=\"{year}-{mon:02}-{day:02}T00:00:00.000000001Z\" level=error msg=\"ContainerStatus for \\\"{c}\\\" failed\" error=\"rpc error: code = NotFound desc = an error occurred when try to find container \\\"{c}\\\": not found\""
+            ),
+            3 => writeln!(
+                out,
+                "I{mon:02}{day:02} 10:00:00.000000    1234 prober.go:107] \"Probe failed\" probeType=\"Readiness\" pod=\"team-a/web-{i}\" probeResult=\"failure\"\r"
+            ),
+            4 => writeln!(
+                out,
+                "E{mon:02}{day:02} 10:00:00.000000    1234 pod_workers.go:1] \"Error syncing pod, skipping\" err=<\n\tfailed to \"KillPodSandbox\" for \"ab7e1b0b-453f-4627-a749-47e48c2265a6\"\n\twith a second line\n > pod=\"team-a/web-{i}\""
+            ),
+            5 => writeln!(
+                out,
+                "{{\"ts\":{}.5,\"caller\":\"kubelet/kubelet.go:2102\",\"msg\":\"SyncLoop REMOVE\",\"v\":2,\"source\":\"api\",\"pods\":[{{\"name\":\"web-{i}\",\"namespace\":\"team-a\"}}]}}",
+                1_420_070_400_000u64 + (i as u64) * 86_400_000 * 37
+            ),
+            6 => writeln!(
+                out,
+                "W{mon:02}{day:02} 06:48:09.771347  250135 container.go:507] Failed to update stats for container \"/system.slice/a.se\nrvice/memory.usage_in_bytes: no such device"
+            ),
+            7 => {
+                out.extend_from_slice(
+                    b"user@node-a:~> sudo journalctl -u kubelet\n\xff\xfe not utf-8 \xc3\n\n",
+                );
+                Ok(())
+            }
+            _ => writeln!(out, "{}", cases[i % cases.len()]),
+        };
+    }
+    // A line longer than most blocks, and a record of many lines.
+    let _ = writeln!(
+        out,
+        "I0101 00:00:00.000000    1234 kubelet.go:1] \"Probe failed\" output=\"{}\"",
+        "x".repeat(10_000)
+    );
+    let _ = write!(
+        out,
+        "E0101 00:00:01.000000    1234 pod_workers.go:1] \"Error syncing pod, skipping\" err=<\n{}",
+        "\tcontext deadline exceeded\n".repeat(500)
+    );
+    // The last line has no newline.
+    out.extend_from_slice(b"Dec 31 23:59:59 node-a kubelet[1]: I1231 23:59:59.999999 1 a.go:1] \"SyncLoop ADD\" source=\"api\" pods=[\"a/b\"]");
+    out
+}
+
+#[test]
+fn a_log_whose_year_keeps_changing_reads_as_one_loop_does() {
+    let data = generated();
+    assert!(data.len() > 50_000, "{}", data.len());
+    check(&data, "generated", None, BLOCKS);
+    let since = "2020-01-01T00:00:00Z".parse().ok();
+    check(&data, "generated since 2020", since, &[300]);
+}
+
+#[test]
+fn empty_and_blank_inputs() {
+    check(b"", "empty", None, SMALL_BLOCKS);
+    check(b"\n", "one blank line", None, SMALL_BLOCKS);
+    check(b"\n\n\r\n", "blank lines", None, SMALL_BLOCKS);
+    check(b"no newline at the end", "one line", None, SMALL_BLOCKS);
+}
+
+#[test]
+fn a_file_read_past_its_length_is_cut_at_that_length() {
+    // A live log grows while it is read: only the length it had when opened is read.
+    let data = generated();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubelet.log");
+    std::fs::write(&path, &data).unwrap();
+    let len = data.iter().rposition(|&b| b == b'\n').unwrap() as u64 + 1;
+    let want = reference(&data[..len as usize], "f", 2025, None);
+    let file = File::open(&path).unwrap();
+    let opts = StreamOpts {
+        block_bytes: 300,
+        workers: 2,
+        ..StreamOpts::new("f", LogKind::Kubelet, None)
+    };
+    let mut got = LogRead::default();
+    let mut events = Vec::new();
+    read_file(
+        &file,
+        len,
+        &opts,
+        ParseContext::new(2025),
+        &mut got,
+        &mut |e| events.push(e),
+    )
+    .unwrap();
+    got.events = events;
+    assert_same(&got, &want, "first part");
+}

@@ -1,0 +1,407 @@
+//! Following a systemd unit's journal: `journalctl -u <unit> -o json -f`, resuming right after
+//! the `__CURSOR` of the last entry handed out, restarted with a backoff whenever it exits.
+//!
+//! `journalctl` is the only reader of the journal format; this module only builds its
+//! arguments and reads its JSON lines, one entry per line, each at most a bounded size.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use super::{DEFAULT_MAX_LINE_BYTES, FollowFailure, MAX_RETRY_BACKOFF, OnFull};
+
+/// Default [`JournalConfig::channel_capacity`]: 1024 lines.
+pub const DEFAULT_JOURNAL_CHANNEL_CAPACITY: usize = 1024;
+/// Default [`JournalConfig::restart_backoff`]: 1 s.
+pub const DEFAULT_RESTART_BACKOFF: Duration = Duration::from_secs(1);
+/// How much of `journalctl`'s standard error a failure keeps.
+const MAX_STDERR_BYTES: usize = 4096;
+
+/// How a [`JournalFollower`] runs `journalctl`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalConfig {
+    /// The program. Default `journalctl` (found on `PATH`).
+    pub journalctl: PathBuf,
+    /// Arguments added before ours, e.g. `--directory=/host/var/log/journal` for a host journal
+    /// mounted into the pod. Default none.
+    pub extra_args: Vec<OsString>,
+    /// Where to start without a cursor, in `journalctl --since` syntax (`@1764300000`,
+    /// `-1h`, `2026-11-28 10:00`). Default: the time the follower was created, so a restart
+    /// before the first entry loses nothing and repeats nothing.
+    pub since: Option<String>,
+    /// Messages longer than this many bytes are cut (at a UTF-8 boundary) and flagged
+    /// [`JournalLine::truncated`]. Default [`DEFAULT_MAX_LINE_BYTES`]; at least 1. A JSON line
+    /// longer than eight times this plus 64 KiB cannot be parsed and counts in
+    /// [`JournalStats::entries_unparsed`].
+    pub max_line_bytes: usize,
+    /// Lines the channel holds. Default [`DEFAULT_JOURNAL_CHANNEL_CAPACITY`]; at least 1.
+    pub channel_capacity: usize,
+    /// What happens when the channel is full. Default [`OnFull::Wait`] (`journalctl` blocks on
+    /// its pipe, the journal is the buffer).
+    pub on_full: OnFull,
+    /// The wait before restarting `journalctl` after it exits; doubles after a run that gave no
+    /// entry, up to [`MAX_RETRY_BACKOFF`]. Default [`DEFAULT_RESTART_BACKOFF`].
+    pub restart_backoff: Duration,
+}
+
+impl Default for JournalConfig {
+    fn default() -> Self {
+        JournalConfig {
+            journalctl: PathBuf::from("journalctl"),
+            extra_args: Vec::new(),
+            since: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            channel_capacity: DEFAULT_JOURNAL_CHANNEL_CAPACITY,
+            on_full: OnFull::Wait,
+            restart_backoff: DEFAULT_RESTART_BACKOFF,
+        }
+    }
+}
+
+/// One journal entry's message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalLine {
+    /// `MESSAGE` (a string, or bytes as lossy UTF-8; empty when absent or null), at most
+    /// [`JournalConfig::max_line_bytes`] bytes.
+    pub text: String,
+    /// `__CURSOR`: persist it once the line is processed, and resume with it.
+    pub cursor: String,
+    /// `__REALTIME_TIMESTAMP`, when present.
+    pub realtime: Option<SystemTime>,
+    /// The message was cut.
+    pub truncated: bool,
+}
+
+/// A journal follower's counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JournalStats {
+    /// Entries handed out.
+    pub lines_read: u64,
+    /// Bytes of JSON read from `journalctl`.
+    pub bytes_read: u64,
+    /// Messages cut to [`JournalConfig::max_line_bytes`].
+    pub lines_truncated: u64,
+    /// Entries dropped because the channel was full ([`OnFull::Drop`]).
+    pub lines_dropped: u64,
+    /// Output lines that were not a JSON entry with a `__CURSOR` (or were too long to parse).
+    pub entries_unparsed: u64,
+    /// Times `journalctl` exited (or could not start) and was started again.
+    pub restarts: u64,
+    /// Times `journalctl` refused the cursor (`Failed to seek to cursor`: a malformed one) and
+    /// the follower went on from [`JournalConfig::since`] instead.
+    pub cursor_resets: u64,
+    /// The cursor the next run resumes after.
+    pub cursor: Option<String>,
+    /// When the last line was handed out.
+    pub last_line_at: Option<SystemTime>,
+    /// Why `journalctl` last exited; `None` while a run has given entries since.
+    pub last_error: Option<FollowFailure>,
+}
+
+/// Follows one unit's journal through `journalctl -f`; see [`args`](JournalFollower::args)
+/// and [`spawn`](JournalFollower::spawn).
+#[derive(Debug, Clone)]
+pub struct JournalFollower {
+    unit: String,
+    cursor: Option<String>,
+    since: String,
+    config: JournalConfig,
+}
+
+impl JournalFollower {
+    /// A follower of `unit`'s journal, resuming after `cursor` (a [`JournalLine::cursor`] a
+    /// previous follower handed out), or from [`JournalConfig::since`] without one.
+    pub fn new(unit: impl Into<String>, cursor: Option<String>, config: JournalConfig) -> Self {
+        let mut config = config;
+        config.max_line_bytes = config.max_line_bytes.max(1);
+        config.channel_capacity = config.channel_capacity.max(1);
+        let since = config.since.clone().unwrap_or_else(|| {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs();
+            format!("@{now}")
+        });
+        JournalFollower {
+            unit: unit.into(),
+            cursor,
+            since,
+            config,
+        }
+    }
+
+    /// The arguments of the next `journalctl` run: `-u <unit> -o json --all --no-pager -f
+    /// --no-tail --merge`, then `--after-cursor=<cursor>` or `--since=<since>`. `--all` keeps
+    /// fields over 4096 bytes (journalctl's JSON shows them as null otherwise); `--no-tail` makes
+    /// `-f` start at the cursor or time instead of at the last ten entries; `--merge` stops `-f`
+    /// from implying `--boot` (the current boot only), so the entries after a cursor taken
+    /// before a reboot are read too.
+    pub fn args(&self) -> Vec<OsString> {
+        let mut args = self.config.extra_args.clone();
+        for a in [
+            "-u",
+            &self.unit,
+            "-o",
+            "json",
+            "--all",
+            "--no-pager",
+            "-f",
+            "--no-tail",
+            "--merge",
+        ] {
+            args.push(a.into());
+        }
+        args.push(match &self.cursor {
+            Some(c) => format!("--after-cursor={c}").into(),
+            None => format!("--since={}", self.since).into(),
+        });
+        args
+    }
+
+    /// Runs `journalctl` in a tokio task until the receiver is dropped, restarting it (after
+    /// [`JournalConfig::restart_backoff`]) whenever it exits.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    pub fn spawn(self) -> (mpsc::Receiver<JournalLine>, JournalHandle) {
+        let (tx, rx) = mpsc::channel(self.config.channel_capacity);
+        let (stats_tx, stats_rx) = watch::channel(JournalStats {
+            cursor: self.cursor.clone(),
+            ..JournalStats::default()
+        });
+        let task = tokio::spawn(run(self, tx, stats_tx));
+        (
+            rx,
+            JournalHandle {
+                stats: stats_rx,
+                task,
+            },
+        )
+    }
+}
+
+/// A journal follower task started by [`JournalFollower::spawn`].
+#[derive(Debug)]
+pub struct JournalHandle {
+    stats: watch::Receiver<JournalStats>,
+    task: JoinHandle<()>,
+}
+
+impl JournalHandle {
+    /// The counters, as of the last entry or `journalctl` exit.
+    pub fn stats(&self) -> JournalStats {
+        self.stats.borrow().clone()
+    }
+
+    /// The task has ended (the receiver was dropped). A `journalctl` that keeps failing does not
+    /// end it; see [`JournalStats::last_error`].
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+
+    /// Stops the task (and `journalctl` with it).
+    pub fn abort(&self) {
+        self.task.abort();
+    }
+}
+
+async fn run(
+    mut jf: JournalFollower,
+    tx: mpsc::Sender<JournalLine>,
+    stats_tx: watch::Sender<JournalStats>,
+) {
+    let mut stats = stats_tx.borrow().clone();
+    let mut backoff = jf.config.restart_backoff;
+    let json_cap = jf.config.max_line_bytes.saturating_mul(8) + 64 * 1024;
+    loop {
+        let mut cmd = tokio::process::Command::new(&jf.config.journalctl);
+        cmd.args(jf.args())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut entries = 0u64;
+        let failure = match cmd.spawn() {
+            Err(e) => format!("cannot run {}: {e}", jf.config.journalctl.display()),
+            Ok(mut child) => {
+                let stderr = child.stderr.take().map(|s| tokio::spawn(read_capped(s)));
+                let mut read_error = None;
+                if let Some(stdout) = child.stdout.take() {
+                    let mut reader = BufReader::new(stdout);
+                    let mut buf = Vec::new();
+                    loop {
+                        let line = tokio::select! {
+                            r = read_line_capped(&mut reader, &mut buf, json_cap) => r,
+                            () = tx.closed() => return,
+                        };
+                        let (len, overlong) = match line {
+                            Ok(Some(x)) => x,
+                            Ok(None) => break,
+                            Err(e) => {
+                                read_error = Some(e.to_string());
+                                break;
+                            }
+                        };
+                        stats.bytes_read += len as u64;
+                        let entry = if overlong {
+                            None
+                        } else {
+                            parse_entry(&buf, jf.config.max_line_bytes)
+                        };
+                        let Some(line) = entry else {
+                            stats.entries_unparsed += 1;
+                            continue;
+                        };
+                        entries += 1;
+                        let cursor = line.cursor.clone();
+                        let truncated = line.truncated;
+                        match jf.config.on_full {
+                            OnFull::Wait => {
+                                if tx.send(line).await.is_err() {
+                                    return;
+                                }
+                                stats.lines_read += 1;
+                            }
+                            OnFull::Drop => match tx.try_send(line) {
+                                Ok(()) => stats.lines_read += 1,
+                                Err(mpsc::error::TrySendError::Full(_)) => stats.lines_dropped += 1,
+                                Err(mpsc::error::TrySendError::Closed(_)) => return,
+                            },
+                        }
+                        stats.lines_truncated += u64::from(truncated);
+                        stats.last_line_at = Some(SystemTime::now());
+                        stats.last_error = None;
+                        jf.cursor = Some(cursor.clone());
+                        stats.cursor = Some(cursor);
+                        stats_tx.send_replace(stats.clone());
+                    }
+                }
+                let status = child.wait().await;
+                let stderr = match stderr {
+                    Some(t) => t.await.unwrap_or_default(),
+                    None => String::new(),
+                };
+                let status = match status {
+                    Ok(s) => s.to_string(),
+                    Err(e) => e.to_string(),
+                };
+                if entries == 0 && jf.cursor.is_some() && stderr.contains("seek to cursor") {
+                    jf.cursor = None;
+                    stats.cursor = None;
+                    stats.cursor_resets += 1;
+                }
+                let mut msg = format!("journalctl -u {} ended ({status})", jf.unit);
+                if let Some(e) = read_error {
+                    msg.push_str(&format!(": reading its output: {e}"));
+                }
+                if !stderr.trim().is_empty() {
+                    msg.push_str(&format!(": {}", stderr.trim()));
+                }
+                msg
+            }
+        };
+        let consecutive = stats.last_error.as_ref().map_or(0, |f| f.consecutive) + 1;
+        stats.last_error = Some(FollowFailure {
+            at: SystemTime::now(),
+            message: failure,
+            consecutive,
+        });
+        stats.restarts += 1;
+        stats_tx.send_replace(stats.clone());
+        if entries > 0 {
+            backoff = jf.config.restart_backoff;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = tx.closed() => return,
+        }
+        if entries == 0 {
+            backoff = (backoff * 2).min(MAX_RETRY_BACKOFF.max(jf.config.restart_backoff));
+        }
+    }
+}
+
+/// Reads one `\n`-terminated line into `buf`, keeping at most `cap` bytes of it. Returns its
+/// full length and whether it was longer than `cap`; `None` at the end (a last line without
+/// `\n`, from a killed `journalctl`, is dropped).
+async fn read_line_capped<R: AsyncBufRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<Option<(usize, bool)>> {
+    buf.clear();
+    let mut len = 0usize;
+    loop {
+        let avail = r.fill_buf().await?;
+        if avail.is_empty() {
+            return Ok(None);
+        }
+        let (take, used, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (&avail[..i], i + 1, true),
+            None => (avail, avail.len(), false),
+        };
+        let room = cap.saturating_sub(buf.len());
+        buf.extend_from_slice(&take[..take.len().min(room)]);
+        len += take.len();
+        r.consume(used);
+        if done {
+            return Ok(Some((len, len > cap)));
+        }
+    }
+}
+
+/// Reads a stream to its end, keeping its first [`MAX_STDERR_BYTES`] bytes.
+async fn read_capped(mut r: impl tokio::io::AsyncRead + Unpin) -> String {
+    let mut kept = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while let Ok(n) = r.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        let room = MAX_STDERR_BYTES.saturating_sub(kept.len());
+        kept.extend_from_slice(&chunk[..n.min(room)]);
+    }
+    String::from_utf8_lossy(&kept).into_owned()
+}
+
+/// One line of `journalctl -o json`: `None` without a string `__CURSOR`.
+pub(super) fn parse_entry(json: &[u8], max_line_bytes: usize) -> Option<JournalLine> {
+    let v: serde_json::Value = serde_json::from_slice(json).ok()?;
+    let cursor = v.get("__CURSOR")?.as_str()?.to_string();
+    let mut text = match v.get("MESSAGE") {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        // Fields that are not valid UTF-8 come as arrays of bytes.
+        Some(serde_json::Value::Array(bytes)) => {
+            let bytes: Vec<u8> = bytes
+                .iter()
+                .filter_map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                .collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+        _ => String::new(),
+    };
+    let truncated = text.len() > max_line_bytes;
+    if truncated {
+        let mut end = max_line_bytes;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    let realtime = v
+        .get("__REALTIME_TIMESTAMP")
+        .and_then(serde_json::Value::as_str)
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(|us| UNIX_EPOCH + Duration::from_micros(us));
+    Some(JournalLine {
+        text,
+        cursor,
+        realtime,
+        truncated,
+    })
+}
