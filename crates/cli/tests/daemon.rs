@@ -259,6 +259,14 @@ async fn daemon_sees_leaks_over_time_and_survives_runtime_restarts() {
         html.contains("LeakedSandbox") && html.contains("crictl stopp"),
         "{html}"
     );
+    // The page as a person's browser shows it.
+    let dom = headless_dom(port);
+    assert!(
+        dom.contains("podcoroner on node")
+            && dom.contains("LeakedSandbox")
+            && dom.contains("shop/cart-0"),
+        "{dom}"
+    );
     let (code, body) = get(port, &format!("/pods/{WEB_UID}/timeline"));
     assert_eq!(code, 200, "{body}");
     let t: Value = ok(serde_json::from_str(&body));

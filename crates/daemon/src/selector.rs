@@ -60,7 +60,7 @@ fn split_requirements(text: &str) -> Result<Vec<&str>, String> {
             }
             _ => {}
         }
-        if depth < 0 || depth > 1 {
+        if !(0..=1).contains(&depth) {
             return Err(format!("label selector {text:?}: unbalanced parentheses"));
         }
     }

@@ -361,7 +361,7 @@ pub fn with_rotated_siblings(path: &Path) -> Vec<PathBuf> {
             dated.push((d.to_string(), entry.path()));
         }
     }
-    numbered.sort_by(|a, b| b.0.cmp(&a.0));
+    numbered.sort_by_key(|n| std::cmp::Reverse(n.0));
     dated.sort();
     let mut files: Vec<PathBuf> = dated.into_iter().map(|(_, p)| p).collect();
     files.extend(numbered.into_iter().map(|(_, p)| p));
