@@ -15,7 +15,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/target/release/podcoroner /usr/local/bin/podcoroner
 # The CRI socket is root:root 0660 on containerd and CRI-O nodes, so the DaemonSet runs as uid 0
-# with every capability dropped but DAC_READ_SEARCH and a read-only root filesystem
+# with every capability dropped and a read-only root filesystem
 # (deploy/base/daemonset.yaml). On a node whose socket has a group, run as that group instead.
 USER 0
 ENTRYPOINT ["/usr/local/bin/podcoroner"]

@@ -231,6 +231,99 @@ pub async fn list_node_pods(
     })
 }
 
+/// Builds a kube-rs client from `kubeconfig`, or kube-rs's inference, with `timeout` on connect
+/// and reads; returns it with the API server URL.
+async fn client(kubeconfig: Option<&Path>, timeout: Duration) -> Result<(kube::Client, String)> {
+    let config_failed = |e: &dyn std::fmt::Display| Error::ConfigFailed {
+        detail: e.to_string(),
+    };
+    let mut config = match kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(path)
+                .map_err(|e| config_failed(&format!("{}: {e}", path.display())))?;
+            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+                .await
+                .map_err(|e| config_failed(&format!("{}: {e}", path.display())))?
+        }
+        None => kube::Config::infer().await.map_err(|e| config_failed(&e))?,
+    };
+    config.connect_timeout = Some(timeout);
+    // A watch holds its connection open: reads may wait up to the server's watch timeout.
+    config.read_timeout = None;
+    let server = config.cluster_url.to_string();
+    Ok((
+        kube::Client::try_from(config).map_err(|e| config_failed(&e))?,
+        server,
+    ))
+}
+
+/// A watch of the pods bound to one node: [`watch_node_pods`].
+pub struct NodePodWatch {
+    /// The reflector's store: the node's pods as last seen.
+    pub store: kube::runtime::reflector::Store<Pod>,
+    /// Where the pods come from, for evidence lines.
+    pub origin: String,
+}
+
+impl NodePodWatch {
+    /// The node's pods now.
+    pub fn snapshot(&self) -> NodePods {
+        let raw: Vec<Pod> = self.store.state().iter().map(|p| (**p).clone()).collect();
+        let view = to_view(&raw, self.origin.clone());
+        NodePods {
+            raw,
+            view,
+            note: None,
+        }
+    }
+}
+
+/// Watches the pods bound to `node`: a kube-rs `watcher` with the field selector
+/// `spec.nodeName=<node>` feeding a `reflector` store (it relists when the watch expires, and
+/// backs off on errors). Returns the store and a stream that yields `Ok(())` once the initial
+/// list is complete and after every change, and `Err` on a watch error (the watch goes on).
+/// Read the pods with [`NodePodWatch::snapshot`], as often as wanted.
+///
+/// # Errors
+/// [`Error::ConfigFailed`] when no client configuration loads.
+pub async fn watch_node_pods(
+    kubeconfig: Option<&Path>,
+    node: &str,
+    timeout: Duration,
+) -> Result<(
+    NodePodWatch,
+    impl futures::Stream<Item = Result<()>> + Send + 'static,
+)> {
+    use futures::StreamExt as _;
+    use kube::runtime::WatchStreamExt as _;
+    use kube::runtime::watcher;
+    let (client, server) = client(kubeconfig, timeout).await?;
+    let api: Api<Pod> = Api::all(client);
+    let (store, writer) = kube::runtime::reflector::store();
+    let config = watcher::Config::default().fields(&format!("spec.nodeName={node}"));
+    let events = kube::runtime::reflector(writer, watcher(api, config)).default_backoff();
+    let node = node.to_string();
+    let origin = format!("apiserver {server} (watch spec.nodeName={node})");
+    let mut ready = false;
+    let changes = events.filter_map(move |ev| {
+        let out = match ev {
+            Err(e) => Some(Err(Error::ListPodsFailed {
+                node: node.clone(),
+                server: server.clone(),
+                detail: e.to_string(),
+            })),
+            Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => None,
+            Ok(watcher::Event::InitDone) => {
+                ready = true;
+                Some(Ok(()))
+            }
+            Ok(_) => ready.then_some(Ok(())),
+        };
+        std::future::ready(out)
+    });
+    Ok((NodePodWatch { store, origin }, changes))
+}
+
 /// Reduces API pods to the core model.
 pub fn to_view(pods: &[Pod], origin: String) -> ApiView {
     ApiView {

@@ -347,10 +347,23 @@ async fn fake_apiserver(pods: Value) -> (u16, std::sync::Arc<std::sync::Mutex<Ve
     let app = axum::Router::new()
         .route(
             "/api/v1/pods",
-            route_get(move || {
-                let list = list.clone();
-                async move { axum::Json(list) }
-            }),
+            route_get(
+                move |axum::extract::Query(q): axum::extract::Query<
+                    std::collections::BTreeMap<String, String>,
+                >| {
+                    let list = list.clone();
+                    async move {
+                        use axum::response::IntoResponse as _;
+                        if q.get("watch").is_some_and(|w| w == "true" || w == "1") {
+                            // A watch that stays open and quiet, as on a node whose pods do not change.
+                            let quiet =
+                                futures::stream::pending::<Result<String, std::io::Error>>();
+                            return axum::body::Body::from_stream(quiet).into_response();
+                        }
+                        axum::Json(list).into_response()
+                    }
+                },
+            ),
         )
         .route(
             "/api/v1/namespaces/{ns}/events",
@@ -544,12 +557,14 @@ async fn daemon_posts_deduplicated_rate_limited_events() {
         &get(port, "/findings?kind=LeakedSandbox").1,
     ));
     assert_eq!(findings["findings"].as_array().unwrap().len(), 3);
+    let detail = findings["sources"]["apiserver"]["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(
-        findings["sources"]["apiserver"]["detail"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("127.0.0.1:{api_port}")),
-        "{findings}"
+        detail.contains(&format!("127.0.0.1:{api_port}"))
+            && detail.contains("watch spec.nodeName=daemon-node-1"),
+        "{detail}"
     );
     stop_daemon(daemon);
 }

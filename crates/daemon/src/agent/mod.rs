@@ -490,36 +490,73 @@ async fn files_loop(shared: Arc<Shared>) {
     }
 }
 
-/// Lists this node's pods from the API server (or re-reads the pods file) every poll interval.
-/// Without API access the daemon keeps running and says so.
+/// Keeps this node's pods from the API server current: a watch (relisting on expiry, backing off
+/// on errors) whose store is read at most once a second after a change; or, with a pods file,
+/// the file re-read every poll interval. Without API access the daemon keeps running and says
+/// so in `/readyz`.
 async fn api_loop(shared: Arc<Shared>) {
+    use futures::StreamExt as _;
     let opts = &shared.options;
-    if opts.sources.no_apiserver && opts.sources.pods_file.is_none() {
+    if let Some(path) = &opts.sources.pods_file {
+        loop {
+            match podcoroner_apiserver::read_pod_list(path) {
+                Ok(pods) => {
+                    let detail = format!("{}: {} pods", pods.view.origin, pods.raw.len());
+                    lock(&shared.views).api = Some(pods.view);
+                    shared.ok("apiserver", Some(detail));
+                }
+                Err(e) => {
+                    lock(&shared.views).api = None;
+                    shared.failed("apiserver", e.to_string());
+                }
+            }
+            tokio::time::sleep(opts.api_poll_interval).await;
+        }
+    }
+    if opts.sources.no_apiserver {
         return;
     }
+    let mut backoff = Duration::from_secs(1);
     loop {
-        let res = match &opts.sources.pods_file {
-            Some(path) => podcoroner_apiserver::read_pod_list(path).map_err(anyhow::Error::from),
-            None => podcoroner_apiserver::list_node_pods(
-                opts.sources.kubeconfig.as_deref(),
-                &shared.node,
-                opts.sources.timeout,
-            )
-            .await
-            .map_err(anyhow::Error::from),
-        };
-        match res {
-            Ok(pods) => {
-                let detail = format!("{}: {} pods", pods.view.origin, pods.raw.len());
-                lock(&shared.views).api = Some(pods.view);
-                shared.ok("apiserver", Some(detail));
-            }
+        let (watch, changes) = match podcoroner_apiserver::watch_node_pods(
+            opts.sources.kubeconfig.as_deref(),
+            &shared.node,
+            opts.sources.timeout,
+        )
+        .await
+        {
+            Ok(w) => w,
             Err(e) => {
-                lock(&shared.views).api = None;
-                shared.failed("apiserver", format!("{e:#}"));
+                shared.failed("apiserver", e.to_string());
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(300));
+                continue;
+            }
+        };
+        let mut changes = Box::pin(changes);
+        let mut dirty = false;
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                change = changes.next() => match change {
+                    Some(Ok(())) => dirty = true,
+                    Some(Err(e)) => {
+                        lock(&shared.views).api = None;
+                        shared.failed("apiserver", e.to_string());
+                    }
+                    None => break,
+                },
+                _ = tick.tick() => {
+                    if dirty {
+                        dirty = false;
+                        let pods = watch.snapshot();
+                        let detail = format!("{}: {} pods", pods.view.origin, pods.raw.len());
+                        lock(&shared.views).api = Some(pods.view);
+                        shared.ok("apiserver", Some(detail));
+                    }
+                }
             }
         }
-        tokio::time::sleep(opts.api_poll_interval).await;
     }
 }
 
