@@ -142,8 +142,11 @@ async fn main() {
             "--node-name",
             NODE,
         ])
-        .arg("--kubelet-log")
-        .arg(&log)
+        .args(if std::env::var_os("PODCORONER_BUDGET_NO_LOG").is_some() {
+            vec![]
+        } else {
+            vec!["--kubelet-log".to_string(), log.display().to_string()]
+        })
         .arg("--manifest-dir")
         .arg(dir.path().join("manifests"))
         .arg("--kubelet-root-dir")
@@ -153,6 +156,11 @@ async fn main() {
         .arg("--state-dir")
         .arg(dir.path().join("state"))
         .args(["--log-level", "warn"])
+        .args(
+            std::env::var("PODCORONER_BUDGET_DAEMON_ARGS")
+                .unwrap_or_default()
+                .split_whitespace(),
+        )
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -197,7 +205,10 @@ async fn main() {
             f.write_all(line.as_bytes()).unwrap();
             written += 1;
         }
-        if latency.is_none() && t0.elapsed() >= failure_at {
+        if latency.is_none()
+            && t0.elapsed() >= failure_at
+            && std::env::var_os("PODCORONER_BUDGET_NO_LOG").is_none()
+        {
             f.write_all(format!(
                 "E{} 4321 kuberuntime_gc.go:176] \"Failed to stop sandbox before removing\" err=\"rpc error: code = Unknown desc = failed to destroy network for sandbox \\\"{leaked}\\\": cni plugin not initialized\" sandboxID=\"{leaked}\"\n",
                 klog_now()

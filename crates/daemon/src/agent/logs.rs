@@ -2,10 +2,11 @@
 //! and journald with a cursor, every line through the core line layer, classified events kept
 //! in a bounded ring for the rules and timelines.
 //!
-//! Read positions (file checkpoints, journal cursors) are saved under the state directory with
-//! the kept events, every [`SAVE_EVERY`] and on shutdown, so a restart resumes after the last
-//! line handled and still has the events its open log findings rest on. A crash between two
-//! saves re-reads at most that window.
+//! Read positions (file checkpoints, journal cursors) are saved under the state directory every
+//! [`SAVE_EVERY`], the kept events every [`SAVE_EVENTS_EVERY`] when they changed, and both on
+//! shutdown, so a restart resumes after the last line handled and still has the events its open
+//! log findings rest on. A crash loses at most the events of the last [`SAVE_EVENTS_EVERY`]
+//! (their lines are not read again) and re-reads at most [`SAVE_EVERY`] of lines.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -20,8 +21,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{Shared, lock, metrics};
 
-/// How often read positions and kept events are saved.
+/// How often read positions are saved.
 pub const SAVE_EVERY: Duration = Duration::from_secs(2);
+/// How often the kept events are saved (when they changed).
+pub const SAVE_EVENTS_EVERY: Duration = Duration::from_secs(30);
 
 /// A kept event as saved: its text is parsed and classified again on load.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -78,6 +81,23 @@ pub fn load_events(path: &std::path::Path) -> VecDeque<LoggedEvent> {
 
 /// Saves the kept events and the read positions (atomically, each).
 pub fn save(shared: &Shared) {
+    save_events(shared);
+    save_checkpoints(shared);
+}
+
+/// Saves the read positions (atomically).
+pub fn save_checkpoints(shared: &Shared) {
+    let dir = &shared.options.state_dir;
+    if let Err(e) = follow::save_checkpoints(
+        &dir.join("log-checkpoints.json"),
+        &lock(&shared.checkpoints),
+    ) {
+        tracing::warn!(error = %e, "Saving log read positions failed");
+    }
+}
+
+/// Saves the kept events (atomically).
+pub fn save_events(shared: &Shared) {
     let dir = &shared.options.state_dir;
     let events: Vec<SavedEvent> = lock(&shared.events)
         .iter()
@@ -105,15 +125,27 @@ pub fn save(shared: &Shared) {
     {
         tracing::warn!(error = %format!("{e:#}"), "Saving log events failed");
     }
-    if let Err(e) = follow::save_checkpoints(
-        &dir.join("log-checkpoints.json"),
-        &lock(&shared.checkpoints),
-    ) {
-        tracing::warn!(error = %e, "Saving log read positions failed");
-    }
 }
 
-/// Parses and classifies one record, keeping its event; counts it.
+/// Whether an event can open or close a finding, so it is worth an evaluation right away:
+/// failures and the kubelet signatures the log rules read. Lifecycle noise (probes, updates,
+/// PLEG, successful stops) waits for the next periodic evaluation.
+fn wakes(kind: podcoroner_core::logs::EventKind) -> bool {
+    use podcoroner_core::logs::{EventKind::*, SyncOp};
+    kind.is_failure()
+        || matches!(
+            kind,
+            MirrorPodOutdatedDeleted
+                | PodWorkerNotTerminated
+                | RemoveAllHistory
+                | PodOrphanedTornDown
+                | HousekeepingSkippedSourcesNotReady
+                | SyncLoop(SyncOp::Remove)
+        )
+}
+
+/// Parses and classifies one record, keeping its event; counts it. Returns whether the event
+/// should wake the evaluator ([`wakes`]).
 fn ingest(
     shared: &Shared,
     name: &str,
@@ -135,6 +167,8 @@ fn ingest(
     let Some(event) = classify(&parsed) else {
         return false;
     };
+    let wake = wakes(event.kind);
+    *lock(&shared.events_changed) = true;
     let mut events = lock(&shared.events);
     events.push_back(LoggedEvent {
         event: event.into_owned(),
@@ -146,7 +180,7 @@ fn ingest(
     while events.len() > shared.options.max_events {
         events.pop_front();
     }
-    true
+    wake
 }
 
 /// Follows a log file across rotation by rename and by copytruncate.

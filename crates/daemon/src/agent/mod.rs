@@ -123,8 +123,14 @@ pub struct Shared {
     pub wake: tokio::sync::Notify,
     /// Read positions of the followed logs.
     pub checkpoints: Mutex<podcoroner_logs::follow::Checkpoints>,
-    /// When the events and read positions were last saved.
+    /// When the read positions, the kept events and the findings store were last saved.
     pub last_log_save: Mutex<Option<Instant>>,
+    /// When the kept events were last saved.
+    pub last_events_save: Mutex<Option<Instant>>,
+    /// When the findings store was last saved.
+    pub last_store_save: Mutex<Option<Instant>>,
+    /// Events arrived since the kept events were last saved.
+    pub events_changed: Mutex<bool>,
     /// New findings of warning or higher, for the Event poster.
     pub new_findings: Mutex<Option<tokio::sync::mpsc::Sender<podcoroner_apiserver::EventNote>>>,
 }
@@ -242,6 +248,9 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
             }),
         ),
         last_log_save: Mutex::new(None),
+        last_events_save: Mutex::new(None),
+        last_store_save: Mutex::new(None),
+        events_changed: Mutex::new(false),
     });
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
@@ -429,8 +438,12 @@ async fn files_loop(shared: Arc<Shared>) {
     use notify::Watcher as _;
     let opts = &shared.options;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(1);
-    let mut watcher = notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
-        let _ = tx.try_send(());
+    // Only changes wake the rescan: reading the directory produces access events, which would
+    // otherwise wake it again and again.
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if res.is_ok_and(|ev| !matches!(ev.kind, notify::EventKind::Access(_))) {
+            let _ = tx.try_send(());
+        }
     })
     .ok();
     let mut watching = false;
@@ -481,7 +494,11 @@ async fn files_loop(shared: Arc<Shared>) {
         }
         tokio::select! {
             _ = tokio::time::sleep(opts.rescan_interval) => {}
-            _ = rx.recv() => {
+            woke = rx.recv() => {
+                if woke.is_none() {
+                    // No watcher: the periodic rescan alone.
+                    tokio::time::sleep(opts.rescan_interval).await;
+                }
                 // Let a burst of events settle.
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 while rx.try_recv().is_ok() {}
@@ -752,16 +769,35 @@ pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
     }
     shared.metrics.evaluations.inc();
     *lock(&shared.skipped) = diagnosis.skipped;
-    if let Err(e) = store.save(state_path) {
-        tracing::warn!(error = %format!("{e:#}"), "Saving state failed");
+    // Save when a finding opened or resolved, else at most every 30 s (last_seen moves at every
+    // evaluation; losing 30 s of it on a crash is harmless).
+    let resolved_now = store
+        .findings
+        .values()
+        .filter(|t| t.resolved_at == Some(now))
+        .count();
+    let store_due =
+        lock(&shared.last_store_save).is_none_or(|t| t.elapsed() >= Duration::from_secs(30));
+    if !opened.is_empty() || resolved_now > 0 || store_due {
+        if let Err(e) = store.save(state_path) {
+            tracing::warn!(error = %format!("{e:#}"), "Saving state failed");
+        }
+        *lock(&shared.last_store_save) = Some(Instant::now());
     }
     drop(store);
-    let due = lock(&shared.last_log_save).is_none_or(|t| t.elapsed() >= logs::SAVE_EVERY);
-    if due
-        && (shared.options.sources.kubelet_log.is_some()
-            || shared.options.sources.runtime_log.is_some())
+    if shared.options.sources.kubelet_log.is_some() || shared.options.sources.runtime_log.is_some()
     {
-        logs::save(shared);
-        *lock(&shared.last_log_save) = Some(Instant::now());
+        if lock(&shared.last_log_save).is_none_or(|t| t.elapsed() >= logs::SAVE_EVERY) {
+            logs::save_checkpoints(shared);
+            *lock(&shared.last_log_save) = Some(Instant::now());
+        }
+        let changed = *lock(&shared.events_changed);
+        if changed
+            && lock(&shared.last_events_save).is_none_or(|t| t.elapsed() >= logs::SAVE_EVENTS_EVERY)
+        {
+            *lock(&shared.events_changed) = false;
+            logs::save_events(shared);
+            *lock(&shared.last_events_save) = Some(Instant::now());
+        }
     }
 }
