@@ -180,21 +180,7 @@ pub async fn list_node_pods(
     node: &str,
     timeout: Duration,
 ) -> Result<NodePods> {
-    let config_failed = |e: &dyn std::fmt::Display| Error::ConfigFailed {
-        detail: e.to_string(),
-    };
-    let mut config = match kubeconfig {
-        Some(path) => {
-            let kc = kube::config::Kubeconfig::read_from(path)
-                .map_err(|e| config_failed(&format!("{}: {e}", path.display())))?;
-            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
-                .await
-                .map_err(|e| config_failed(&format!("{}: {e}", path.display())))?
-        }
-        None => kube::Config::infer().await.map_err(|e| config_failed(&e))?,
-    };
-    config.connect_timeout = Some(timeout);
-    config.read_timeout = Some(timeout);
+    let config = load_config(kubeconfig, timeout, Some(timeout)).await?;
     let server = config.cluster_url.to_string();
     let list_failed = |detail: String| Error::ListPodsFailed {
         node: node.to_string(),
@@ -231,9 +217,17 @@ pub async fn list_node_pods(
     })
 }
 
-/// Builds a kube-rs client from `kubeconfig`, or kube-rs's inference, with `timeout` on connect
-/// and reads; returns it with the API server URL.
-async fn client(kubeconfig: Option<&Path>, timeout: Duration) -> Result<(kube::Client, String)> {
+/// The kube-rs client configuration: from `kubeconfig` when given, else kube-rs's inference
+/// (in-cluster, then `KUBECONFIG` or `~/.kube/config`), with `connect_timeout` and
+/// `read_timeout` (`None` for a watch, which holds its connection open).
+///
+/// # Errors
+/// [`Error::ConfigFailed`] naming the file when it cannot be read or used.
+async fn load_config(
+    kubeconfig: Option<&Path>,
+    connect_timeout: Duration,
+    read_timeout: Option<Duration>,
+) -> Result<kube::Config> {
     let config_failed = |e: &dyn std::fmt::Display| Error::ConfigFailed {
         detail: e.to_string(),
     };
@@ -247,14 +241,19 @@ async fn client(kubeconfig: Option<&Path>, timeout: Duration) -> Result<(kube::C
         }
         None => kube::Config::infer().await.map_err(|e| config_failed(&e))?,
     };
-    config.connect_timeout = Some(timeout);
-    // A watch holds its connection open: reads may wait up to the server's watch timeout.
-    config.read_timeout = None;
+    config.connect_timeout = Some(connect_timeout);
+    config.read_timeout = read_timeout;
+    Ok(config)
+}
+
+/// A kube-rs client for a watch (no read timeout), with the API server URL.
+async fn client(kubeconfig: Option<&Path>, timeout: Duration) -> Result<(kube::Client, String)> {
+    let config = load_config(kubeconfig, timeout, None).await?;
     let server = config.cluster_url.to_string();
-    Ok((
-        kube::Client::try_from(config).map_err(|e| config_failed(&e))?,
-        server,
-    ))
+    let client = kube::Client::try_from(config).map_err(|e| Error::ConfigFailed {
+        detail: e.to_string(),
+    })?;
+    Ok((client, server))
 }
 
 /// A watch of the pods bound to one node: [`watch_node_pods`].
@@ -523,25 +522,10 @@ impl EventSink {
         node: &str,
         timeout: Duration,
     ) -> Result<EventSink> {
-        let config_failed = |e: &dyn std::fmt::Display| Error::ConfigFailed {
+        let config = load_config(kubeconfig, timeout, Some(timeout)).await?;
+        let client = kube::Client::try_from(config).map_err(|e| Error::ConfigFailed {
             detail: e.to_string(),
-        };
-        let mut config = match kubeconfig {
-            Some(path) => {
-                let kc = kube::config::Kubeconfig::read_from(path)
-                    .map_err(|e| config_failed(&format!("{}: {e}", path.display())))?;
-                kube::Config::from_custom_kubeconfig(
-                    kc,
-                    &kube::config::KubeConfigOptions::default(),
-                )
-                .await
-                .map_err(|e| config_failed(&format!("{}: {e}", path.display())))?
-            }
-            None => kube::Config::infer().await.map_err(|e| config_failed(&e))?,
-        };
-        config.connect_timeout = Some(timeout);
-        config.read_timeout = Some(timeout);
-        let client = kube::Client::try_from(config).map_err(|e| config_failed(&e))?;
+        })?;
         Ok(EventSink {
             client,
             node: node.to_string(),

@@ -7,47 +7,24 @@
 //! `cargo bench -p podcoroner --bench daemon_budget` (root, containerd installed; about 3 min).
 //! `PODCORONER_BUDGET_SECS` sets the measured window (default 60).
 
-use std::io::{Read as _, Write as _};
-use std::net::TcpStream;
+use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use podcoroner_test_support::{ContainerdLab, PodSpec};
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 use serde_json::{Value, json};
 
 const NODE: &str = "budget-node-1";
 const PODS: usize = 200;
 const LINES_PER_SEC: u64 = 100;
 
+/// The body of a GET, `None` when nothing listens or the status is 0.
 fn get(port: u16, path: &str) -> Option<String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).ok()?;
-    raw.split_once("\r\n\r\n").map(|(h, b)| {
-        if h.to_ascii_lowercase().contains("chunked") {
-            dechunk(b)
-        } else {
-            b.to_string()
-        }
-    })
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        out.push_str(&rest[..n.min(rest.len())]);
-        s = rest.get(n + 2..).unwrap_or("");
-    }
-    out
+    let (status, body) = common::get(port, path);
+    (status != 0).then_some(body)
 }
 
 /// (utime + stime) in clock ticks, from /proc/<pid>/stat.

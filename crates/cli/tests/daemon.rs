@@ -2,8 +2,7 @@
 //! a poll, resolves when removed, a containerd restart turns `/readyz` to 503 and back without
 //! restarting the daemon, and a daemon restart keeps `first_seen`.
 
-use std::io::{Read as _, Write as _};
-use std::net::TcpStream;
+use std::io::Write as _;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -12,56 +11,10 @@ use podcoroner_test_support::{ContainerdLab, PodSpec};
 use serde_json::{Value, json};
 
 mod common;
-use common::{ok, pod, pod_list};
+use common::{get, ok, pod, pod_list};
 
 const NODE: &str = "daemon-node-1";
 const WEB_UID: &str = "0d1e2f30-4152-4637-8899-aabbccddeeff";
-
-/// A plain HTTP/1.1 GET: (status, body); status 0 when nothing listens yet.
-fn get(port: u16, path: &str) -> (u16, String) {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
-        return (0, String::new());
-    };
-    ok(s.set_read_timeout(Some(Duration::from_secs(10))));
-    ok(write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    ));
-    let mut raw = Vec::new();
-    ok(s.read_to_end(&mut raw));
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map_or(String::new(), |(_, b)| b.to_string());
-    // Undo chunked transfer encoding when present.
-    let body = if text
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(&body)
-    } else {
-        body
-    };
-    (status, body)
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        out.push_str(&rest[..n.min(rest.len())]);
-        s = rest.get(n + 2..).unwrap_or("");
-    }
-    out
-}
 
 /// The page as Debian's Chromium renders it headless (its DOM after load).
 fn headless_dom(port: u16) -> String {
