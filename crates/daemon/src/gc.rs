@@ -77,7 +77,8 @@ pub struct GcOutcome {
 }
 
 impl GcOptions {
-    fn selector_reason(
+    /// Why a sandbox's labels exclude it (`--exclude-selector`), or `None`.
+    pub fn selector_reason(
         &self,
     ) -> impl Fn(&std::collections::BTreeMap<String, String>) -> Option<String> + '_ {
         move |labels| {

@@ -666,13 +666,7 @@ async fn gc_loop(shared: Arc<Shared>) {
             GcMode::Off => return,
             GcMode::Plan => {
                 let view = shared.node_view();
-                let selector = |labels: &std::collections::BTreeMap<String, String>| {
-                    gc_opts
-                        .exclude_selectors
-                        .iter()
-                        .find(|s| s.matches(labels))
-                        .map(|s| s.text().to_string())
-                };
+                let selector = gc_opts.selector_reason();
                 let plan =
                     podcoroner_core::gc::plan(&view, &gc_opts.policy, &selector, Timestamp::now());
                 shared.metrics.gc_candidates.set(plan.removals.len() as i64);
