@@ -87,15 +87,7 @@ pub fn diagnose_with_logs(
     let from_logs = diagnose_logs(events, view, config, now);
     enrich(&mut d.findings, events);
     merge(&mut d.findings, from_logs);
-    d.findings.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
-            .then(a.kind.cmp(&b.kind))
-            .then_with(|| a.pod.cmp(&b.pod))
-            .then_with(|| a.sandbox_id.cmp(&b.sandbox_id))
-            .then_with(|| a.container_id.cmp(&b.container_id))
-            .then_with(|| a.summary.cmp(&b.summary))
-    });
+    d.findings.sort_by(crate::rules::report_order);
     d.skipped.retain(|s: &SkippedRule| !s.reason.is_empty());
     d
 }

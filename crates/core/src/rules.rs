@@ -66,16 +66,20 @@ pub fn diagnose(view: &NodeView, config: &Config, now: Timestamp) -> Diagnosis {
     ctx.invalid_manifests(&mut findings, &mut skipped);
     ctx.failed_pods(&mut findings, &mut skipped);
 
-    findings.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
-            .then(a.kind.cmp(&b.kind))
-            .then_with(|| a.pod.cmp(&b.pod))
-            .then_with(|| a.sandbox_id.cmp(&b.sandbox_id))
-            .then_with(|| a.container_id.cmp(&b.container_id))
-            .then_with(|| a.summary.cmp(&b.summary))
-    });
+    findings.sort_by(report_order);
     Diagnosis { findings, skipped }
+}
+
+/// The order findings are reported in: severity (critical first), kind, pod, sandbox ID,
+/// container ID, summary.
+pub fn report_order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
+    b.severity
+        .cmp(&a.severity)
+        .then(a.kind.cmp(&b.kind))
+        .then_with(|| a.pod.cmp(&b.pod))
+        .then_with(|| a.sandbox_id.cmp(&b.sandbox_id))
+        .then_with(|| a.container_id.cmp(&b.container_id))
+        .then_with(|| a.summary.cmp(&b.summary))
 }
 
 /// The indexes every rule shares, built once per diagnosis.
