@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use podcoroner_test_support::{ContainerdLab, PodSpec};
+use podcoroner_test_support::{BrokenCni, CniFault, ContainerdLab, MISSING_CNI_PLUGIN, PodSpec};
 use serde_json::{Value, json};
 
 mod common;
@@ -131,9 +131,10 @@ async fn leak(lab: &ContainerdLab, name: &str, uid: &str) -> String {
     id
 }
 
-#[tokio::test]
-async fn daemon_sees_leaks_over_time_and_survives_runtime_restarts() {
-    let mut lab = ok(ContainerdLab::start());
+/// A node for the daemon in a fresh directory (its manifest and kubelet pod directories) with the
+/// running pod `shop/web-0` (one container) in `lab`, which the API lists as [`web_api_pod`]:
+/// (the directory, the web pod's sandbox ID).
+async fn node_with_web(lab: &ContainerdLab) -> (tempfile::TempDir, String) {
     let dir = ok(tempfile::tempdir());
     ok(std::fs::create_dir_all(dir.path().join("manifests")));
     ok(std::fs::create_dir_all(dir.path().join("kubelet/pods")));
@@ -142,17 +143,29 @@ async fn daemon_sees_leaks_over_time_and_survives_runtime_restarts() {
     ok(lab
         .create_container(&web_sandbox, &web, "web", 0, true)
         .await);
+    (dir, web_sandbox)
+}
+
+/// `shop/web-0` as the API server lists it.
+fn web_api_pod() -> Value {
+    pod(
+        "shop",
+        "web-0",
+        WEB_UID,
+        NODE,
+        "Running",
+        json!({}),
+        json!([]),
+    )
+}
+
+#[tokio::test]
+async fn daemon_sees_leaks_over_time_and_survives_runtime_restarts() {
+    let mut lab = ok(ContainerdLab::start());
+    let (dir, _) = node_with_web(&lab).await;
     ok(std::fs::write(
         dir.path().join("pods.json"),
-        ok(serde_json::to_vec(&pod_list(vec![pod(
-            "shop",
-            "web-0",
-            WEB_UID,
-            NODE,
-            "Running",
-            json!({}),
-            json!([]),
-        )]))),
+        ok(serde_json::to_vec(&pod_list(vec![web_api_pod()]))),
     ));
 
     let port = free_port();
@@ -342,30 +355,21 @@ async fn fake_apiserver(pods: Value) -> (u16, std::sync::Arc<std::sync::Mutex<Ve
     (port, posted)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn daemon_posts_deduplicated_rate_limited_events() {
-    let lab = ok(ContainerdLab::start());
-    let dir = ok(tempfile::tempdir());
-    ok(std::fs::create_dir_all(dir.path().join("manifests")));
-    ok(std::fs::create_dir_all(dir.path().join("kubelet/pods")));
-    let web = PodSpec::api("shop", "web-0", WEB_UID);
-    let web_sandbox = ok(lab.run_pod(&web).await);
-    ok(lab
-        .create_container(&web_sandbox, &web, "web", 0, true)
-        .await);
-    let mut list = pod_list(vec![pod(
-        "shop",
-        "web-0",
-        WEB_UID,
-        NODE,
-        "Running",
-        json!({}),
-        json!([]),
-    )]);
+/// The fake API server serving `pods` as this node's `PodList`, and a kubeconfig for it in `dir`:
+/// (kubeconfig, port, the Events posted).
+async fn fake_apiserver_kubeconfig(
+    dir: &Path,
+    pods: Vec<Value>,
+) -> (
+    std::path::PathBuf,
+    u16,
+    std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+) {
+    let mut list = pod_list(pods);
     list["kind"] = json!("PodList");
     list["metadata"] = json!({"resourceVersion": "1001"});
     let (api_port, posted) = fake_apiserver(list).await;
-    let kubeconfig = dir.path().join("kubeconfig");
+    let kubeconfig = dir.join("kubeconfig");
     ok(std::fs::write(
         &kubeconfig,
         format!(
@@ -374,6 +378,61 @@ async fn daemon_posts_deduplicated_rate_limited_events() {
              users:\n- name: podcoroner\n  user: {{}}\n"
         ),
     ));
+    (kubeconfig, api_port, posted)
+}
+
+/// Starts the daemon against the lab and the fake API server (`kubeconfig`), with the config file
+/// `config` and the `extra` flags.
+fn start_daemon_with_api(
+    lab: &ContainerdLab,
+    dir: &Path,
+    port: u16,
+    kubeconfig: &Path,
+    config: &Path,
+    extra: &[&str],
+) -> Child {
+    ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args([
+            "daemon",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--runtime-endpoint",
+            &lab.endpoint(),
+            "--node-name",
+            NODE,
+        ])
+        .arg("--config")
+        .arg(config)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--manifest-dir")
+        .arg(dir.join("manifests"))
+        .arg("--kubelet-root-dir")
+        .arg(dir.join("kubelet"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .args([
+            "--min-age",
+            "0s",
+            "--cri-poll-interval",
+            "1s",
+            "--evaluate-interval",
+            "1s",
+            "--log-level",
+            "warn",
+        ])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemon_posts_deduplicated_rate_limited_events() {
+    let lab = ok(ContainerdLab::start());
+    let (dir, web_sandbox) = node_with_web(&lab).await;
+    let (kubeconfig, api_port, posted) =
+        fake_apiserver_kubeconfig(dir.path(), vec![web_api_pod()]).await;
     let config = dir.path().join("config.yaml");
     ok(std::fs::write(
         &config,
@@ -393,39 +452,7 @@ async fn daemon_posts_deduplicated_rate_limited_events() {
         );
     }
     let port = free_port();
-    let daemon = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
-        .args([
-            "daemon",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--runtime-endpoint",
-            &lab.endpoint(),
-            "--node-name",
-            NODE,
-        ])
-        .arg("--config")
-        .arg(&config)
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .arg("--manifest-dir")
-        .arg(dir.path().join("manifests"))
-        .arg("--kubelet-root-dir")
-        .arg(dir.path().join("kubelet"))
-        .arg("--state-dir")
-        .arg(dir.path().join("state"))
-        .args([
-            "--min-age",
-            "0s",
-            "--cri-poll-interval",
-            "1s",
-            "--evaluate-interval",
-            "1s",
-            "--log-level",
-            "warn",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn());
+    let daemon = start_daemon_with_api(&lab, dir.path(), port, &kubeconfig, &config, &[]);
     wait_for(20, "/readyz 200 through the fake API server", || {
         (get(port, "/readyz").0 == 200).then_some(())
     });
@@ -651,6 +678,152 @@ async fn daemon_follows_the_kubelet_log_across_rotation_and_restart() {
     assert!(
         f["summary"].as_str().unwrap().contains("3 log records"),
         "each line exactly once: {f}"
+    );
+    stop_daemon(daemon);
+}
+
+/// The value of the metric line starting with `series` (name and labels), if present.
+fn metric(metrics: &str, series: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+}
+
+/// `--gc apply` against a real CNI teardown failure: the plugin binary of the lab's network is
+/// missing, so containerd fails every `StopPodSandbox` of the leaked pod-network sandbox with
+/// `failed to destroy network for sandbox …`. Each GC run records `stop_failed` (audited,
+/// counted), the `SandboxStopFailing` finding with the classified cause is in `/findings`, the
+/// sandbox and the healthy pod are left alone; once the plugin is back, GC removes the sandbox and
+/// the finding resolves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemon_gc_apply_reports_a_real_cni_teardown_failure() {
+    let lab = ok(ContainerdLab::start());
+    let (dir, web_sandbox) = node_with_web(&lab).await;
+    let stuck = ok(lab
+        .run_pod(&PodSpec::api(
+            "shop",
+            "stuck-0",
+            "11111111-2222-4333-8444-000000000031",
+        ))
+        .await);
+    let fault = ok(BrokenCni::inject(&lab, CniFault::PluginMissing).await);
+    let destroy = format!(
+        "failed to destroy network for sandbox \"{stuck}\": plugin type=\"{MISSING_CNI_PLUGIN}\" failed (delete): \
+         failed to find plugin \"{MISSING_CNI_PLUGIN}\" in path [/usr/lib/cni]"
+    );
+    let kubelet_stop = lab.stop_sandbox(&stuck).await.unwrap_err().to_string();
+    assert!(kubelet_stop.contains(&destroy), "{kubelet_stop}");
+
+    let (kubeconfig, _, _) = fake_apiserver_kubeconfig(dir.path(), vec![web_api_pod()]).await;
+    let config = dir.path().join("config.yaml");
+    ok(std::fs::write(
+        &config,
+        "gc_min_age: 1s\ngc_interval: 2s\ngc_rate: 600\n",
+    ));
+    let port = free_port();
+    let daemon = start_daemon_with_api(
+        &lab,
+        dir.path(),
+        port,
+        &kubeconfig,
+        &config,
+        &["--gc", "apply"],
+    );
+    wait_for(20, "/readyz 200", || {
+        (get(port, "/readyz").0 == 200).then_some(())
+    });
+    let audit = || -> Vec<Value> {
+        std::fs::read_to_string(dir.path().join("state/gc-audit.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| ok(serde_json::from_str(l)))
+            .collect()
+    };
+    let f = wait_for(20, "SandboxStopFailing from the GC", || {
+        let r: Value =
+            serde_json::from_str(&get(port, "/findings?kind=SandboxStopFailing").1).ok()?;
+        finding_for(&r, &stuck).cloned()
+    });
+    assert_eq!(f["state"], "open");
+    assert_eq!(f["pod"]["name"], "stuck-0");
+    // No teardown on the node can succeed without the plugin.
+    assert_eq!(f["severity"], "critical");
+    assert!(
+        f["summary"]
+            .as_str()
+            .unwrap()
+            .ends_with("fails: CNI teardown: the CNI plugin binary is missing"),
+        "{f}"
+    );
+    assert!(
+        f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e.to_string().contains(&destroy.replace('"', "\\\""))),
+        "{f}"
+    );
+    let leaked: Value = ok(serde_json::from_str(
+        &get(port, "/findings?kind=LeakedSandbox&state=open").1,
+    ));
+    assert!(finding_for(&leaked, &stuck).is_some(), "{leaked}");
+    let failed: Vec<Value> = audit()
+        .into_iter()
+        .filter(|r| r["sandbox_id"] == stuck.as_str())
+        .collect();
+    assert!(!failed.is_empty());
+    for r in &failed {
+        assert_eq!(r["result"], "stop_failed", "{r}");
+        assert_eq!(
+            r["error_class"],
+            "CNI teardown: the CNI plugin binary is missing"
+        );
+        assert!(r["error"].as_str().unwrap().contains(&destroy), "{r}");
+    }
+    let metrics = wait_for(10, "the stop_failed count", || {
+        let m = get(port, "/metrics").1;
+        metric(&m, "podcoroner_gc_actions_total{result=\"stop_failed\"}")
+            .is_some_and(|n| n >= 1.0)
+            .then_some(m)
+    });
+    assert_eq!(
+        metric(&metrics, "podcoroner_gc_actions_total{result=\"removed\"}"),
+        None,
+        "{metrics}"
+    );
+    let client =
+        ok(podcoroner_cri::RuntimeClient::connect(&lab.endpoint(), Duration::from_secs(10)).await);
+    let ids = || async {
+        ok(client.list_sandboxes().await)
+            .into_iter()
+            .map(|s| s.id)
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(
+        ids().await,
+        [web_sandbox.clone(), stuck.clone()].into_iter().collect()
+    );
+
+    // The plugin is back: the next GC run removes the sandbox and the finding resolves.
+    ok(fault.repair().await);
+    wait_for(20, "GC to remove the sandbox", || {
+        audit()
+            .iter()
+            .any(|r| r["sandbox_id"] == stuck.as_str() && r["result"] == "removed")
+            .then_some(())
+    });
+    assert_eq!(ids().await, [web_sandbox.clone()].into_iter().collect());
+    wait_for(15, "the SandboxStopFailing finding to resolve", || {
+        let r: Value =
+            serde_json::from_str(&get(port, "/findings?kind=SandboxStopFailing&state=resolved").1)
+                .ok()?;
+        finding_for(&r, &stuck).map(|_| ())
+    });
+    let metrics = get(port, "/metrics").1;
+    assert_eq!(
+        metric(&metrics, "podcoroner_gc_actions_total{result=\"removed\"}"),
+        Some(1.0),
+        "{metrics}"
     );
     stop_daemon(daemon);
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use podcoroner_core::SandboxState;
 use podcoroner_cri::RuntimeClient;
-use podcoroner_test_support::{ContainerdLab, PodSpec};
+use podcoroner_test_support::{BrokenCni, CniFault, ContainerdLab, PodSpec};
 use serde_json::{Value, json};
 
 mod common;
@@ -450,4 +450,206 @@ async fn what_changes_between_planning_and_acting_is_left_alone() {
         );
     }
     let _ = Path::new("");
+}
+
+/// A `gc -o json` report's results as (sandbox ID, result), in order.
+fn results_of(report: &Value) -> Vec<(&str, &str)> {
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["sandbox_id"].as_str().unwrap(),
+                r["result"].as_str().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// containerd's log lines naming `RemovePodSandbox` of `id` (at info level it logs
+/// `RemovePodSandbox for "<id>"` on every call).
+fn remove_calls(lab: &ContainerdLab, id: &str) -> usize {
+    std::fs::read_to_string(lab.dir().join("containerd.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains(&format!("RemovePodSandbox for \\\"{id}\\\"")))
+        .count()
+}
+
+/// A real CNI teardown failure. The CNI config disappears from the conf dir while pods run (a
+/// CNI daemonset uninstalled): the kubelet's `StopPodSandbox` of a deleted pod fails in the
+/// teardown, leaving the sandbox NOTREADY with its network still set up, and so does every later
+/// stop. containerd 1.6 runs the teardown again on every stop of a pod-network sandbox, so the stop
+/// of a leaked sandbox whose network was torn down before the fault fails the same way; only a
+/// host-network sandbox stops. `gc --apply` records each failure as `stop_failed` with the
+/// classified cause, never calls `RemovePodSandbox` on them, moves on, leaves everything else alone
+/// and exits 1; once the CNI config is back, the next run removes them.
+#[tokio::test]
+async fn cni_teardown_failure_is_stop_failed_then_removed_once_repaired() {
+    let lab = ok(ContainerdLab::start());
+    let dir = ok(tempfile::tempdir());
+    ok(std::fs::create_dir_all(dir.path().join("manifests")));
+    let client = ok(RuntimeClient::connect(&lab.endpoint(), Duration::from_secs(10)).await);
+
+    // The pod whose teardown fails: its container was stopped and removed, then the CNI config
+    // went.
+    let stuck_pod = PodSpec::api("shop", "stuck-0", &uid(200));
+    let stuck = ok(lab.run_pod(&stuck_pod).await);
+    let c = ok(lab
+        .create_container(&stuck, &stuck_pod, "app", 0, true)
+        .await);
+    ok(lab.stop_container(&c).await);
+    ok(lab.remove_container(&c).await);
+    // Leaked sandboxes stopped before the fault: one on the pod network, one on the host's.
+    let torn_down = dead(&lab, &PodSpec::api("shop", "gone-0", &uid(201))).await;
+    let host = dead(
+        &lab,
+        &PodSpec::api("shop", "gone-host", &uid(202)).with_host_network(),
+    )
+    .await;
+    // Kept: a running pod the API knows, and the newest NOTREADY sandbox of a completed one.
+    let mut kept = BTreeSet::new();
+    let web = PodSpec::api("shop", "web-0", &uid(210));
+    kept.insert(run_pod(&lab, &web, Some("web"), false).await);
+    kept.insert(dead(&lab, &PodSpec::api("batch", "job-0", &uid(211))).await);
+    let api_pods = vec![
+        api("shop", "web-0", &uid(210)),
+        api("batch", "job-0", &uid(211)),
+    ];
+
+    let gc = Gc {
+        lab,
+        dir,
+        leaked: BTreeSet::from([stuck.clone(), torn_down.clone(), host.clone()]),
+        kept: kept.clone(),
+        api_pods,
+        old_done: Instant::now(),
+        young_start: Instant::now(),
+    };
+
+    // Declared after the lab: dropped (the config restored) before it, should the test fail.
+    let fault = ok(BrokenCni::inject(&gc.lab, CniFault::ConfigRemoved).await);
+    // What the kubelet's killPod sees: containerd stops the pause task, then fails the teardown.
+    let destroy = |id: &str| {
+        format!("failed to destroy network for sandbox \"{id}\": cni plugin not initialized")
+    };
+    let kubelet_stop = gc.lab.stop_sandbox(&stuck).await.unwrap_err().to_string();
+    assert!(kubelet_stop.contains(&destroy(&stuck)), "{kubelet_stop}");
+    assert_eq!(
+        ok(client.sandbox_status(&stuck).await).sandbox.state,
+        SandboxState::NotReady
+    );
+    let containers_before = ok(client.list_containers().await);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    gc.write_pods(&gc.api_pods);
+    let apply = ["--gc-min-age", "1s", "--gc-rate", "600", "--apply"];
+    let (code, out, err) = podcoroner(&gc.args(&apply));
+    assert_eq!(code, 1, "a failed stop exits 1\n{out}\n{err}");
+    let report: Value = ok(serde_json::from_str(&out));
+    // Oldest first; a failed stop does not end the run.
+    assert_eq!(
+        results_of(&report),
+        vec![
+            (stuck.as_str(), "stop_failed"),
+            (torn_down.as_str(), "stop_failed"),
+            (host.as_str(), "removed"),
+        ]
+    );
+    for (i, id) in [&stuck, &torn_down].into_iter().enumerate() {
+        let failed = &report["results"][i];
+        assert!(
+            failed["error"].as_str().unwrap().contains(&destroy(id)),
+            "{failed}"
+        );
+        assert_eq!(
+            failed["error_class"],
+            "CNI teardown: cni plugin not initialized"
+        );
+        let finding = &report["findings"][i];
+        assert_eq!(finding["kind"], "SandboxStopFailing");
+        assert_eq!(finding["severity"], "warning");
+        assert_eq!(finding["sandbox_id"], id.as_str());
+        assert!(
+            finding["summary"]
+                .as_str()
+                .unwrap()
+                .ends_with("fails: CNI teardown: cni plugin not initialized"),
+            "{finding}"
+        );
+        assert!(
+            finding["remediation"]
+                .as_str()
+                .unwrap()
+                .starts_with("check the CNI config in /etc/cni/net.d"),
+            "{finding}"
+        );
+    }
+    assert_eq!(report["findings"].as_array().unwrap().len(), 2, "{report}");
+    assert_eq!(report["findings"][0]["pod"]["name"], "stuck-0");
+    // Audited, flushed; RemovePodSandbox never reached the runtime for them.
+    let audit = gc.audit();
+    let line = audit
+        .iter()
+        .find(|r| r["sandbox_id"] == stuck.as_str())
+        .unwrap();
+    assert_eq!(line["result"], "stop_failed");
+    assert_eq!(
+        line["error_class"],
+        "CNI teardown: cni plugin not initialized"
+    );
+    assert_eq!(line["dry_run"], false);
+    assert_eq!(line["node"], NODE);
+    assert!(
+        line["error"].as_str().unwrap().contains(&destroy(&stuck)),
+        "{line}"
+    );
+    assert_eq!(
+        audit
+            .iter()
+            .map(|r| r["result"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["stop_failed", "stop_failed", "removed"]
+    );
+    assert_eq!(remove_calls(&gc.lab, &stuck), 0);
+    assert_eq!(remove_calls(&gc.lab, &torn_down), 0);
+    assert_eq!(remove_calls(&gc.lab, &host), 1);
+    let mut left = kept.clone();
+    left.extend([stuck.clone(), torn_down.clone()]);
+    assert_eq!(gc.sandboxes().await, left);
+    for id in [&stuck, &torn_down] {
+        assert_eq!(
+            ok(client.sandbox_status(id).await).sandbox.state,
+            SandboxState::NotReady
+        );
+    }
+    assert_eq!(ok(client.list_containers().await), containers_before);
+
+    // The table says the same.
+    let mut table = gc.args(&apply);
+    table.retain(|a| a != "-o" && a != "json");
+    gc.write_pods(&gc.api_pods);
+    let (code, out, _) = podcoroner(&table);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(&format!("stop_failed   {stuck}  shop/stuck-0: "))
+            && out.contains("SandboxStopFailing StopPodSandbox of")
+            && out.contains("fix: check the CNI config in /etc/cni/net.d"),
+        "{out}"
+    );
+
+    // The CNI config is back: the next run stops and removes both.
+    ok(fault.repair().await);
+    gc.write_pods(&gc.api_pods);
+    let (code, out, err) = podcoroner(&gc.args(&apply));
+    assert_eq!(code, 0, "{out}\n{err}");
+    let report: Value = ok(serde_json::from_str(&out));
+    assert_eq!(
+        results_of(&report),
+        vec![(stuck.as_str(), "removed"), (torn_down.as_str(), "removed")]
+    );
+    assert_eq!(report["findings"], json!([]));
+    assert_eq!(gc.sandboxes().await, kept);
+    assert_eq!(remove_calls(&gc.lab, &stuck), 1);
 }

@@ -1142,11 +1142,21 @@ fn list_or_none(items: &[String]) -> String {
 ///
 /// Mirrors `kuberuntime_gc.go` `removeSandbox`: on a stop error the kubelet logs "Failed to stop
 /// sandbox before removing" and returns without `RemovePodSandbox`, every GC period, forever.
+///
+/// Critical when the CNI plugin binary is missing, as for the log rule (`log_rules`): no sandbox
+/// teardown on the node can succeed until it is back.
 pub fn sandbox_stop_failing(sandbox: &Sandbox, error: &str, seen_by: &str) -> Finding {
-    let (class, fix) = stop_failure_class(error);
+    use crate::logs::catalogue::{Cause, CniFailure};
+    let cause = crate::logs::catalogue::classify_cause(error);
+    let (class, fix) = cause_class(cause);
+    let severity = if cause == Cause::CniTeardown(CniFailure::PluginMissing) {
+        Severity::Critical
+    } else {
+        Severity::Warning
+    };
     Finding {
         kind: FindingKind::SandboxStopFailing,
-        severity: Severity::Warning,
+        severity,
         summary: format!(
             "StopPodSandbox of {} ({}/{}) fails: {class}",
             short(&sandbox.id),

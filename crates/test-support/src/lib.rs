@@ -11,8 +11,11 @@
 //! This crate drives the runtime with the generated `podcoroner-cri-api` client directly, not
 //! with `podcoroner-cri`, so that the client under test is not also the judge.
 
+mod fault;
 mod lab;
 mod pause;
+
+pub use fault::{BrokenCni, CniFault, MISSING_CNI_PLUGIN};
 
 pub use lab::{
     ANNOTATION_CONFIG_HASH, ANNOTATION_CONFIG_SEEN, ANNOTATION_CONFIG_SOURCE, ContainerdLab,

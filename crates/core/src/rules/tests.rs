@@ -992,3 +992,44 @@ fn human_durations() {
     assert_eq!(sh(""), "''");
     assert_eq!(short("abc"), "abc");
 }
+
+/// `podcoroner gc`'s finding for the errors containerd 1.6.20 really answers when the CNI
+/// teardown fails (the lab's `BrokenCni` faults, `crates/cli/tests/gc.rs` and `daemon.rs`).
+#[test]
+fn gc_stop_failure_from_real_containerd_errors() {
+    let id = "3aaf8bed616fec842bdcdcca3ce8a8f126657482af19e94bf594e0a612d18242";
+    let s = sandbox(id, ("shop", "stuck-0", "u-1"), NotReady, 600, 0);
+    let rpc = |desc: &str| {
+        format!(
+            "calling StopPodSandbox on unix:///run/containerd/containerd.sock failed: Unknown: \
+             failed to destroy network for sandbox \"{id}\": {desc}"
+        )
+    };
+    let cases = [
+        (
+            rpc("cni plugin not initialized"),
+            "CNI teardown: cni plugin not initialized",
+            Severity::Warning,
+        ),
+        (
+            rpc(
+                "plugin type=\"calico\" failed (delete): failed to find plugin \"calico\" in \
+                 path [/opt/cni/bin]",
+            ),
+            "CNI teardown: the CNI plugin binary is missing",
+            Severity::Critical,
+        ),
+    ];
+    for (error, class, severity) in cases {
+        let f = sandbox_stop_failing(&s, &error, "podcoroner gc");
+        assert_eq!(f.kind, SandboxStopFailing);
+        assert_eq!(f.severity, severity, "{error}");
+        assert_eq!(
+            f.summary,
+            format!("StopPodSandbox of 3aaf8bed616fe (shop/stuck-0) fails: {class}")
+        );
+        assert_eq!(f.sandbox_id.as_deref(), Some(id));
+        assert_eq!(f.evidence[0].detail, format!("podcoroner gc: {error}"));
+        assert!(!f.gc_eligible);
+    }
+}

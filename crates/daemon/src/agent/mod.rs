@@ -6,8 +6,9 @@
 //! - the manifest watcher re-reads the static pod directory on file events (hints) and every
 //!   `manifest_rescan_interval` (the truth), with the kubelet's pod directories;
 //! - the API poller lists this node's pods (or re-reads `pods_file`);
-//! - the evaluator runs the same rules as `diagnose` over the latest views and folds the result
-//!   into the findings [`store::Store`], saved under the state directory;
+//! - the evaluator runs the same rules as `diagnose` over the latest views, adds the stops the
+//!   last GC run saw fail, and folds the result into the findings [`store::Store`], saved under
+//!   the state directory;
 //! - the HTTP server (`http`) serves `/healthz`, `/readyz`, `/findings`, `/pods/{uid}/timeline`,
 //!   `/metrics` and `/`.
 //!
@@ -28,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use podcoroner_core::log_rules::{LogKind, LoggedEvent};
-use podcoroner_core::{ApiView, Config, CriView, ManifestView, NodeView, PodDir};
+use podcoroner_core::{ApiView, Config, CriView, Finding, ManifestView, NodeView, PodDir};
 use serde::Serialize;
 
 use crate::gather::SourceOptions;
@@ -133,6 +134,9 @@ pub struct Shared {
     pub events_changed: Mutex<bool>,
     /// New findings of warning or higher, for the Event poster.
     pub new_findings: Mutex<Option<tokio::sync::mpsc::Sender<podcoroner_apiserver::EventNote>>>,
+    /// The `SandboxStopFailing` findings of the last GC run (`gc: apply`): each evaluation reports
+    /// them while their sandbox is listed, until a run no longer fails to stop it.
+    pub gc_stop_failures: Mutex<Vec<Finding>>,
 }
 
 impl Shared {
@@ -251,6 +255,7 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
         last_events_save: Mutex::new(None),
         last_store_save: Mutex::new(None),
         events_changed: Mutex::new(false),
+        gc_stop_failures: Mutex::new(vec![]),
     });
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
@@ -677,6 +682,8 @@ async fn gc_loop(shared: Arc<Shared>) {
                         .metrics
                         .gc_candidates
                         .set(outcome.plan.removals.len() as i64);
+                    *lock(&shared.gc_stop_failures) = outcome.stop_failures.clone();
+                    shared.wake.notify_one();
                     let sender = lock(&shared.new_findings).clone();
                     for r in &outcome.records {
                         shared
@@ -714,13 +721,42 @@ async fn gc_loop(shared: Arc<Shared>) {
     }
 }
 
+/// Adds to `findings` the `SandboxStopFailing` findings of the last GC run whose sandbox the
+/// runtime still lists (all of them while the runtime cannot be read: a rule that did not run
+/// resolves nothing). A sandbox the kubelet's log already reports failing gets the GC's evidence
+/// on that finding instead of a second one.
+fn add_gc_stop_failures(findings: &mut Vec<Finding>, gc: &[Finding], view: &NodeView) {
+    for f in gc {
+        let listed = view.cri.as_ref().is_none_or(|cri| {
+            cri.sandboxes
+                .iter()
+                .any(|s| f.sandbox_id.as_ref() == Some(&s.id))
+        });
+        if !listed {
+            continue;
+        }
+        match findings
+            .iter_mut()
+            .find(|d| d.kind == f.kind && d.sandbox_id == f.sandbox_id)
+        {
+            Some(d) => d.evidence.extend(f.evidence.iter().cloned()),
+            None => findings.push(f.clone()),
+        }
+    }
+}
+
 /// One evaluation: rules over the latest views, folded into the store, metrics, saved state.
 pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
     let view = shared.node_view();
     let events = shared.events();
     let now = Timestamp::now();
-    let diagnosis =
+    let mut diagnosis =
         podcoroner_core::log_rules::diagnose_with_logs(&view, &events, &shared.options.rules, now);
+    add_gc_stop_failures(
+        &mut diagnosis.findings,
+        &lock(&shared.gc_stop_failures),
+        &view,
+    );
     let mut store = lock(&shared.store);
     let opened = store.update(&diagnosis.findings, &diagnosis.skipped, now);
     let sender = lock(&shared.new_findings).clone();
