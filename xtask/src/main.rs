@@ -94,6 +94,11 @@ const PREREQUISITES: &[Prerequisite] = &[
         package: "chromium",
         present: || in_path("chromium"),
     },
+    Prerequisite {
+        what: "/lib/systemd/systemd-journal-remote (writes the real journals the journald tests read)",
+        package: "systemd-journal-remote",
+        present: || Path::new("/lib/systemd/systemd-journal-remote").is_file(),
+    },
 ];
 
 fn test(args: &[String]) -> anyhow::Result<ExitCode> {

@@ -97,6 +97,10 @@ struct DaemonArgs {
     /// The runtime's log: a file or `journald`.
     #[arg(long, value_name = "PATH|journald")]
     runtime_log: Option<String>,
+    /// The journal directory for the `journald` logs (journalctl --directory), e.g. the host's
+    /// /var/log/journal mounted into the pod. Default: the system journal.
+    #[arg(long, value_name = "DIR")]
+    journal_dir: Option<PathBuf>,
     /// Nothing younger than this is judged.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     min_age: Option<Duration>,
@@ -132,7 +136,7 @@ struct ExplainArgs {
     #[arg(long, conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "snapshot"])]
     offline: bool,
     /// Explain from a snapshot written by `podcoroner collect`.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "no_apiserver", "kubelet_log", "runtime_log"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "no_apiserver", "kubelet_log", "runtime_log", "journal_dir"])]
     snapshot: Option<PathBuf>,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Output::Table)]
@@ -170,7 +174,7 @@ struct SourceArgs {
     #[arg(long, value_name = "DIR", default_value = "/var/lib/kubelet")]
     kubelet_root_dir: PathBuf,
     /// The kubelet's log: a file (its rotated siblings, plain or .gz, are read first) or
-    /// `journald` (journalctl -u <kubelet unit> -o json).
+    /// `journald` (journalctl -u <kubelet unit> -o json, of --journal-dir when given).
     #[arg(long, value_name = "PATH|journald")]
     kubelet_log: Option<String>,
     /// The container runtime's log (containerd, CRI-O): a file or `journald`.
@@ -182,6 +186,11 @@ struct SourceArgs {
     /// The runtime's systemd unit, for --runtime-log journald.
     #[arg(long, value_name = "UNIT", default_value = "containerd")]
     runtime_unit: String,
+    /// Read the `journald` logs from the journal files in this directory (journalctl
+    /// --directory; its machine-ID subdirectories too), e.g. /var/log/journal copied off a
+    /// broken node. Default: this machine's system journal.
+    #[arg(long, value_name = "DIR")]
+    journal_dir: Option<PathBuf>,
     /// Only log records from this time on: a duration back from now (2h, 3d) or an RFC 3339 time.
     #[arg(long, value_name = "DURATION|TIME", value_parser = parse_since)]
     since: Option<Since>,
@@ -219,7 +228,7 @@ struct DiagnoseArgs {
         value_name = "DIR",
         conflicts_with_all = [
             "runtime_endpoint", "kubeconfig", "pods", "no_apiserver", "node_name", "manifest_dir",
-            "kubelet_root_dir", "timeout", "kubelet_log", "runtime_log", "since",
+            "kubelet_root_dir", "timeout", "kubelet_log", "runtime_log", "journal_dir", "since",
         ]
     )]
     snapshot: Option<PathBuf>,
@@ -397,13 +406,16 @@ fn source_options(args: &SourceArgs, offline: bool) -> anyhow::Result<SourceOpti
     if offline && args.kubelet_log.is_none() && args.runtime_log.is_none() {
         anyhow::bail!("--offline judges from logs alone: give --kubelet-log and/or --runtime-log");
     }
-    let log = |arg: &Option<String>, unit: &str| {
-        arg.as_deref()
-            .map(|a| podcoroner_logs::Source::from_arg(a, unit))
-    };
+    let [kubelet_log, runtime_log] = log_sources(
+        [
+            (&args.kubelet_log, &args.kubelet_unit),
+            (&args.runtime_log, &args.runtime_unit),
+        ],
+        args.journal_dir.as_deref(),
+    )?;
     Ok(SourceOptions {
-        kubelet_log: log(&args.kubelet_log, &args.kubelet_unit),
-        runtime_log: log(&args.runtime_log, &args.runtime_unit),
+        kubelet_log,
+        runtime_log,
         since: args.since.map(|s| match s {
             Since::At(t) => t,
             Since::Ago(d) => {
@@ -421,6 +433,32 @@ fn source_options(args: &SourceArgs, offline: bool) -> anyhow::Result<SourceOpti
         no_apiserver: args.no_apiserver,
         kubelet_root_dir: args.kubelet_root_dir.clone(),
     })
+}
+
+/// The kubelet's and the runtime's log sources from `(--kubelet-log, --kubelet-unit)` and
+/// `(--runtime-log, --runtime-unit)` (or the daemon's keys of the same names), the `journald`
+/// ones read from `journal_dir` when given.
+///
+/// # Errors
+/// `journal_dir` without a `journald` log: it would be ignored.
+fn log_sources(
+    logs: [(&Option<String>, &String); 2],
+    journal_dir: Option<&std::path::Path>,
+) -> anyhow::Result<[Option<podcoroner_logs::Source>; 2]> {
+    if let Some(dir) = journal_dir
+        && !logs
+            .iter()
+            .any(|(log, _)| log.as_deref() == Some("journald"))
+    {
+        anyhow::bail!(
+            "--journal-dir {} is read for a journald log: give --kubelet-log journald and/or --runtime-log journald",
+            dir.display()
+        );
+    }
+    Ok(logs.map(|(log, unit)| {
+        log.as_deref()
+            .map(|a| podcoroner_logs::Source::from_arg(a, unit, journal_dir))
+    }))
 }
 
 async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
@@ -588,7 +626,7 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
         ($($flag:ident => $field:ident),* $(,)?) => { $( if let Some(v) = args.$flag.clone() { c.$field = v.into(); } )* };
     }
     over!(runtime_endpoint => runtime_endpoint, kubeconfig => kubeconfig, pods => pods_file, kubelet_log => kubelet_log,
-          runtime_log => runtime_log, node_name => node_name);
+          runtime_log => runtime_log, node_name => node_name, journal_dir => journal_dir);
     if let Some(v) = args.manifest_dir.clone() {
         c.manifest_dir = v;
     }
@@ -608,10 +646,13 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
         c.state_dir = v;
     }
     c.no_apiserver |= args.no_apiserver;
-    let log = |arg: &Option<String>, unit: &str| {
-        arg.as_deref()
-            .map(|a| podcoroner_logs::Source::from_arg(a, unit))
-    };
+    let [kubelet_log, runtime_log] = log_sources(
+        [
+            (&c.kubelet_log, &c.kubelet_unit),
+            (&c.runtime_log, &c.runtime_unit),
+        ],
+        c.journal_dir.as_deref(),
+    )?;
     let options = podcoroner_daemon::agent::AgentOptions {
         sources: SourceOptions {
             runtime_endpoint: c.runtime_endpoint.clone(),
@@ -622,8 +663,8 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
             pods_file: c.pods_file.clone(),
             no_apiserver: c.no_apiserver,
             kubelet_root_dir: c.kubelet_root_dir.clone(),
-            kubelet_log: log(&c.kubelet_log, &c.kubelet_unit),
-            runtime_log: log(&c.runtime_log, &c.runtime_unit),
+            kubelet_log,
+            runtime_log,
             since: None,
             offline: false,
         },

@@ -18,7 +18,7 @@ use jiff::{SignedDuration, Timestamp};
 use podcoroner_test_support::{ContainerdLab, PodSpec};
 
 mod common;
-use common::{ok, pod, pod_list, podcoroner, ts};
+use common::{ok, pod, pod_list, podcoroner, strs, ts};
 use serde_json::{Value, json};
 
 const NODE: &str = "sample-node-1";
@@ -866,12 +866,7 @@ async fn logs_explain_a_leaked_sandbox() {
         .iter()
         .find(|f| f["kind"] == "LeakedSandbox" && f["sandbox_id"] == id.as_str())
         .unwrap();
-    let said: Vec<&str> = leaked["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["detail"].as_str().unwrap())
-        .collect();
+    let said = strs(&leaked["evidence"], "detail");
     assert!(
         said.iter().any(|d| d.contains(
             "trying and failing: 3 failure records, cause CNI teardown: the CNI datastore refused"
@@ -897,12 +892,7 @@ async fn logs_explain_a_leaked_sandbox() {
     assert_eq!(code, 0, "{err}");
     let t: Value = ok(serde_json::from_str(&out));
     assert_eq!(t["pods"][0]["uid"], CART_UID);
-    let sources: Vec<&str> = t["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["source"].as_str().unwrap())
-        .collect();
+    let sources = strs(&t["entries"], "source");
     assert_eq!(
         sources,
         vec![

@@ -64,6 +64,12 @@ pub struct FileConfig {
     /// The runtime's systemd unit, for `runtime_log: journald`.
     #[serde(default = "default_runtime_unit")]
     pub runtime_unit: String,
+    /// The journal directory read for `kubelet_log: journald` and `runtime_log: journald`
+    /// (`journalctl --directory`: its journal files and its machine-ID subdirectories), e.g. the
+    /// host's `/var/log/journal` mounted into the pod. Default: the system journal. The daemon
+    /// refuses to start with it when neither log is `journald`.
+    #[serde(default)]
+    pub journal_dir: Option<PathBuf>,
     /// Nothing younger than this is judged.
     #[serde(default = "default_min_age", with = "humantime_serde")]
     pub min_age: Duration,
@@ -266,6 +272,19 @@ mod tests {
         assert_eq!(
             (c.cri_poll_interval, c.gc, c.min_age),
             (Duration::from_secs(90), GcMode::Plan, Duration::ZERO)
+        );
+        assert_eq!(c.journal_dir, None);
+        let c = FileConfig::parse(
+            "kubelet_log: journald\njournal_dir: /host/var/log/journal\n",
+            "c.yaml",
+        )
+        .unwrap();
+        assert_eq!(
+            (c.kubelet_log.as_deref(), c.journal_dir),
+            (
+                Some("journald"),
+                Some(PathBuf::from("/host/var/log/journal"))
+            )
         );
         let err = FileConfig::parse("cri_poll_intervall: 30s\n", "c.yaml")
             .unwrap_err()

@@ -32,9 +32,9 @@ pub struct SourceOptions {
     pub no_apiserver: bool,
     /// `--kubelet-root-dir`, default `/var/lib/kubelet`.
     pub kubelet_root_dir: PathBuf,
-    /// `--kubelet-log PATH|journald`.
+    /// `--kubelet-log PATH|journald` (journald with `--kubelet-unit` and `--journal-dir`).
     pub kubelet_log: Option<podcoroner_logs::Source>,
-    /// `--runtime-log PATH|journald`.
+    /// `--runtime-log PATH|journald` (journald with `--runtime-unit` and `--journal-dir`).
     pub runtime_log: Option<podcoroner_logs::Source>,
     /// `--since`: log records before this are skipped.
     pub since: Option<jiff::Timestamp>,

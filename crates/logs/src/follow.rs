@@ -297,7 +297,9 @@ pub struct Checkpoint {
 pub struct Checkpoints {
     /// File followers, by followed path.
     pub files: BTreeMap<PathBuf, Checkpoint>,
-    /// Journal followers, by unit: the `__CURSOR` of the last entry handed out.
+    /// Journal followers, by [`journal_name`](crate::journal_name) (the unit, or
+    /// `<unit>@<directory>` for a journal directory): the `__CURSOR` of the last entry handed
+    /// out.
     pub journald: BTreeMap<String, String>,
 }
 

@@ -1,7 +1,8 @@
 //! podcoroner-logs: reads the kubelet's and the runtime's logs into classified events.
 //!
 //! A source is a file (with its rotated siblings, plain or gzip, read oldest first) or a
-//! journald unit (`journalctl -u <unit> -o json`). Every physical line goes through
+//! journald unit (`journalctl -u <unit> -o json`), of this machine's journal or of the journal
+//! files in a directory (`journalctl --directory`). Every physical line goes through
 //! `podcoroner_core::logs` (assemble, parse, classify); a line that fits no shape is counted and
 //! kept with its position, never dropped silently.
 //!
@@ -28,11 +29,24 @@ pub enum Error {
         /// The I/O error.
         error: std::io::Error,
     },
-    /// `journalctl` could not be run or failed.
-    #[error("journalctl -u {unit} failed: {detail}")]
+    /// A journal directory (`journalctl --directory`) cannot be read, or holds no journal file
+    /// (`*.journal`, `*.journal~`) in itself or in a machine-ID subdirectory, where journalctl
+    /// looks (journalctl would read nothing and succeed).
+    #[error("cannot read journal directory {}: {detail}", directory.display())]
+    JournalDirectoryFailed {
+        /// The directory.
+        directory: PathBuf,
+        /// What was wrong.
+        detail: String,
+    },
+    /// `journalctl` could not be run or failed. The message names the directory when there is
+    /// one (`journalctl -D <dir> -u <unit> failed: …`).
+    #[error("journalctl {} failed: {detail}", journalctl_flags(.unit, .directory.as_deref()))]
     JournalctlFailed {
         /// The systemd unit.
         unit: String,
+        /// The journal directory (`journalctl --directory`); `None` for the system journal.
+        directory: Option<PathBuf>,
         /// What went wrong, with journalctl's stderr.
         detail: String,
     },
@@ -47,31 +61,58 @@ pub enum Source {
     /// A file; its rotated siblings (`kubelet.log.1`, `kubelet.log.2.gz`,
     /// `kubelet.log-20261128.gz`) are read first, oldest first.
     File(PathBuf),
-    /// A systemd unit in the journal.
+    /// A systemd unit in the journal, read with `journalctl -u <unit> -o json`.
     Journald {
-        /// The unit, e.g. `kubelet` or `containerd`.
+        /// The unit, e.g. `kubelet` or `containerd` (`journalctl -u`).
         unit: String,
+        /// `journalctl --directory`: the journal files in this directory (and in its machine-ID
+        /// subdirectories, as `/var/log/journal` holds them), e.g. a journal copied off a broken
+        /// node. `None`: this machine's system journal.
+        directory: Option<PathBuf>,
     },
 }
 
 impl Source {
-    /// `journald` means the journal of `unit`; anything else is a file path.
-    pub fn from_arg(arg: &str, unit: &str) -> Source {
+    /// `journald` means the journal of `unit`, in `journal_dir` when given (see
+    /// [`Source::Journald`]); anything else is a file path, and `journal_dir` is not used.
+    pub fn from_arg(arg: &str, unit: &str, journal_dir: Option<&Path>) -> Source {
         if arg == "journald" {
             Source::Journald {
                 unit: unit.to_string(),
+                directory: journal_dir.map(Path::to_path_buf),
             }
         } else {
             Source::File(arg.into())
         }
     }
 
-    /// A name for messages and evidence: the path or `journald:<unit>`.
+    /// A name for messages and evidence: the path, or `journald:` and the [`journal_name`].
     pub fn name(&self) -> String {
         match self {
             Source::File(p) => p.display().to_string(),
-            Source::Journald { unit } => format!("journald:{unit}"),
+            Source::Journald { unit, directory } => {
+                format!("journald:{}", journal_name(unit, directory.as_deref()))
+            }
         }
+    }
+}
+
+/// How a journald source is named in messages, evidence and the daemon's saved cursors
+/// ([`follow::Checkpoints::journald`]): `<unit>` for the system journal, `<unit>@<directory>`
+/// for a journal directory.
+pub fn journal_name(unit: &str, directory: Option<&Path>) -> String {
+    match directory {
+        Some(d) => format!("{unit}@{}", d.display()),
+        None => unit.to_string(),
+    }
+}
+
+/// `journalctl`'s flags that say what is read, for messages: `-u <unit>`, after
+/// `-D <directory>` when there is one.
+pub(crate) fn journalctl_flags(unit: &str, directory: Option<&Path>) -> String {
+    match directory {
+        Some(d) => format!("-D {} -u {unit}", d.display()),
+        None => format!("-u {unit}"),
     }
 }
 
@@ -121,7 +162,8 @@ pub const MAX_KEPT_TEXT_BYTES: usize = 4096;
 /// [`read_each`]).
 ///
 /// # Errors
-/// [`Error::LogReadFailed`] for a file that cannot be read; [`Error::JournalctlFailed`].
+/// [`Error::LogReadFailed`] for a file that cannot be read; [`Error::JournalDirectoryFailed`];
+/// [`Error::JournalctlFailed`].
 pub fn read(source: &Source, log: LogKind, since: Option<Timestamp>) -> Result<LogRead> {
     let mut events = Vec::new();
     let mut out = read_each(source, log, since, |e| events.push(e))?;
@@ -172,18 +214,10 @@ pub fn read_each(
                 out.origins.push(origin);
             }
         }
-        Source::Journald { unit } => {
-            let mut cmd = Command::new("journalctl");
-            cmd.args(["-u", unit, "-o", "json", "--no-pager"]);
-            if let Some(t) = since {
-                cmd.arg("--since").arg(format!("@{}", t.as_second()));
-            }
-            let fail = |detail: String| Error::JournalctlFailed {
-                unit: unit.clone(),
-                detail,
-            };
-            let mut child = cmd
-                .stdin(Stdio::null())
+        Source::Journald { unit, directory } => {
+            check_journal_directory(directory.as_deref())?;
+            let fail = journalctl_failed(unit, directory.as_deref());
+            let mut child = journalctl(unit, directory.as_deref(), since)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -203,14 +237,8 @@ pub fn read_each(
                 sink,
             )
             .map_err(|e| fail(e.to_string()))?;
-            let status = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
-            if !status.status.success() {
-                return Err(fail(format!(
-                    "{}: {}",
-                    status.status,
-                    String::from_utf8_lossy(&status.stderr).trim()
-                )));
-            }
+            let output = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
+            journalctl_succeeded(&output).map_err(fail)?;
             out.origins.push(origin);
         }
     }
@@ -219,8 +247,8 @@ pub fn read_each(
 
 /// Copies the part of `source` at or after `since` (every line, parsed or not, in order; a line
 /// without a timestamp goes with the record before it) into the file `out`, as `collect` keeps a
-/// log window in a snapshot. Journald is written as `journalctl -o json` lines. Returns the
-/// number of lines written.
+/// log window in a snapshot. Journald is written as `journalctl -o json` lines (from `directory`
+/// when the source has one). Returns the number of lines written.
 ///
 /// # Errors
 /// As [`read`], and [`Error::LogReadFailed`] naming `out` when it cannot be written.
@@ -260,32 +288,94 @@ pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Res
                 })?;
             }
         }
-        Source::Journald { unit } => {
-            let mut cmd = Command::new("journalctl");
-            cmd.args(["-u", unit, "-o", "json", "--no-pager"]);
-            if let Some(t) = since {
-                cmd.arg("--since").arg(format!("@{}", t.as_second()));
-            }
-            let fail = |detail: String| Error::JournalctlFailed {
-                unit: unit.clone(),
-                detail,
-            };
-            let output = cmd
-                .stdin(Stdio::null())
+        Source::Journald { unit, directory } => {
+            check_journal_directory(directory.as_deref())?;
+            let fail = journalctl_failed(unit, directory.as_deref());
+            let output = journalctl(unit, directory.as_deref(), since)
                 .output()
                 .map_err(|e| fail(format!("cannot run journalctl: {e}")))?;
-            if !output.status.success() {
-                return Err(fail(format!(
-                    "{}: {}",
-                    output.status,
-                    String::from_utf8_lossy(&output.stderr).trim()
-                )));
-            }
+            journalctl_succeeded(&output).map_err(fail)?;
             copy(Box::new(std::io::Cursor::new(output.stdout)), 0).map_err(write_err)?;
         }
     }
     w.flush().map_err(write_err)?;
     Ok(n)
+}
+
+/// `journalctl [-D <directory>] -u <unit> -o json --all --no-pager [--since=@<seconds>]`, with
+/// stdin closed. `--all` keeps fields over 4096 bytes, which `-o json` shows as `null` without
+/// it (a long klog line would lose its `MESSAGE`).
+fn journalctl(unit: &str, directory: Option<&Path>, since: Option<Timestamp>) -> Command {
+    let mut cmd = Command::new("journalctl");
+    if let Some(d) = directory {
+        cmd.arg("--directory").arg(d);
+    }
+    cmd.args(["-u", unit, "-o", "json", "--all", "--no-pager"]);
+    if let Some(t) = since {
+        cmd.arg(format!("--since=@{}", t.as_second()));
+    }
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// [`Error::JournalctlFailed`] for `unit` (and `directory`) with a detail.
+fn journalctl_failed(unit: &str, directory: Option<&Path>) -> impl Fn(String) -> Error {
+    move |detail| Error::JournalctlFailed {
+        unit: unit.to_string(),
+        directory: directory.map(Path::to_path_buf),
+        detail,
+    }
+}
+
+/// Whether a finished `journalctl` succeeded; `Err` holds its status and stderr.
+fn journalctl_succeeded(output: &std::process::Output) -> Result<(), String> {
+    if output.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "{}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr).trim()
+    ))
+}
+
+/// [`Error::JournalDirectoryFailed`] when `directory` is given and is no journal directory:
+/// unreadable, or without a journal file (`*.journal`, `*.journal~`) in itself or in a
+/// machine-ID subdirectory (32 hex digits), the places `journalctl --directory` reads. Only
+/// names are looked at; `journalctl` stays the only reader of the journal format.
+pub(crate) fn check_journal_directory(directory: Option<&Path>) -> Result<()> {
+    let Some(dir) = directory else {
+        return Ok(());
+    };
+    let fail = |detail: String| Error::JournalDirectoryFailed {
+        directory: dir.to_path_buf(),
+        detail,
+    };
+    let is_journal = |name: &std::ffi::OsStr| {
+        let name = name.to_string_lossy();
+        name.ends_with(".journal") || name.ends_with(".journal~")
+    };
+    let entries = std::fs::read_dir(dir).map_err(|e| fail(e.to_string()))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if is_journal(&name) {
+            return Ok(());
+        }
+        let machine_id =
+            name.len() == 32 && name.as_encoded_bytes().iter().all(u8::is_ascii_hexdigit);
+        if machine_id
+            && std::fs::read_dir(entry.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| is_journal(&e.file_name()))
+        {
+            return Ok(());
+        }
+    }
+    Err(fail(
+        "no journal files (*.journal) in it or in a machine-ID subdirectory".to_string(),
+    ))
 }
 
 /// `text` cut to [`MAX_KEPT_TEXT_BYTES`] (on a character boundary, with `…` when cut).
@@ -370,6 +460,9 @@ pub fn with_rotated_siblings(path: &Path) -> Vec<PathBuf> {
 }
 
 pub mod follow;
+
+#[cfg(any(test, feature = "test-util"))]
+pub mod test_util;
 
 #[cfg(test)]
 mod tests;

@@ -179,3 +179,294 @@ fn copy_window_keeps_the_lines_from_since_on() {
     );
     assert_eq!(copy_window(&Source::File(path), None, &out).unwrap(), 4);
 }
+
+// === journald: a real journal ===
+
+/// A journal written by `systemd-journal-remote` in `dir`: fails, naming the package, when it is
+/// not installed.
+fn test_journal(dir: &Path) -> test_util::TestJournal {
+    test_util::TestJournal::new(dir).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A leaked sandbox the kubelet's GC fails to stop (Calico's datastore refuses the CNI DEL).
+const SANDBOX: &str = "3f2a9c7d1e5b48a6c0d2e4f6a8b0c2d4e6f8a0b2c4d6e8f0a2b4c6d8e0f2a4b6";
+
+fn at(s: &str) -> Timestamp {
+    s.parse().unwrap()
+}
+
+/// The kubelet's and containerd's entries around one GC cycle at `10:0<minute>:01`: containerd's
+/// `StopPodSandbox … failed`, then the kubelet's CRI client and GC lines for the same failure,
+/// as kubelet 1.26 (`remote_runtime.go`, `kuberuntime_gc.go`) and containerd 1.6 write them.
+fn gc_cycle(minute: u32) -> Vec<test_util::JournalEntry> {
+    use test_util::JournalEntry;
+    let err = format!(
+        "failed to destroy network for sandbox \\\"{SANDBOX}\\\": plugin type=\\\"calico\\\" failed (delete): \
+         error getting ClusterInformation: connection is unauthorized: Unauthorized"
+    );
+    vec![
+        JournalEntry::new(
+            "containerd",
+            at(&format!("2026-11-29T10:0{minute}:01.099Z")),
+            &format!(
+                "time=\"2026-11-29T10:0{minute}:01.099000000Z\" level=error msg=\"StopPodSandbox for \\\"{SANDBOX}\\\" failed\" error=\"{err}\""
+            ),
+        ),
+        JournalEntry::new(
+            "kubelet",
+            at(&format!("2026-11-29T10:0{minute}:01.100Z")),
+            &format!(
+                "E1129 10:0{minute}:01.100000    2783 remote_runtime.go:205] \"StopPodSandbox from runtime service failed\" \
+                 err=\"rpc error: code = Unknown desc = {err}\" podSandboxID=\"{SANDBOX}\""
+            ),
+        ),
+        JournalEntry::new(
+            "kubelet",
+            at(&format!("2026-11-29T10:0{minute}:01.101Z")),
+            &format!(
+                "E1129 10:0{minute}:01.100050    2783 kuberuntime_gc.go:176] \"Failed to stop sandbox before removing\" \
+                 err=\"rpc error: code = Unknown desc = {err}\" sandboxID=\"{SANDBOX}\""
+            ),
+        ),
+    ]
+}
+
+/// A journal holding: sshd's login, the kubelet's start-up `SyncLoop ADD` of 200 pods (a
+/// 5.6 KB message), three GC cycles (10:00, 10:01, 10:02) of [`gc_cycle`], and
+/// containerd's lines among them. 8 kubelet entries.
+fn node_journal(dir: &Path) -> test_util::TestJournal {
+    use test_util::JournalEntry;
+    let journal = test_journal(dir);
+    let pods: Vec<String> = (0..200)
+        .map(|i| format!("\"shop/cart-6b7c8d9e5-{i:05}\""))
+        .collect();
+    assert!(pods.join(",").len() > 5000);
+    let mut entries = vec![
+        JournalEntry::new(
+            "ssh",
+            at("2026-11-29T09:58:00Z"),
+            "Accepted publickey for admin from 192.0.2.7 port 50122 ssh2",
+        ),
+        JournalEntry::new(
+            "kubelet",
+            at("2026-11-29T09:59:00.5Z"),
+            &format!(
+                "I1129 09:59:00.500000    2783 kubelet.go:2449] \"SyncLoop ADD\" source=\"api\" pods=[{}]",
+                pods.join(",")
+            ),
+        ),
+        JournalEntry::new(
+            "containerd",
+            at("2026-11-29T09:59:30Z"),
+            "time=\"2026-11-29T09:59:30.000000000Z\" level=info msg=\"StopPodSandbox for \\\"3f2a9c7d1e5b\\\"\"",
+        ),
+    ];
+    for minute in 0..3 {
+        entries.extend(gc_cycle(minute));
+    }
+    journal.append(&entries).unwrap_or_else(|e| panic!("{e}"));
+    journal
+}
+
+/// (kind, time, sandbox ID, cause) of each event.
+type EventRow = (
+    podcoroner_core::logs::EventKind,
+    Option<Timestamp>,
+    Option<String>,
+    Option<podcoroner_core::logs::Cause>,
+);
+
+fn event_rows(read: &LogRead) -> Vec<EventRow> {
+    read.events
+        .iter()
+        .map(|e| {
+            (
+                e.event.kind,
+                e.event.time,
+                e.event.ids.sandbox_id.as_deref().map(str::to_string),
+                e.event.cause,
+            )
+        })
+        .collect()
+}
+
+/// The two failure events of the kubelet in the GC cycle at `10:0<minute>:01`.
+fn gc_cycle_events(minute: u32) -> Vec<EventRow> {
+    use podcoroner_core::logs::{Cause, CniFailure, EventKind};
+    let cause = Some(Cause::CniTeardown(CniFailure::UnauthorizedDatastore));
+    vec![
+        (
+            EventKind::StopPodSandboxFailed,
+            Some(at(&format!("2026-11-29T10:0{minute}:01.1Z"))),
+            Some(SANDBOX.to_string()),
+            cause,
+        ),
+        (
+            EventKind::StopSandboxBeforeRemoveFailed,
+            Some(at(&format!("2026-11-29T10:0{minute}:01.10005Z"))),
+            Some(SANDBOX.to_string()),
+            cause,
+        ),
+    ]
+}
+
+#[test]
+fn journal_directory_reads_only_the_units_entries_in_order() {
+    use podcoroner_core::logs::{EventKind, SyncOp};
+    let dir = tempfile::tempdir().unwrap();
+    let journal = node_journal(dir.path());
+    let source = Source::from_arg("journald", "kubelet", Some(journal.dir()));
+    let got = read(&source, LogKind::Kubelet, None).unwrap();
+    let origin = format!("journald:kubelet@{}", dir.path().display());
+    assert_eq!(got.origins.len(), 1);
+    assert_eq!(got.origins[0], origin);
+    // One `journalctl -o json` line per kubelet entry: none of ssh's or containerd's.
+    assert_eq!((got.lines, got.parsed, got.unparsed), (7, 7, 0));
+    let mut want = vec![(
+        EventKind::SyncLoop(SyncOp::Add),
+        Some(at("2026-11-29T09:59:00.5Z")),
+        None,
+        None,
+    )];
+    for minute in 0..3 {
+        want.extend(gc_cycle_events(minute));
+    }
+    assert_eq!(event_rows(&got), want);
+    // The 5.6 KB message came whole (journalctl's JSON shows a field over 4096 bytes as null
+    // without --all).
+    assert_eq!(got.events[0].event.ids.pods.len(), 200);
+    assert_eq!(
+        got.events[0].event.ids.pods[199].name,
+        "cart-6b7c8d9e5-00199"
+    );
+    assert!(got.events.iter().all(|e| e.origin == origin));
+    let lines: Vec<u64> = got.events.iter().map(|e| e.line).collect();
+    assert_eq!(lines, [1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(
+        got.span,
+        Some((
+            at("2026-11-29T09:59:00.5Z"),
+            at("2026-11-29T10:02:01.10005Z")
+        ))
+    );
+
+    // The runtime's unit in the same journal: containerd's four lines, none of the kubelet's.
+    let runtime = Source::from_arg("journald", "containerd", Some(journal.dir()));
+    let got = read(&runtime, LogKind::Runtime, None).unwrap();
+    assert_eq!(got.lines, 4);
+    let kinds: Vec<EventKind> = got.events.iter().map(|e| e.event.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            EventKind::StopPodSandboxStarted,
+            EventKind::StopPodSandboxFailed,
+            EventKind::StopPodSandboxFailed,
+            EventKind::StopPodSandboxFailed
+        ]
+    );
+}
+
+#[test]
+fn journal_directory_since_and_copy_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = node_journal(dir.path());
+    let source = Source::from_arg("journald", "kubelet", Some(journal.dir()));
+    // journalctl --since takes whole seconds: 10:01:01 keeps the 10:01:01.1 cycle.
+    let since = at("2026-11-29T10:01:01Z");
+    let got = read(&source, LogKind::Kubelet, Some(since)).unwrap();
+    assert_eq!((got.lines, got.before_since), (4, 0));
+    let mut want = gc_cycle_events(1);
+    want.extend(gc_cycle_events(2));
+    assert_eq!(event_rows(&got), want);
+
+    // The window a snapshot keeps: journalctl's JSON lines from `since` on, which read back as a
+    // file give the same events.
+    let out = dir.path().join("kubelet.log");
+    assert_eq!(copy_window(&source, Some(since), &out).unwrap(), 4);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let messages: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["_SYSTEMD_UNIT"], "kubelet.service", "{l}");
+            v["MESSAGE"].as_str().unwrap().to_string()
+        })
+        .collect();
+    let want_messages: Vec<String> = [gc_cycle(1), gc_cycle(2)]
+        .concat()
+        .into_iter()
+        .filter(|e| e.identifier == "kubelet")
+        .map(|e| e.message)
+        .collect();
+    assert_eq!(messages, want_messages);
+    let copied = read(&Source::File(out), LogKind::Kubelet, None).unwrap();
+    assert_eq!(event_rows(&copied), want);
+    // Without `since`, the whole unit: 7 entries.
+    let all = dir.path().join("all.log");
+    assert_eq!(copy_window(&source, None, &all).unwrap(), 7);
+}
+
+#[test]
+fn journalctl_failures_name_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = |d: &Path| Source::from_arg("journald", "kubelet", Some(d));
+    // An empty directory: journalctl would read nothing and succeed, but a directory named on
+    // purpose must hold a journal.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let err = read(&source(&empty), LogKind::Kubelet, None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot read journal directory {}: no journal files (*.journal) in it or in a machine-ID subdirectory",
+            empty.display()
+        )
+    );
+    // A journal copied from /var/log/journal keeps its machine-ID subdirectory: journalctl reads
+    // it there.
+    let copied = dir.path().join("var-log-journal");
+    let machine = copied.join(test_util::MACHINE_ID);
+    std::fs::create_dir_all(&machine).unwrap();
+    test_journal(&machine)
+        .append(&gc_cycle(0))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let got = read(&source(&copied), LogKind::Kubelet, None).unwrap();
+    assert_eq!(event_rows(&got), gc_cycle_events(0));
+    // journalctl fails on a file: the error names the directory and says why.
+    let file = machine.join("system.journal");
+    let err = read(&source(&file), LogKind::Kubelet, None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot read journal directory {}: Not a directory (os error 20)",
+            file.display()
+        )
+    );
+    // journalctl itself fails (an empty unit name): its stderr, after the directory.
+    let no_unit = Source::from_arg("journald", "", Some(&copied));
+    let err = read(&no_unit, LogKind::Kubelet, None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "journalctl -D {} -u  failed: exit status: 1: Failed to add filter for units: Invalid argument",
+            copied.display()
+        )
+    );
+    let missing = dir.path().join("missing");
+    let err = copy_window(&source(&missing), None, &dir.path().join("out.log")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot read journal directory {}: No such file or directory (os error 2)",
+            missing.display()
+        )
+    );
+    assert_eq!(
+        source(&missing).name(),
+        format!("journald:kubelet@{}", missing.display())
+    );
+    assert_eq!(
+        Source::from_arg("journald", "containerd", None).name(),
+        "journald:containerd"
+    );
+}

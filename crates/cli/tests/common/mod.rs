@@ -5,8 +5,8 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
-use std::process::Command;
-use std::time::Duration;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
@@ -62,6 +62,44 @@ pub fn podcoroner(args: &[String]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Sends a running `podcoroner daemon` SIGTERM and checks that it exits 0 within 10 s (it saves
+/// its state, findings and log positions on the way out).
+pub fn terminate(mut child: Child) {
+    ok(Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        match ok(child.try_wait()) {
+            Some(status) => break status,
+            None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            None => {
+                let _ = child.kill();
+                panic!("the daemon did not stop within 10 s of SIGTERM");
+            }
+        }
+    };
+    assert!(
+        status.success(),
+        "the daemon exited with {status} on SIGTERM"
+    );
+}
+
+/// The string `field` of every object in the JSON array `items` (a report's findings, a
+/// finding's evidence, a timeline's entries), in order; panics on another shape.
+pub fn strs<'a>(items: &'a Value, field: &str) -> Vec<&'a str> {
+    items
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {items}"))
+        .iter()
+        .map(|v| {
+            v[field]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string {field:?} in {v}"))
+        })
+        .collect()
 }
 
 /// A `kubectl get pods -o json` document holding `items`.

@@ -251,15 +251,27 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
     }
 }
 
-/// Follows a journald unit with a saved cursor.
-pub async fn journal_loop(shared: Arc<Shared>, name: &'static str, unit: String, kind: LogKind) {
-    let cursor = lock(&shared.checkpoints).journald.get(&unit).cloned();
-    let follower =
-        follow::JournalFollower::new(unit.clone(), cursor, follow::JournalConfig::default());
+/// Follows a journald unit, of the system journal or of the journal files in `directory`
+/// (`journalctl --directory`), with a saved cursor (kept under its
+/// [`journal_name`](podcoroner_logs::journal_name)).
+pub async fn journal_loop(
+    shared: Arc<Shared>,
+    name: &'static str,
+    unit: String,
+    directory: Option<PathBuf>,
+    kind: LogKind,
+) {
+    let key = podcoroner_logs::journal_name(&unit, directory.as_deref());
+    let cursor = lock(&shared.checkpoints).journald.get(&key).cloned();
+    let config = follow::JournalConfig {
+        directory,
+        ..follow::JournalConfig::default()
+    };
+    let follower = follow::JournalFollower::new(unit, cursor, config);
     let (mut rx, handle) = follower.spawn();
     let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
     let mut ctx = ParseContext::new(year);
-    let origin = format!("journald:{unit}");
+    let origin = format!("journald:{key}");
     let mut n: u64 = 0;
     let mut health = tokio::time::interval(Duration::from_secs(1));
     let mut last_ok = Instant::now();
@@ -267,24 +279,24 @@ pub async fn journal_loop(shared: Arc<Shared>, name: &'static str, unit: String,
         tokio::select! {
             line = rx.recv() => {
                 let Some(line) = line else {
-                    shared.failed(name, format!("journalctl -u {unit} stopped"));
+                    shared.failed(name, format!("the journal follower of {key} stopped"));
                     return;
                 };
                 n += 1;
                 if ingest(&shared, name, kind, &mut ctx, &line.text, &origin, n) {
                     shared.wake.notify_one();
                 }
-                lock(&shared.checkpoints).journald.insert(unit.clone(), line.cursor.clone());
+                lock(&shared.checkpoints).journald.insert(key.clone(), line.cursor.clone());
                 last_ok = Instant::now();
             }
             _ = health.tick() => {
                 if handle.is_finished() {
-                    shared.failed(name, format!("the journal follower of {unit} died"));
+                    shared.failed(name, format!("the journal follower of {key} died"));
                 } else {
                     let s = handle.stats();
                     match &s.last_error {
-                        Some(e) => shared.failed(name, format!("journalctl -u {unit}: {}", e.message)),
-                        None => shared.ok(name, Some(format!("journald {unit}: {n} entries, last {}s ago", last_ok.elapsed().as_secs()))),
+                        Some(e) => shared.failed(name, e.message.clone()),
+                        None => shared.ok(name, Some(format!("journald {key}: {n} entries, last {}s ago", last_ok.elapsed().as_secs()))),
                     }
                 }
             }

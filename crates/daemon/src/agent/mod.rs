@@ -291,11 +291,12 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
                     kind,
                 )));
             }
-            Some(podcoroner_logs::Source::Journald { unit }) => {
+            Some(podcoroner_logs::Source::Journald { unit, directory }) => {
                 tasks.push(tokio::spawn(logs::journal_loop(
                     shared.clone(),
                     name,
                     unit.clone(),
+                    directory.clone(),
                     kind,
                 )));
             }

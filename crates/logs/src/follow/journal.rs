@@ -1,5 +1,7 @@
 //! Following a systemd unit's journal: `journalctl -u <unit> -o json -f`, resuming right after
-//! the `__CURSOR` of the last entry handed out, restarted with a backoff whenever it exits.
+//! the `__CURSOR` of the last entry handed out, restarted with a backoff whenever it exits. The
+//! journal is this machine's, or the files in [`JournalConfig::directory`]
+//! (`journalctl --directory`).
 //!
 //! `journalctl` is the only reader of the journal format; this module only builds its
 //! arguments and reads its JSON lines, one entry per line, each at most a bounded size.
@@ -27,8 +29,14 @@ const MAX_STDERR_BYTES: usize = 4096;
 pub struct JournalConfig {
     /// The program. Default `journalctl` (found on `PATH`).
     pub journalctl: PathBuf,
-    /// Arguments added before ours, e.g. `--directory=/host/var/log/journal` for a host journal
-    /// mounted into the pod. Default none.
+    /// `journalctl --directory`: follow the journal files in this directory (and its machine-ID
+    /// subdirectories), e.g. `/host/var/log/journal` for a host journal mounted into the pod, or
+    /// a journal copied off a node. Default `None`: this machine's system journal. While it
+    /// holds no journal file (or cannot be read), `journalctl` is not started: the run fails with
+    /// `cannot read journal directory <dir>: …` in [`JournalStats::last_error`], and is retried
+    /// with the backoff.
+    pub directory: Option<PathBuf>,
+    /// Arguments added before ours, e.g. `--namespace=<ns>`. Default none.
     pub extra_args: Vec<OsString>,
     /// Where to start without a cursor, in `journalctl --since` syntax (`@1764300000`,
     /// `-1h`, `2026-11-28 10:00`). Default: the time the follower was created, so a restart
@@ -53,6 +61,7 @@ impl Default for JournalConfig {
     fn default() -> Self {
         JournalConfig {
             journalctl: PathBuf::from("journalctl"),
+            directory: None,
             extra_args: Vec::new(),
             since: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
@@ -135,14 +144,20 @@ impl JournalFollower {
         }
     }
 
-    /// The arguments of the next `journalctl` run: `-u <unit> -o json --all --no-pager -f
-    /// --no-tail --merge`, then `--after-cursor=<cursor>` or `--since=<since>`. `--all` keeps
+    /// The arguments of the next `journalctl` run: [`JournalConfig::extra_args`],
+    /// `--directory=<dir>` with [`JournalConfig::directory`], `-u <unit> -o json --all --no-pager
+    /// -f --no-tail --merge`, then `--after-cursor=<cursor>` or `--since=<since>`. `--all` keeps
     /// fields over 4096 bytes (journalctl's JSON shows them as null otherwise); `--no-tail` makes
     /// `-f` start at the cursor or time instead of at the last ten entries; `--merge` stops `-f`
     /// from implying `--boot` (the current boot only), so the entries after a cursor taken
     /// before a reboot are read too.
     pub fn args(&self) -> Vec<OsString> {
         let mut args = self.config.extra_args.clone();
+        if let Some(d) = &self.config.directory {
+            let mut a = OsString::from("--directory=");
+            a.push(d);
+            args.push(a);
+        }
         for a in [
             "-u",
             &self.unit,
@@ -226,8 +241,14 @@ async fn run(
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let mut entries = 0u64;
-        let failure = match cmd.spawn() {
-            Err(e) => format!("cannot run {}: {e}", jf.config.journalctl.display()),
+        let spawned = match crate::check_journal_directory(jf.config.directory.as_deref()) {
+            Ok(()) => cmd
+                .spawn()
+                .map_err(|e| format!("cannot run {}: {e}", jf.config.journalctl.display())),
+            Err(e) => Err(e.to_string()),
+        };
+        let failure = match spawned {
+            Err(failure) => failure,
             Ok(mut child) => {
                 let stderr = child.stderr.take().map(|s| tokio::spawn(read_capped(s)));
                 let mut read_error = None;
@@ -295,7 +316,10 @@ async fn run(
                     stats.cursor = None;
                     stats.cursor_resets += 1;
                 }
-                let mut msg = format!("journalctl -u {} ended ({status})", jf.unit);
+                let mut msg = format!(
+                    "journalctl {} ended ({status})",
+                    crate::journalctl_flags(&jf.unit, jf.config.directory.as_deref())
+                );
                 if let Some(e) = read_error {
                     msg.push_str(&format!(": reading its output: {e}"));
                 }

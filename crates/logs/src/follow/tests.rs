@@ -1,6 +1,8 @@
 //! The file follower against real files in temporary directories: explicit cases for each
 //! rotation scheme and restart, a model-based property test over random sequences of them, and
-//! the journal follower against a fake `journalctl` (no journald runs here) and the real one.
+//! the journal follower against a fake `journalctl` (restarts, recorded arguments) and against
+//! the real one reading a real journal that `systemd-journal-remote` writes (no journald runs
+//! here).
 
 use std::collections::HashSet;
 use std::fs::OpenOptions;
@@ -1180,7 +1182,8 @@ fn journal_entries_parse() {
 fn journalctl_arguments() {
     let cfg = JournalConfig {
         since: Some("-1h".into()),
-        extra_args: vec!["--directory=/host/journal".into()],
+        directory: Some("/host/journal".into()),
+        extra_args: vec!["--namespace=kube".into()],
         ..JournalConfig::default()
     };
     let args = |c: Option<&str>| -> Vec<String> {
@@ -1190,7 +1193,7 @@ fn journalctl_arguments() {
             .map(|a| a.into_string().unwrap())
             .collect()
     };
-    let base = "--directory=/host/journal -u kubelet -o json --all --no-pager -f --no-tail --merge";
+    let base = "--namespace=kube --directory=/host/journal -u kubelet -o json --all --no-pager -f --no-tail --merge";
     assert_eq!(args(None).join(" "), format!("{base} --since=-1h"));
     assert_eq!(
         args(Some("s=ab;i=3")).join(" "),
@@ -1349,24 +1352,167 @@ async fn journal_follower_records_a_missing_journalctl() {
     assert!(!handle.is_finished());
 }
 
-/// The real `journalctl` accepts the arguments. No journald runs here, so the journal is an
-/// empty directory: from a time, journalctl follows it (and keeps running); after a malformed
-/// cursor it fails to seek, and the follower goes on from its start time instead.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn real_journalctl_accepts_the_arguments() {
-    let journalctl = ["/usr/bin/journalctl", "/bin/journalctl"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-        .expect("journalctl is not installed: apt-get install systemd");
+/// A real journal in a temporary directory, written by `systemd-journal-remote`, holding
+/// `entries` (none: no journal file yet), and a follower's config for it: from
+/// 2026-11-29T09:53:20Z (before every entry), restarting `journalctl` after `backoff`.
+fn real_journal(
+    entries: &[crate::test_util::JournalEntry],
+    backoff: Duration,
+) -> (
+    tempfile::TempDir,
+    crate::test_util::TestJournal,
+    JournalConfig,
+) {
     let dir = tempfile::tempdir().unwrap();
+    let journal = crate::test_util::TestJournal::new(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    if !entries.is_empty() {
+        journal.append(entries).unwrap_or_else(|e| panic!("{e}"));
+    }
     let cfg = JournalConfig {
-        journalctl,
-        extra_args: vec![format!("--directory={}", dir.path().display()).into()],
-        restart_backoff: Duration::from_millis(20),
+        directory: Some(dir.path().to_path_buf()),
+        since: Some("@1764410000".into()),
+        restart_backoff: backoff,
         ..JournalConfig::default()
     };
-    let (_rx, handle) = JournalFollower::new("kubelet", Some("not-a-cursor".into()), cfg).spawn();
+    (dir, journal, cfg)
+}
+
+/// The kubelet's message `n`, written at 10:00:n.5.
+fn kubelet_text(n: u32) -> String {
+    format!("I1129 10:00:{n:02}.500000    2783 kubelet.go:2449] \"kubelet line {n}\"")
+}
+
+/// Kubelet entries `first..=last` ([`kubelet_text`] at 10:00:N.5), each after a containerd entry
+/// that the follower of the kubelet unit must not hand out.
+fn kubelet_entries(first: u32, last: u32) -> Vec<crate::test_util::JournalEntry> {
+    use crate::test_util::JournalEntry;
+    (first..=last)
+        .flat_map(|n| {
+            let at = |ms: u32| -> jiff::Timestamp {
+                format!("2026-11-29T10:00:{n:02}.{ms:03}Z").parse().unwrap()
+            };
+            [
+                JournalEntry::new("containerd", at(0), &format!("containerd line {n}")),
+                JournalEntry::new("kubelet", at(500), &kubelet_text(n)),
+            ]
+        })
+        .collect()
+}
+
+/// The texts of `lines`, and each one's realtime second within 10:00.
+fn journal_texts(lines: &[JournalLine]) -> Vec<(String, u64)> {
+    lines
+        .iter()
+        .map(|l| {
+            let us = l
+                .realtime
+                .unwrap()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_micros() as u64;
+            (l.text.clone(), (us / 1_000_000) % 60)
+        })
+        .collect()
+}
+
+async fn recv_n(rx: &mut mpsc::Receiver<JournalLine>, n: usize) -> Vec<JournalLine> {
+    let mut out = Vec::new();
+    while out.len() < n {
+        let line = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("journal line {} of {n} within 10 s", out.len() + 1))
+            .unwrap();
+        out.push(line);
+    }
+    out
+}
+
+/// The follower with the real `journalctl -f --directory` on a real journal: it hands out the
+/// kubelet's entries only, then the ones a second `systemd-journal-remote` run appends to the
+/// same file while it follows; a follower restarted with the saved cursor hands out exactly the
+/// entries written while it was down, none twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn journal_follower_follows_a_real_journal_directory() {
+    let (dir, journal, cfg) = real_journal(&kubelet_entries(1, 2), Duration::from_millis(50));
+    let (mut rx, handle) = JournalFollower::new("kubelet", None, cfg.clone()).spawn();
+    let first = recv_n(&mut rx, 2).await;
+    let line = |n: u32| (kubelet_text(n), u64::from(n));
+    assert_eq!(journal_texts(&first), [line(1), line(2)]);
+
+    // A second run of systemd-journal-remote appends to the same journal file.
+    journal
+        .append(&kubelet_entries(3, 4))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(files, ["system.journal"]);
+    let next = recv_n(&mut rx, 2).await;
+    assert_eq!(journal_texts(&next), [line(3), line(4)]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(rx.try_recv().is_err(), "only the kubelet's entries");
+    let stats = handle.stats();
+    assert_eq!(stats.lines_read, 4);
+    assert_eq!(stats.cursor.as_deref(), Some(next[1].cursor.as_str()));
+    assert_eq!(
+        (stats.restarts, stats.entries_unparsed),
+        (0, 0),
+        "{stats:?}"
+    );
+    assert!(stats.last_error.is_none(), "{stats:?}");
+    // Real cursors: the journal's sequence numbers count every unit's entries.
+    assert!(next[1].cursor.contains(";i=8;"), "{}", next[1].cursor);
+
+    // The daemon stops after persisting line 4's cursor; entries 5 and 6 arrive meanwhile.
+    let saved = stats.cursor.unwrap();
+    handle.abort();
+    drop(rx);
+    journal
+        .append(&kubelet_entries(5, 6))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (mut rx, handle) = JournalFollower::new("kubelet", Some(saved), cfg).spawn();
+    let resumed = recv_n(&mut rx, 2).await;
+    assert_eq!(journal_texts(&resumed), [line(5), line(6)]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(rx.try_recv().is_err(), "nothing is read twice");
+    assert_eq!(handle.stats().cursor_resets, 0);
+    handle.abort();
+}
+
+/// A journal directory that holds no journal yet: journalctl is not started (it would follow
+/// nothing and look healthy), the failure names the directory, and the follower retries until
+/// a journal appears there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn journal_follower_waits_for_a_journal_in_its_directory() {
+    let (dir, journal, cfg) = real_journal(&[], Duration::from_millis(20));
+    let (mut rx, handle) = JournalFollower::new("kubelet", None, cfg).spawn();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stats = handle.stats();
+    assert_eq!(
+        stats.last_error.as_ref().expect("a failure").message,
+        format!(
+            "cannot read journal directory {}: no journal files (*.journal) in it or in a machine-ID subdirectory",
+            dir.path().display()
+        )
+    );
+    assert!(stats.restarts >= 2, "{stats:?}");
+    journal
+        .append(&kubelet_entries(1, 1))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let got = recv_n(&mut rx, 1).await;
+    assert_eq!(got[0].text, kubelet_text(1));
+    handle.abort();
+}
+
+/// The real `journalctl` and a malformed cursor: it fails to seek, the failure names the
+/// directory, and the follower goes on from its start time instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_journalctl_refuses_a_malformed_cursor() {
+    let (dir, _journal, cfg) = real_journal(&kubelet_entries(1, 1), Duration::from_millis(500));
+    let (mut rx, handle) =
+        JournalFollower::new("kubelet", Some("not-a-cursor".into()), cfg).spawn();
     let failure = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             if let Some(f) = handle.stats().last_error {
@@ -1377,18 +1523,21 @@ async fn real_journalctl_accepts_the_arguments() {
     })
     .await
     .unwrap();
+    let want = format!(
+        "journalctl -D {} -u kubelet ended (exit status: 1)",
+        dir.path().display()
+    );
     assert!(
-        failure
-            .message
-            .starts_with("journalctl -u kubelet ended (exit status: 1)")
-            && failure.message.contains("Failed to seek to cursor"),
+        failure.message.starts_with(&want) && failure.message.contains("Failed to seek to cursor"),
         "{}",
         failure.message
     );
-    // Restarted with --since: journalctl accepts it and follows the (empty) journal.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Restarted with --since: the entry comes.
+    let got = recv_n(&mut rx, 1).await;
+    assert_eq!(got[0].text, kubelet_text(1));
+    tokio::time::sleep(Duration::from_millis(100)).await;
     let stats = handle.stats();
     assert_eq!((stats.restarts, stats.cursor_resets), (1, 1), "{stats:?}");
-    assert_eq!(stats.cursor, None);
+    assert_eq!(stats.cursor.as_deref(), Some(got[0].cursor.as_str()));
     handle.abort();
 }
