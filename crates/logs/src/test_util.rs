@@ -192,3 +192,21 @@ impl TestJournal {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_prerequisite_names_its_package() {
+        let err = JournalWriteError::PrerequisitesMissing {
+            missing: vec![(JOURNAL_REMOTE.to_string(), JOURNAL_REMOTE_PACKAGE)],
+        };
+        assert_eq!(
+            err.to_string(),
+            "a test journal needs /lib/systemd/systemd-journal-remote (package systemd-journal-remote): \
+             run `cargo xtask test` (it installs them), or as root \
+             `apt-get update && apt-get install -y systemd-journal-remote`"
+        );
+    }
+}
