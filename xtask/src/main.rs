@@ -4,11 +4,21 @@
 //!
 //! - `cargo xtask test [ARGS…]`: installs what the real-containerd tests need when it is missing
 //!   (`apt-get update`, then `apt-get install -y containerd runc containernetworking-plugins`,
-//!   plus `gcc libc6-dev` for the lab's static pause binary), then runs
-//!   `cargo test --workspace ARGS…` and exits with its status. Works unattended (no stdin,
-//!   `CI=true`) on a fresh Debian machine with only the Rust toolchain, as root.
+//!   plus `gcc libc6-dev` for the lab's static pause binary), builds the release image as
+//!   `cargo xtask image` does, then runs `cargo test --workspace ARGS…` with
+//!   `PODCORONER_IMAGE_ARCHIVE` naming that image (crates/cli/tests/image.rs runs it in
+//!   containerd) and exits with the tests' status. Works unattended (no stdin, `CI=true`) on a
+//!   fresh Debian machine with only the Rust toolchain, as root.
+//! - `cargo xtask image [--out PATH | --rootfs-dir DIR] [--binary PATH] [--reference REF]`:
+//!   builds the container image without a Docker engine (crates/image): `cargo build --release`,
+//!   `strip --strip-debug` of a copy of the binary, the distroless root filesystem from Debian
+//!   packages, and an OCI image archive (default `target/image/podcoroner-<version>-<arch>.oci.tar`,
+//!   reference `ghcr.io/podcoroner/podcoroner:<version>`), or with `--rootfs-dir` the bare tree
+//!   (the Dockerfile's build stage). File times and `created` are `SOURCE_DATE_EPOCH`, else the
+//!   commit time, so a rebuild of the same commit gives the same digest.
 //!
-//! Exit codes: the test run's own code; 1 when preparing failed; 64 for an unknown task.
+//! Exit codes: the test run's own code; 1 when preparing or building failed; 64 for an unknown
+//! task or a bad argument.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -19,13 +29,23 @@ const USAGE: &str = "usage: cargo xtask <task> [args…]
 
 tasks:
   test [ARGS…]   install the containerd lab's prerequisites if missing (apt-get, as root),
-                 then run `cargo test --workspace ARGS…`
+                 build the image, then run `cargo test --workspace ARGS…`
+  image [--out PATH | --rootfs-dir DIR] [--binary PATH] [--reference REF]
+                 build the container image as an OCI archive (no Docker engine needed):
+                 default target/image/podcoroner-<version>-<arch>.oci.tar
   help           print this help";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let res = match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
+        Some("image") => match ImageArgs::parse(&args[1..]) {
+            Ok(image_args) => image(&image_args).map(|_| ExitCode::SUCCESS),
+            Err(message) => {
+                eprintln!("xtask image: {message}\n\n{USAGE}");
+                Ok(ExitCode::from(64))
+            }
+        },
         Some("help" | "-h" | "--help") => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -103,12 +123,18 @@ const PREREQUISITES: &[Prerequisite] = &[
 
 fn test(args: &[String]) -> anyhow::Result<ExitCode> {
     ensure_prerequisites()?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let archive = image(&ImageArgs::default()).context("building the image for its test")?;
+    let cargo = cargo();
     let root = workspace_root();
-    println!("xtask: $ cargo test --workspace {}", args.join(" "));
+    println!(
+        "xtask: $ PODCORONER_IMAGE_ARCHIVE={} cargo test --workspace {}",
+        archive.display(),
+        args.join(" ")
+    );
     let status = Command::new(&cargo)
         .args(["test", "--workspace"])
         .args(args)
+        .env("PODCORONER_IMAGE_ARCHIVE", &archive)
         .current_dir(&root)
         .stdin(Stdio::null())
         .status()
@@ -119,6 +145,178 @@ fn test(args: &[String]) -> anyhow::Result<ExitCode> {
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         None => ExitCode::FAILURE,
     })
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+// === image ===
+
+/// The arguments of `cargo xtask image`.
+#[derive(Debug, Default)]
+struct ImageArgs {
+    /// `--out PATH`: the archive to write.
+    out: Option<PathBuf>,
+    /// `--rootfs-dir DIR`: write the bare tree instead of an archive.
+    rootfs_dir: Option<PathBuf>,
+    /// `--binary PATH`: use this podcoroner binary instead of a release build.
+    binary: Option<PathBuf>,
+    /// `--reference REF`: the image name and tag.
+    reference: Option<String>,
+}
+
+impl ImageArgs {
+    fn parse(args: &[String]) -> Result<ImageArgs, String> {
+        let mut out = ImageArgs::default();
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            let mut value = || {
+                it.next()
+                    .cloned()
+                    .ok_or_else(|| format!("{flag} needs a value"))
+            };
+            match flag.as_str() {
+                "--out" => out.out = Some(value()?.into()),
+                "--rootfs-dir" => out.rootfs_dir = Some(value()?.into()),
+                "--binary" => out.binary = Some(value()?.into()),
+                "--reference" => out.reference = Some(value()?),
+                other => return Err(format!("unknown argument {other:?}")),
+            }
+        }
+        if out.out.is_some() && out.rootfs_dir.is_some() {
+            return Err("--out and --rootfs-dir exclude each other".to_owned());
+        }
+        Ok(out)
+    }
+}
+
+/// Builds the image; returns the archive (or root filesystem directory) written.
+fn image(args: &ImageArgs) -> anyhow::Result<PathBuf> {
+    let root = workspace_root();
+    let version = env!("CARGO_PKG_VERSION");
+    let binary = match &args.binary {
+        Some(binary) => binary.clone(),
+        None => {
+            println!("xtask: $ cargo build --release --locked -p podcoroner");
+            let status = Command::new(cargo())
+                .args(["build", "--release", "--locked", "-p", "podcoroner"])
+                .current_dir(&root)
+                .stdin(Stdio::null())
+                .status()
+                .context("running cargo build")?;
+            if !status.success() {
+                bail!("cargo build --release -p podcoroner failed with {status}");
+            }
+            target_dir(&root).join("release/podcoroner")
+        }
+    };
+    let scratch = tempfile::tempdir().context("creating a temporary directory")?;
+    let stripped = scratch.path().join("podcoroner");
+    if in_path("strip") {
+        // Symbols stay (backtraces name functions); line tables and debug info go: 120 → 27 MB.
+        run(
+            "strip",
+            &[
+                "--strip-debug",
+                "-o",
+                &stripped.to_string_lossy(),
+                &binary.to_string_lossy(),
+            ],
+        )?;
+    } else {
+        println!("xtask: warning: no `strip` (binutils): the binary goes in with its debug info");
+        std::fs::copy(&binary, &stripped)
+            .with_context(|| format!("copying {}", binary.display()))?;
+    }
+    if is_root() && !apt_has_lists() {
+        run("apt-get", &["update"])?;
+    }
+    println!(
+        "xtask: assembling the root filesystem from {} Debian packages",
+        podcoroner_image::PACKAGES.len()
+    );
+    let fs = podcoroner_image::Rootfs::from_debian(&stripped)?;
+    if let Some(dir) = &args.rootfs_dir {
+        fs.write_to_dir(dir)?;
+        println!("xtask: wrote the root filesystem to {}", dir.display());
+        return Ok(dir.clone());
+    }
+    let reference = args
+        .reference
+        .clone()
+        .unwrap_or_else(|| format!("ghcr.io/podcoroner/podcoroner:{version}"));
+    let out = args.out.clone().unwrap_or_else(|| {
+        target_dir(&root).join(format!(
+            "image/podcoroner-{version}-{}.oci.tar",
+            podcoroner_image::oci_arch()
+        ))
+    });
+    let meta = podcoroner_image::ImageMetadata {
+        reference: reference.clone(),
+        version: version.to_owned(),
+        revision: git(&root, &["rev-parse", "HEAD"]),
+        source: Some(env!("CARGO_PKG_REPOSITORY").to_owned()),
+        created_unix_seconds: source_date_epoch(&root),
+    };
+    let summary = podcoroner_image::write_oci_archive(&fs, &meta, &out)?;
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    println!(
+        "xtask: wrote {} ({:.1} MiB): {reference}\n  manifest {}\n  config   {}\n  layer    {} ({:.1} MiB, {:.1} MiB unpacked, {} entries)\n  packages {}",
+        out.display(),
+        mib(summary.archive_bytes),
+        summary.manifest_digest,
+        summary.config_digest,
+        summary.layer_digest,
+        mib(summary.layer_bytes),
+        mib(summary.uncompressed_layer_bytes),
+        summary.entries,
+        fs.packages()
+            .iter()
+            .map(|(p, v)| format!("{p}={v}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    println!(
+        "xtask: load it with `docker load -i {0}`, `podman load -i {0}`, \
+         `ctr -n k8s.io images import {0}`, or push it with `skopeo copy oci-archive:{0} docker://REGISTRY/podcoroner:{version}`",
+        out.display()
+    );
+    Ok(out)
+}
+
+/// `SOURCE_DATE_EPOCH`, else the time of the `HEAD` commit, else 0.
+fn source_date_epoch(root: &Path) -> i64 {
+    std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .or_else(|| git(root, &["log", "-1", "--format=%ct"]))
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn git(root: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    (out.status.success() && !text.is_empty()).then_some(text)
+}
+
+/// Whether apt has any package list (a fresh Debian container has none until `apt-get update`).
+fn apt_has_lists() -> bool {
+    std::fs::read_dir("/var/lib/apt/lists").is_ok_and(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().contains("_Packages"))
+    })
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 
 fn ensure_prerequisites() -> anyhow::Result<()> {
