@@ -11,7 +11,7 @@ use podcoroner_test_support::{BrokenCni, CniFault, ContainerdLab, MISSING_CNI_PL
 use serde_json::{Value, json};
 
 mod common;
-use common::{get, ok, pod, pod_list};
+use common::{apiserver, get, ok, pod, pod_list};
 
 const NODE: &str = "daemon-node-1";
 const WEB_UID: &str = "0d1e2f30-4152-4637-8899-aabbccddeeff";
@@ -302,83 +302,15 @@ async fn daemon_sees_leaks_over_time_and_survives_runtime_restarts() {
     stop_daemon(daemon);
 }
 
-/// The API server is the one boundary we cannot run here: a fake serves the pod list JSON the
-/// API server returns for `spec.nodeName=<node>` and records the Events posted to it.
-async fn fake_apiserver(pods: Value) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
-    use axum::extract::{Path as UrlPath, State};
-    use axum::routing::{get as route_get, post};
-    type Posted = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
-    let posted: Posted = Default::default();
-    let list = pods.clone();
-    let app = axum::Router::new()
-        .route(
-            "/api/v1/pods",
-            route_get(
-                move |axum::extract::Query(q): axum::extract::Query<
-                    std::collections::BTreeMap<String, String>,
-                >| {
-                    let list = list.clone();
-                    async move {
-                        use axum::response::IntoResponse as _;
-                        if q.get("watch").is_some_and(|w| w == "true" || w == "1") {
-                            // A watch that stays open and quiet, as on a node whose pods do not change.
-                            let quiet =
-                                futures::stream::pending::<Result<String, std::io::Error>>();
-                            return axum::body::Body::from_stream(quiet).into_response();
-                        }
-                        axum::Json(list).into_response()
-                    }
-                },
-            ),
-        )
-        .route(
-            "/api/v1/namespaces/{ns}/events",
-            post(
-                |State(posted): State<Posted>,
-                 UrlPath(ns): UrlPath<String>,
-                 axum::Json(mut ev): axum::Json<Value>| async move {
-                    let n = posted.lock().unwrap().len();
-                    ev["metadata"]["name"] = json!(format!(
-                        "{}{n}",
-                        ev["metadata"]["generateName"].as_str().unwrap_or("e.")
-                    ));
-                    ev["metadata"]["namespace"] = json!(ns);
-                    posted.lock().unwrap().push(ev.clone());
-                    (axum::http::StatusCode::CREATED, axum::Json(ev))
-                },
-            ),
-        )
-        .with_state(posted.clone());
-    let listener = ok(tokio::net::TcpListener::bind("127.0.0.1:0").await);
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (port, posted)
-}
-
-/// The fake API server serving `pods` as this node's `PodList`, and a kubeconfig for it in `dir`:
-/// (kubeconfig, port, the Events posted).
+/// The fake API server (`common::apiserver`) serving `pods` as this node's `PodList` on loopback,
+/// and a kubeconfig for it in `dir`: (kubeconfig, port, the Events posted).
 async fn fake_apiserver_kubeconfig(
     dir: &Path,
     pods: Vec<Value>,
-) -> (
-    std::path::PathBuf,
-    u16,
-    std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
-) {
-    let mut list = pod_list(pods);
-    list["kind"] = json!("PodList");
-    list["metadata"] = json!({"resourceVersion": "1001"});
-    let (api_port, posted) = fake_apiserver(list).await;
-    let kubeconfig = dir.join("kubeconfig");
-    ok(std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:{api_port}\n\
-             contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: podcoroner\ncurrent-context: fake\n\
-             users:\n- name: podcoroner\n  user: {{}}\n"
-        ),
-    ));
-    (kubeconfig, api_port, posted)
+) -> (std::path::PathBuf, u16, apiserver::Posted) {
+    let api = apiserver::start(std::net::Ipv4Addr::LOCALHOST.into(), pods).await;
+    let kubeconfig = apiserver::kubeconfig(dir, &format!("http://127.0.0.1:{}", api.port));
+    (kubeconfig, api.port, api.posted)
 }
 
 /// Starts the daemon against the lab and the fake API server (`kubeconfig`), with the config file

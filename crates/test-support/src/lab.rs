@@ -449,11 +449,8 @@ impl ContainerdLab {
     }
 
     /// Creates a container in the sandbox the way the kubelet does (`generateContainerConfig`):
-    /// `ContainerMetadata{name, attempt}`, the lab image, labels `io.kubernetes.container.name` and
-    /// `io.kubernetes.pod.{name,namespace,uid}`, the kubelet's container annotations
-    /// (`io.kubernetes.container.restartCount` = attempt, …), log path
-    /// `<container>/<attempt>.log`, and the sandbox config again. Starts it when `start`.
-    /// Returns the container ID.
+    /// [`ContainerdLab::container_config`] for the lab image, then
+    /// [`ContainerdLab::create_container_from`]. Returns the container ID.
     ///
     /// containerd reserves `<container>_<pod>_<namespace>_<uid>_<attempt>`, so two containers of a
     /// pod need distinct names or attempts.
@@ -470,11 +467,18 @@ impl ContainerdLab {
         attempt: u32,
         start: bool,
     ) -> Result<String, LabError> {
-        let container_log_dir = self.pod_log_dir(pod).join(name);
-        std::fs::create_dir_all(&container_log_dir).map_err(|source| LabError::LabDirFailed {
-            path: container_log_dir,
-            source,
-        })?;
+        let config = self.container_config(pod, name, attempt);
+        self.create_container_from(sandbox_id, pod, config, start)
+            .await
+    }
+
+    /// The `ContainerConfig` the kubelet builds (`generateContainerConfig`) for container `name`
+    /// of `pod`, running the lab image: `ContainerMetadata{name, attempt}`, labels
+    /// `io.kubernetes.container.name` and `io.kubernetes.pod.{name,namespace,uid}`, the kubelet's
+    /// container annotations (`io.kubernetes.container.restartCount` = attempt, …), log path
+    /// `<container>/<attempt>.log` and the pod's namespace options. A test changes the image,
+    /// command, mounts or security context before [`ContainerdLab::create_container_from`].
+    pub fn container_config(&self, pod: &PodSpec, name: &str, attempt: u32) -> v1::ContainerConfig {
         let annotations = BTreeMap::from([
             (
                 "io.kubernetes.container.hash".to_owned(),
@@ -497,7 +501,7 @@ impl ContainerdLab {
                 "30".to_owned(),
             ),
         ]);
-        let config = v1::ContainerConfig {
+        v1::ContainerConfig {
             metadata: Some(v1::ContainerMetadata {
                 name: name.to_owned(),
                 attempt,
@@ -516,7 +520,33 @@ impl ContainerdLab {
                 }),
             }),
             ..Default::default()
-        };
+        }
+    }
+
+    /// CRI `CreateContainer` of `config` in the sandbox (with the pod's sandbox config, as the
+    /// kubelet sends it), after creating the container's log directory; then `StartContainer`
+    /// when `start`. Returns the container ID.
+    ///
+    /// # Errors
+    ///
+    /// [`LabError::LabDirFailed`], [`LabError::CriCallFailed`] for `CreateContainer` or
+    /// `StartContainer`.
+    pub async fn create_container_from(
+        &self,
+        sandbox_id: &str,
+        pod: &PodSpec,
+        config: v1::ContainerConfig,
+        start: bool,
+    ) -> Result<String, LabError> {
+        if let Some(dir) = Path::new(&config.log_path).parent() {
+            let container_log_dir = self.pod_log_dir(pod).join(dir);
+            std::fs::create_dir_all(&container_log_dir).map_err(|source| {
+                LabError::LabDirFailed {
+                    path: container_log_dir,
+                    source,
+                }
+            })?;
+        }
         let req = v1::CreateContainerRequest {
             pod_sandbox_id: sandbox_id.to_owned(),
             config: Some(config),
@@ -535,6 +565,37 @@ impl ContainerdLab {
                 .await?;
         }
         Ok(id)
+    }
+
+    /// The pod IP of a sandbox on the lab's pod network (CRI `PodSandboxStatus`,
+    /// `network.ip`); empty for a host-network sandbox.
+    ///
+    /// # Errors
+    ///
+    /// [`LabError::CriCallFailed`].
+    pub async fn sandbox_ip(&self, sandbox_id: &str) -> Result<String, LabError> {
+        let mut client = self.client("PodSandboxStatus").await?;
+        let req = v1::PodSandboxStatusRequest {
+            pod_sandbox_id: sandbox_id.to_owned(),
+            verbose: false,
+        };
+        let status = self
+            .cri("PodSandboxStatus", client.pod_sandbox_status(req))
+            .await?;
+        Ok(status
+            .status
+            .and_then(|s| s.network)
+            .map(|n| n.ip)
+            .unwrap_or_default())
+    }
+
+    /// The lab network's gateway: the bridge's address, the first host of the pod subnet, which a
+    /// pod reaches the node on.
+    pub fn gateway(&self) -> String {
+        let base = self.subnet.split('/').next().unwrap_or_default();
+        let mut octets: Vec<&str> = base.split('.').collect();
+        octets.pop();
+        format!("{}.1", octets.join("."))
     }
 
     /// CRI `StartContainer`.
@@ -766,11 +827,22 @@ impl ContainerdLab {
     }
 
     fn import_pause_image(&self) -> Result<(), LabError> {
+        let archive = self.pause.archive.clone();
+        self.import_image(&archive)
+    }
+
+    /// `ctr -n k8s.io images import ARCHIVE` into the lab's containerd: an OCI or Docker image
+    /// archive, named by its `io.containerd.image.name` annotation (or `RepoTags`).
+    ///
+    /// # Errors
+    ///
+    /// [`LabError::ImageImportFailed`] with ctr's output.
+    pub fn import_image(&self, archive: &Path) -> Result<(), LabError> {
         let out = Command::new("ctr")
             .arg("-a")
             .arg(&self.socket)
             .args(["-n", "k8s.io", "images", "import"])
-            .arg(&self.pause.archive)
+            .arg(archive)
             .stdin(Stdio::null())
             .output()
             .map_err(|e| LabError::ImageImportFailed {

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod apiserver;
+
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::process::{Child, Command};
@@ -107,9 +109,15 @@ pub fn pod_list(items: Vec<Value>) -> Value {
     json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items})
 }
 
-/// A plain HTTP/1.1 GET: (status, body); status 0 when nothing listens yet.
+/// A plain HTTP/1.1 GET of `127.0.0.1:port`: (status, body); status 0 when nothing listens yet.
 pub fn get(port: u16, path: &str) -> (u16, String) {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+    get_from("127.0.0.1", port, path)
+}
+
+/// A plain HTTP/1.1 GET of `host:port` (an IP address): (status, body); status 0 when nothing
+/// listens yet.
+pub fn get_from(host: &str, port: u16, path: &str) -> (u16, String) {
+    let Ok(mut s) = TcpStream::connect((host, port)) else {
         return (0, String::new());
     };
     ok(s.set_read_timeout(Some(Duration::from_secs(10))));

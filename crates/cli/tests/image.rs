@@ -1,0 +1,408 @@
+//! The container image runs as the shipped DaemonSet runs it.
+//!
+//! The image (`PODCORONER_IMAGE_ARCHIVE`, which `cargo xtask test` sets to the release image it
+//! has just built; otherwise built here by `podcoroner-image` from the test binary) is imported
+//! into a real containerd and started through CRI with the container spec of
+//! `deploy/base/daemonset.yaml`, translated the way the kubelet translates it: its args and env
+//! (`NODE_NAME` from the downward API), its security context (read-only root filesystem, every
+//! capability dropped, no privilege escalation, uid 0) and its volume mounts, each hostPath
+//! pointed at the lab's node directory and the lab's CRI socket, the ConfigMap at
+//! `deploy/base/config.yaml`. The pod is on the lab's pod network, as the DaemonSet's (no
+//! `hostNetwork`), and is probed on its pod IP as the kubelet probes it. Then:
+//! - `/healthz` and `/readyz` answer 200;
+//! - a leaked sandbox in that containerd is a `LeakedSandbox` finding, the healthy pods are not;
+//! - a kubelet line in the node's journal (a real journal file, read by the image's own
+//!   `journalctl`, which is what the shipped config's `kubelet_log: journald` runs) becomes a
+//!   `SandboxStopFailing` finding;
+//! - the process really runs with no effective capability, `NoNewPrivs` and a read-only root.
+//!
+//! Needs root, containerd, runc, the CNI plugins and systemd-journal-remote (`cargo xtask test`
+//! installs them) and, to build the image here, apt-get access to Debian's packages.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::DaemonSet;
+use podcoroner_cri_api::v1;
+use podcoroner_logs::test_util::{JournalEntry, MACHINE_ID, TestJournal};
+use podcoroner_test_support::{ContainerdLab, PodSpec};
+use serde_json::{Value, json};
+
+mod common;
+use common::{apiserver, get_from, ok, pod};
+
+const NODE: &str = "lab-node";
+const LEAKED_UID: &str = "1eaced00-0000-4000-8000-000000000001";
+const WEB_UID: &str = "3eb00000-0000-4000-8000-000000000003";
+const AGENT_UID: &str = "a9e47000-0000-4000-8000-000000000009";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The image archive to test and the reference it is imported as; the directory holding an
+/// archive built here.
+fn image_archive() -> (PathBuf, String, Option<tempfile::TempDir>) {
+    if let Some(archive) = std::env::var_os("PODCORONER_IMAGE_ARCHIVE") {
+        let archive = PathBuf::from(archive);
+        let reference = reference_in(&archive);
+        return (archive, reference, None);
+    }
+    let dir = ok(tempfile::tempdir());
+    let binary = dir.path().join("podcoroner");
+    let stripped = Command::new("strip")
+        .args(["--strip-debug", "-o"])
+        .arg(&binary)
+        .arg(env!("CARGO_BIN_EXE_podcoroner"))
+        .status()
+        .is_ok_and(|s| s.success());
+    if !stripped {
+        ok(std::fs::copy(env!("CARGO_BIN_EXE_podcoroner"), &binary));
+    }
+    let fs = ok(podcoroner_image::Rootfs::from_debian(&binary));
+    let reference = "localhost/podcoroner/podcoroner:test".to_owned();
+    let archive = dir.path().join("image.oci.tar");
+    let meta = podcoroner_image::ImageMetadata {
+        reference: reference.clone(),
+        version: "test".to_owned(),
+        revision: None,
+        source: None,
+        created_unix_seconds: 0,
+    };
+    ok(podcoroner_image::write_oci_archive(&fs, &meta, &archive));
+    (archive, reference, Some(dir))
+}
+
+/// The `io.containerd.image.name` of the archive's `index.json`.
+fn reference_in(archive: &Path) -> String {
+    let mut tar = tar::Archive::new(ok(std::fs::File::open(archive)));
+    for entry in ok(tar.entries()) {
+        let entry = ok(entry);
+        if ok(entry.path()).as_os_str() == "index.json" {
+            let index: Value = ok(serde_json::from_reader(entry));
+            return index["manifests"][0]["annotations"]["io.containerd.image.name"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{}: no image name in index.json", archive.display()))
+                .to_owned();
+        }
+    }
+    panic!("{}: no index.json", archive.display())
+}
+
+/// The node's directories the DaemonSet mounts, under `node`; the CRI socket is the lab's.
+fn host_path(lab: &ContainerdLab, node: &Path, path: &str) -> PathBuf {
+    if path == "/run/containerd/containerd.sock" {
+        return lab.socket().to_path_buf();
+    }
+    let mapped = node.join(path.trim_start_matches('/'));
+    assert!(
+        mapped.exists(),
+        "the DaemonSet mounts {path}, which the test's node does not provide: add it"
+    );
+    mapped
+}
+
+/// The CRI `ContainerConfig` the kubelet would build for the DaemonSet's container on this node,
+/// plus `--min-age 0s` (the lab's leak is seconds old) and a kubeconfig for the fake API server
+/// (the DaemonSet uses its service account, which the lab has no API server for).
+fn container_config(
+    lab: &ContainerdLab,
+    pod_spec: &PodSpec,
+    node: &Path,
+    daemonset: &DaemonSet,
+    image: &str,
+    kubeconfig: &Path,
+) -> v1::ContainerConfig {
+    let template = daemonset.spec.template.spec.as_ref().unwrap();
+    let c = &template.containers[0];
+    let mut config = lab.container_config(pod_spec, &c.name, 0);
+    config.image = Some(v1::ImageSpec {
+        image: image.to_owned(),
+        ..Default::default()
+    });
+    config.command = c.command.clone().unwrap_or_default();
+    config.args = c.args.clone().unwrap_or_default();
+    config
+        .args
+        .extend(["--min-age".to_owned(), "0s".to_owned()]);
+    for env in c.env.iter().flatten() {
+        let value = match (&env.value, &env.value_from) {
+            (Some(v), _) => v.clone(),
+            (None, Some(from)) => {
+                let field = &from
+                    .field_ref
+                    .as_ref()
+                    .expect("only fieldRef env")
+                    .field_path;
+                assert_eq!(field, "spec.nodeName", "env {}: map this field", env.name);
+                NODE.to_owned()
+            }
+            (None, None) => String::new(),
+        };
+        config.envs.push(v1::KeyValue {
+            key: env.name.clone(),
+            value,
+        });
+    }
+    config.envs.push(v1::KeyValue {
+        key: "KUBECONFIG".to_owned(),
+        value: "/var/run/podcoroner-test/kubeconfig".to_owned(),
+    });
+    for m in c.volume_mounts.iter().flatten() {
+        let volume = template
+            .volumes
+            .iter()
+            .flatten()
+            .find(|v| v.name == m.name)
+            .unwrap_or_else(|| panic!("volumeMount {} has no volume", m.name));
+        let host = if let Some(hp) = &volume.host_path {
+            host_path(lab, node, &hp.path)
+        } else if volume.config_map.is_some() {
+            node.join("configmap")
+        } else {
+            panic!(
+                "volume {}: only hostPath and configMap are mapped",
+                volume.name
+            )
+        };
+        config.mounts.push(v1::Mount {
+            container_path: m.mount_path.clone(),
+            host_path: host.display().to_string(),
+            readonly: m.read_only.unwrap_or(false),
+        });
+    }
+    config.mounts.push(v1::Mount {
+        container_path: "/var/run/podcoroner-test/kubeconfig".to_owned(),
+        host_path: kubeconfig.display().to_string(),
+        readonly: true,
+    });
+    // The kubelet's securityContext translation (`convertToRuntimeSecurityContext`).
+    let sc = c.security_context.as_ref().expect("a securityContext");
+    let linux = config.linux.get_or_insert_with(Default::default);
+    let cri = linux.security_context.get_or_insert_with(Default::default);
+    cri.readonly_rootfs = sc.read_only_root_filesystem.unwrap_or(false);
+    cri.run_as_user = sc.run_as_user.map(|value| v1::Int64Value { value });
+    cri.run_as_group = sc.run_as_group.map(|value| v1::Int64Value { value });
+    cri.no_new_privs = sc.allow_privilege_escalation == Some(false);
+    cri.privileged = sc.privileged.unwrap_or(false);
+    if let Some(caps) = &sc.capabilities {
+        cri.capabilities = Some(v1::Capability {
+            add_capabilities: caps.add.clone().unwrap_or_default(),
+            drop_capabilities: caps.drop.clone().unwrap_or_default(),
+        });
+    }
+    config
+}
+
+/// `/findings` of the agent, once `pred` holds of it (up to `secs`), or the last answer.
+fn wait_findings(ip: &str, port: u16, secs: u64, pred: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let (status, body) = get_from(ip, port, "/findings");
+        let findings: Value = if status == 200 {
+            serde_json::from_str(&body).unwrap_or(Value::Null)
+        } else {
+            Value::Null
+        };
+        if pred(&findings) || Instant::now() > deadline {
+            return findings;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+fn finding<'a>(findings: &'a Value, kind: &str, sandbox: &str) -> Option<&'a Value> {
+    findings["findings"]
+        .as_array()?
+        .iter()
+        .find(|f| f["kind"] == kind && f.to_string().contains(sandbox))
+}
+
+/// The PID (on the host) of the process running `needle` as its command line.
+fn pid_running(needle: &str) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.find_map(|e| {
+        let e = e.ok()?;
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        cmdline.starts_with(needle).then_some(pid)
+    })
+}
+
+fn status_field(pid: u32, field: &str) -> String {
+    let status = ok(std::fs::read_to_string(format!("/proc/{pid}/status")));
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+        .trim()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_image_runs_under_the_daemonsets_own_spec_and_finds_a_leak() {
+    let (archive, image, _built) = tokio::task::spawn_blocking(image_archive).await.unwrap();
+    let lab = ok(ContainerdLab::start());
+    ok(lab.import_image(&archive));
+
+    // The node: the directories the DaemonSet mounts, a machine ID and a journal directory.
+    let node_dir = ok(tempfile::tempdir());
+    let node = node_dir.path();
+    for dir in [
+        "var/lib/podcoroner",
+        "var/log/pods",
+        "run/log/journal",
+        "etc/kubernetes/manifests",
+        "var/lib/kubelet/pods",
+        "configmap",
+        "kube",
+    ] {
+        ok(std::fs::create_dir_all(node.join(dir)));
+    }
+    ok(std::fs::write(
+        node.join("etc/machine-id"),
+        format!("{MACHINE_ID}\n"),
+    ));
+    let journal_dir = node.join("var/log/journal").join(MACHINE_ID);
+    ok(std::fs::create_dir_all(&journal_dir));
+    let journal = ok(TestJournal::new(&journal_dir));
+    // An earlier boot's line, so `journalctl -f` starts on an existing journal.
+    ok(journal.append(&[JournalEntry::new(
+        "systemd",
+        Timestamp::now() - jiff::SignedDuration::from_secs(600),
+        "Started kubelet.service - kubelet: The Kubernetes Node Agent.",
+    )]));
+    ok(std::fs::copy(
+        repo().join("deploy/base/config.yaml"),
+        node.join("configmap/config.yaml"),
+    ));
+
+    // A leaked sandbox (NOTREADY, its pod gone from the API) and a healthy pod.
+    let leaked = PodSpec::api("default", "leaky-7d9f", LEAKED_UID);
+    let leaked_id = ok(lab.run_pod(&leaked).await);
+    ok(lab.stop_sandbox(&leaked_id).await);
+    let web = PodSpec::api("default", "web-0", WEB_UID);
+    let web_id = ok(lab.run_pod(&web).await);
+    ok(lab.create_container(&web_id, &web, "web", 0, true).await);
+
+    // The API server knows the healthy pod and the agent's own pod.
+    let api = apiserver::start(
+        "0.0.0.0".parse().unwrap(),
+        vec![
+            pod("default", "web-0", WEB_UID, NODE, "Running", json!({"kubernetes.io/config.source": "api"}), json!([{"kind": "StatefulSet", "name": "web", "uid": "5e7f0000-0000-4000-8000-000000000005", "apiVersion": "apps/v1", "controller": true}])),
+            pod("podcoroner", "podcoroner-x7k2p", AGENT_UID, NODE, "Running", json!({"kubernetes.io/config.source": "api"}), json!([{"kind": "DaemonSet", "name": "podcoroner", "uid": "da000000-0000-4000-8000-00000000000d", "apiVersion": "apps/v1", "controller": true}])),
+        ],
+    )
+    .await;
+    let kubeconfig = apiserver::kubeconfig(
+        &node.join("kube"),
+        &format!("http://{}:{}", lab.gateway(), api.port),
+    );
+
+    // The agent's pod, from the DaemonSet.
+    let yaml = ok(std::fs::read_to_string(
+        repo().join("deploy/base/daemonset.yaml"),
+    ));
+    let daemonset: DaemonSet = ok(serde_yaml::from_str(&yaml));
+    let template = daemonset.spec.template.spec.as_ref().unwrap();
+    assert_ne!(
+        template.host_network,
+        Some(true),
+        "the test puts the agent on the pod network, as the DaemonSet does"
+    );
+    let agent = PodSpec::api("podcoroner", "podcoroner-x7k2p", AGENT_UID);
+    let agent_id = ok(lab.run_pod(&agent).await);
+    let config = container_config(&lab, &agent, node, &daemonset, &image, &kubeconfig);
+    let port: u16 = template.containers[0].ports.as_ref().unwrap()[0]
+        .container_port
+        .try_into()
+        .unwrap();
+    let log = lab.pod_log_dir(&agent).join(&config.log_path);
+    let started = lab
+        .create_container_from(&agent_id, &agent, config, true)
+        .await;
+    let agent_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    ok(started.map_err(|e| format!("{e}\ncontainer log:\n{}", agent_log())));
+    let ip = ok(lab.sandbox_ip(&agent_id).await);
+    assert!(!ip.is_empty(), "the agent's sandbox has no pod IP");
+
+    // Probed as the kubelet probes it: the pod IP and the container port.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut last = (0, String::new());
+    while Instant::now() < deadline {
+        last = get_from(&ip, port, "/readyz");
+        if last.0 == 200 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert_eq!(
+        last.0,
+        200,
+        "/readyz never answered 200; last answer {last:?}\ncontainer log:\n{}",
+        agent_log()
+    );
+    assert_eq!(get_from(&ip, port, "/healthz").0, 200);
+
+    let findings = wait_findings(&ip, port, 30, |f| {
+        finding(f, "LeakedSandbox", &leaked_id).is_some()
+    });
+    let leak = finding(&findings, "LeakedSandbox", &leaked_id).unwrap_or_else(|| {
+        panic!(
+            "no LeakedSandbox for {leaked_id}: {findings:#}\ncontainer log:\n{}",
+            agent_log()
+        )
+    });
+    assert_eq!(leak["pod"]["uid"], LEAKED_UID, "{leak:#}");
+    for healthy in [&web_id, &agent_id] {
+        assert!(
+            !findings.to_string().contains(healthy.as_str()),
+            "a finding names the healthy sandbox {healthy}: {findings:#}"
+        );
+    }
+
+    // The kubelet's GC fails to stop the leaked sandbox: a line in the node's journal, read by
+    // the image's journalctl.
+    let line = format!(
+        r#"E{} 1234 kuberuntime_gc.go:176] "Failed to stop sandbox before removing" err="rpc error: code = Unknown desc = failed to destroy network for sandbox \"{leaked_id}\": plugin type=\"calico\" failed (delete): error getting ClusterInformation: connection is unauthorized: Unauthorized" sandboxID="{leaked_id}""#,
+        Timestamp::now().strftime("%m%d %H:%M:%S%.6f")
+    );
+    ok(journal.append(&[JournalEntry::new("kubelet", Timestamp::now(), &line)]));
+    let findings = wait_findings(&ip, port, 30, |f| {
+        finding(f, "SandboxStopFailing", &leaked_id).is_some()
+    });
+    let failing = finding(&findings, "SandboxStopFailing", &leaked_id).unwrap_or_else(|| {
+        panic!(
+            "the journal line gave no SandboxStopFailing for {leaked_id}: {findings:#}\ncontainer log:\n{}",
+            agent_log()
+        )
+    });
+    assert!(
+        failing.to_string().contains("Unauthorized"),
+        "the cause is not kept: {failing:#}"
+    );
+
+    // The DaemonSet's hardening is in effect on the process itself.
+    let pid = pid_running("/usr/local/bin/podcoroner daemon --config /etc/podcoroner/config.yaml")
+        .expect("the agent's process");
+    assert_eq!(status_field(pid, "CapEff"), "0000000000000000");
+    assert_eq!(status_field(pid, "CapBnd"), "0000000000000000");
+    assert_eq!(status_field(pid, "NoNewPrivs"), "1");
+    assert_eq!(
+        status_field(pid, "Uid").split_whitespace().next(),
+        Some("0")
+    );
+    let mountinfo = ok(std::fs::read_to_string(format!("/proc/{pid}/mountinfo")));
+    let root = mountinfo
+        .lines()
+        .find(|l| l.split_whitespace().nth(4) == Some("/"))
+        .expect("a root mount");
+    assert!(
+        root.split_whitespace()
+            .nth(5)
+            .is_some_and(|o| o.split(',').any(|o| o == "ro")),
+        "the root filesystem is not read-only: {root}"
+    );
+}
