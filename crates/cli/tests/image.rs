@@ -14,7 +14,9 @@
 //! - a kubelet line in the node's journal (a real journal file, read by the image's own
 //!   `journalctl`, which is what the shipped config's `kubelet_log: journald` runs) becomes a
 //!   `SandboxStopFailing` finding;
-//! - the process really runs with no effective capability, `NoNewPrivs` and a read-only root.
+//! - the process really runs with no effective capability, `NoNewPrivs` and a read-only root;
+//! - as `nonroot` (docs/install.md "Root or not") it is refused by a `root:root 0660` socket and
+//!   says so in `/readyz`, and with the socket's and the journal's groups it works as root does.
 //!
 //! Needs root, containerd, runc, the CNI plugins and systemd-journal-remote (`cargo xtask test`
 //! installs them) and, to build the image here, apt-get access to Debian's packages.
@@ -37,9 +39,18 @@ const NODE: &str = "lab-node";
 const LEAKED_UID: &str = "1eaced00-0000-4000-8000-000000000001";
 const WEB_UID: &str = "3eb00000-0000-4000-8000-000000000003";
 const AGENT_UID: &str = "a9e47000-0000-4000-8000-000000000009";
+const NONROOT_AGENT_UID: &str = "a9e47000-0000-4000-8000-00000000000a";
+const NONROOT_UID: u32 = podcoroner_image::NONROOT_UID;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The image archive to test and the reference it is imported as, made once per test process.
+fn image() -> &'static (PathBuf, String, Option<tempfile::TempDir>) {
+    static IMAGE: std::sync::OnceLock<(PathBuf, String, Option<tempfile::TempDir>)> =
+        std::sync::OnceLock::new();
+    IMAGE.get_or_init(image_archive)
 }
 
 /// The image archive to test and the reference it is imported as; the directory holding an
@@ -220,14 +231,18 @@ fn finding<'a>(findings: &'a Value, kind: &str, sandbox: &str) -> Option<&'a Val
         .find(|f| f["kind"] == kind && f.to_string().contains(sandbox))
 }
 
-/// The PID (on the host) of the process running `needle` as its command line.
-fn pid_running(needle: &str) -> Option<u32> {
+/// The PID (on the host) of the agent of pod `uid`: the podcoroner daemon process whose
+/// environment has `POD_UID=<uid>`.
+fn agent_pid(uid: &str) -> Option<u32> {
+    let marker = format!("POD_UID={uid}");
     std::fs::read_dir("/proc").ok()?.find_map(|e| {
         let e = e.ok()?;
         let pid: u32 = e.file_name().to_str()?.parse().ok()?;
         let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        cmdline.starts_with(needle).then_some(pid)
+        let environ = std::fs::read(e.path().join("environ")).ok()?;
+        (cmdline.starts_with(b"/usr/local/bin/podcoroner\0daemon\0")
+            && environ.split(|b| *b == 0).any(|v| v == marker.as_bytes()))
+        .then_some(pid)
     })
 }
 
@@ -241,152 +256,258 @@ fn status_field(pid: u32, field: &str) -> String {
         .to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_image_runs_under_the_daemonsets_own_spec_and_finds_a_leak() {
-    let (archive, image, _built) = tokio::task::spawn_blocking(image_archive).await.unwrap();
-    let lab = ok(ContainerdLab::start());
-    ok(lab.import_image(&archive));
+/// A lab node: containerd with the image imported, a leaked sandbox and a healthy pod, the node
+/// directories the DaemonSet mounts (with a real journal), and a fake API server that knows the
+/// healthy pod and the agents' pods.
+struct Node {
+    lab: ContainerdLab,
+    image: String,
+    dir: tempfile::TempDir,
+    journal: TestJournal,
+    daemonset: DaemonSet,
+    kubeconfig: PathBuf,
+    leaked_id: String,
+    web_id: String,
+}
 
-    // The node: the directories the DaemonSet mounts, a machine ID and a journal directory.
-    let node_dir = ok(tempfile::tempdir());
-    let node = node_dir.path();
-    for dir in [
-        "var/lib/podcoroner",
-        "var/log/pods",
-        "run/log/journal",
-        "etc/kubernetes/manifests",
-        "var/lib/kubelet/pods",
-        "configmap",
-        "kube",
-    ] {
-        ok(std::fs::create_dir_all(node.join(dir)));
+/// An agent pod running the image.
+struct Agent {
+    sandbox_id: String,
+    ip: String,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Agent {
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
-    ok(std::fs::write(
-        node.join("etc/machine-id"),
-        format!("{MACHINE_ID}\n"),
-    ));
-    let journal_dir = node.join("var/log/journal").join(MACHINE_ID);
-    ok(std::fs::create_dir_all(&journal_dir));
-    let journal = ok(TestJournal::new(&journal_dir));
-    // An earlier boot's line, so `journalctl -f` starts on an existing journal.
-    ok(journal.append(&[JournalEntry::new(
-        "systemd",
-        Timestamp::now() - jiff::SignedDuration::from_secs(600),
-        "Started kubelet.service - kubelet: The Kubernetes Node Agent.",
-    )]));
-    ok(std::fs::copy(
-        repo().join("deploy/base/config.yaml"),
-        node.join("configmap/config.yaml"),
-    ));
 
-    // A leaked sandbox (NOTREADY, its pod gone from the API) and a healthy pod.
-    let leaked = PodSpec::api("default", "leaky-7d9f", LEAKED_UID);
-    let leaked_id = ok(lab.run_pod(&leaked).await);
-    ok(lab.stop_sandbox(&leaked_id).await);
-    let web = PodSpec::api("default", "web-0", WEB_UID);
-    let web_id = ok(lab.run_pod(&web).await);
-    ok(lab.create_container(&web_id, &web, "web", 0, true).await);
-
-    // The API server knows the healthy pod and the agent's own pod.
-    let api = apiserver::start(
-        "0.0.0.0".parse().unwrap(),
-        vec![
-            pod("default", "web-0", WEB_UID, NODE, "Running", json!({"kubernetes.io/config.source": "api"}), json!([{"kind": "StatefulSet", "name": "web", "uid": "5e7f0000-0000-4000-8000-000000000005", "apiVersion": "apps/v1", "controller": true}])),
-            pod("podcoroner", "podcoroner-x7k2p", AGENT_UID, NODE, "Running", json!({"kubernetes.io/config.source": "api"}), json!([{"kind": "DaemonSet", "name": "podcoroner", "uid": "da000000-0000-4000-8000-00000000000d", "apiVersion": "apps/v1", "controller": true}])),
-        ],
-    )
-    .await;
-    let kubeconfig = apiserver::kubeconfig(
-        &node.join("kube"),
-        &format!("http://{}:{}", lab.gateway(), api.port),
-    );
-
-    // The agent's pod, from the DaemonSet.
-    let yaml = ok(std::fs::read_to_string(
-        repo().join("deploy/base/daemonset.yaml"),
-    ));
-    let daemonset: DaemonSet = ok(serde_yaml::from_str(&yaml));
-    let template = daemonset.spec.template.spec.as_ref().unwrap();
-    assert_ne!(
-        template.host_network,
-        Some(true),
-        "the test puts the agent on the pod network, as the DaemonSet does"
-    );
-    let agent = PodSpec::api("podcoroner", "podcoroner-x7k2p", AGENT_UID);
-    let agent_id = ok(lab.run_pod(&agent).await);
-    let config = container_config(&lab, &agent, node, &daemonset, &image, &kubeconfig);
-    let port: u16 = template.containers[0].ports.as_ref().unwrap()[0]
-        .container_port
-        .try_into()
-        .unwrap();
-    let log = lab.pod_log_dir(&agent).join(&config.log_path);
-    let started = lab
-        .create_container_from(&agent_id, &agent, config, true)
-        .await;
-    let agent_log = || std::fs::read_to_string(&log).unwrap_or_default();
-    ok(started.map_err(|e| format!("{e}\ncontainer log:\n{}", agent_log())));
-    let ip = ok(lab.sandbox_ip(&agent_id).await);
-    assert!(!ip.is_empty(), "the agent's sandbox has no pod IP");
-
-    // Probed as the kubelet probes it: the pod IP and the container port.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut last = (0, String::new());
-    while Instant::now() < deadline {
-        last = get_from(&ip, port, "/readyz");
-        if last.0 == 200 {
-            break;
+    /// `/readyz` until `want` (up to 60 s): the last (status, body).
+    fn readyz_until(&self, want: u16) -> (u16, String) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let last = get_from(&self.ip, self.port, "/readyz");
+            if last.0 == want || Instant::now() > deadline {
+                return last;
+            }
+            std::thread::sleep(Duration::from_millis(300));
         }
-        std::thread::sleep(Duration::from_millis(300));
     }
-    assert_eq!(
-        last.0,
-        200,
-        "/readyz never answered 200; last answer {last:?}\ncontainer log:\n{}",
-        agent_log()
-    );
-    assert_eq!(get_from(&ip, port, "/healthz").0, 200);
+}
 
-    let findings = wait_findings(&ip, port, 30, |f| {
-        finding(f, "LeakedSandbox", &leaked_id).is_some()
-    });
-    let leak = finding(&findings, "LeakedSandbox", &leaked_id).unwrap_or_else(|| {
-        panic!(
-            "no LeakedSandbox for {leaked_id}: {findings:#}\ncontainer log:\n{}",
-            agent_log()
+fn api_pod(ns: &str, name: &str, uid: &str, owner: &str) -> Value {
+    pod(
+        ns,
+        name,
+        uid,
+        NODE,
+        "Running",
+        json!({"kubernetes.io/config.source": "api"}),
+        json!([{"kind": owner, "name": name, "uid": "0e000000-0000-4000-8000-00000000000e",
+                "apiVersion": "apps/v1", "controller": true}]),
+    )
+}
+
+impl Node {
+    async fn start() -> Node {
+        let (archive, image) = tokio::task::spawn_blocking(|| {
+            let (archive, image, _) = image();
+            (archive.clone(), image.clone())
+        })
+        .await
+        .unwrap();
+        let lab = ok(ContainerdLab::start());
+        ok(lab.import_image(&archive));
+
+        let dir = ok(tempfile::tempdir());
+        let node = dir.path();
+        for sub in [
+            "var/lib/podcoroner",
+            "var/log/pods",
+            "run/log/journal",
+            "etc/kubernetes/manifests",
+            "var/lib/kubelet/pods",
+            "configmap",
+            "kube",
+        ] {
+            ok(std::fs::create_dir_all(node.join(sub)));
+        }
+        ok(std::fs::write(
+            node.join("etc/machine-id"),
+            format!("{MACHINE_ID}\n"),
+        ));
+        let journal_dir = node.join("var/log/journal").join(MACHINE_ID);
+        ok(std::fs::create_dir_all(&journal_dir));
+        let journal = ok(TestJournal::new(&journal_dir));
+        // An earlier line, so `journalctl -f` starts on an existing journal.
+        ok(journal.append(&[JournalEntry::new(
+            "systemd",
+            Timestamp::now() - jiff::SignedDuration::from_secs(600),
+            "Started kubelet.service - kubelet: The Kubernetes Node Agent.",
+        )]));
+        ok(std::fs::copy(
+            repo().join("deploy/base/config.yaml"),
+            node.join("configmap/config.yaml"),
+        ));
+
+        // A leaked sandbox (NOTREADY, its pod gone from the API) and a healthy pod.
+        let leaked = PodSpec::api("default", "leaky-7d9f", LEAKED_UID);
+        let leaked_id = ok(lab.run_pod(&leaked).await);
+        ok(lab.stop_sandbox(&leaked_id).await);
+        let web = PodSpec::api("default", "web-0", WEB_UID);
+        let web_id = ok(lab.run_pod(&web).await);
+        ok(lab.create_container(&web_id, &web, "web", 0, true).await);
+
+        let api = apiserver::start(
+            std::net::Ipv4Addr::UNSPECIFIED.into(),
+            vec![
+                api_pod("default", "web-0", WEB_UID, "StatefulSet"),
+                api_pod("podcoroner", "podcoroner-x7k2p", AGENT_UID, "DaemonSet"),
+                api_pod(
+                    "podcoroner",
+                    "podcoroner-n0r00",
+                    NONROOT_AGENT_UID,
+                    "DaemonSet",
+                ),
+            ],
         )
-    });
-    assert_eq!(leak["pod"]["uid"], LEAKED_UID, "{leak:#}");
-    for healthy in [&web_id, &agent_id] {
+        .await;
+        let kubeconfig = apiserver::kubeconfig(
+            &node.join("kube"),
+            &format!("http://{}:{}", lab.gateway(), api.port),
+        );
+        let yaml = ok(std::fs::read_to_string(
+            repo().join("deploy/base/daemonset.yaml"),
+        ));
+        let daemonset: DaemonSet = ok(serde_yaml::from_str(&yaml));
+        Node {
+            lab,
+            image,
+            dir,
+            journal,
+            daemonset,
+            kubeconfig,
+            leaked_id,
+            web_id,
+        }
+    }
+
+    /// Runs the DaemonSet's container as pod `name` (`uid`) on the pod network, its config changed
+    /// by `tweak` first.
+    async fn run_agent(
+        &self,
+        name: &str,
+        uid: &str,
+        tweak: impl FnOnce(&mut v1::ContainerConfig),
+    ) -> Agent {
+        let template = self.daemonset.spec.template.spec.as_ref().unwrap();
+        assert_ne!(
+            template.host_network,
+            Some(true),
+            "the test puts the agent on the pod network, as the DaemonSet does"
+        );
+        let pod_spec = PodSpec::api("podcoroner", name, uid);
+        let sandbox_id = ok(self.lab.run_pod(&pod_spec).await);
+        let mut config = container_config(
+            &self.lab,
+            &pod_spec,
+            self.dir.path(),
+            &self.daemonset,
+            &self.image,
+            &self.kubeconfig,
+        );
+        // Tells this agent's process from another test's.
+        config.envs.push(v1::KeyValue {
+            key: "POD_UID".to_owned(),
+            value: uid.to_owned(),
+        });
+        tweak(&mut config);
+        let port: u16 = template.containers[0].ports.as_ref().unwrap()[0]
+            .container_port
+            .try_into()
+            .unwrap();
+        let log = self.lab.pod_log_dir(&pod_spec).join(&config.log_path);
+        let started = self
+            .lab
+            .create_container_from(&sandbox_id, &pod_spec, config, true)
+            .await;
+        let ip = ok(self.lab.sandbox_ip(&sandbox_id).await);
+        let agent = Agent {
+            sandbox_id,
+            ip,
+            port,
+            log,
+        };
+        ok(started.map_err(|e| format!("{e}\ncontainer log:\n{}", agent.log())));
+        assert!(!agent.ip.is_empty(), "the agent's sandbox has no pod IP");
+        agent
+    }
+
+    /// Waits for the leak to be reported, checks the healthy sandboxes are not, then writes the
+    /// kubelet's GC failure for the leaked sandbox to the journal and waits for its finding.
+    fn check_findings(&self, agent: &Agent) {
+        let leaked_id = &self.leaked_id;
+        let findings = wait_findings(&agent.ip, agent.port, 30, |f| {
+            finding(f, "LeakedSandbox", leaked_id).is_some()
+        });
+        let leak = finding(&findings, "LeakedSandbox", leaked_id).unwrap_or_else(|| {
+            panic!(
+                "no LeakedSandbox for {leaked_id}: {findings:#}\ncontainer log:\n{}",
+                agent.log()
+            )
+        });
+        assert_eq!(leak["pod"]["uid"], LEAKED_UID, "{leak:#}");
+        for healthy in [&self.web_id, &agent.sandbox_id] {
+            assert!(
+                !findings.to_string().contains(healthy.as_str()),
+                "a finding names the healthy sandbox {healthy}: {findings:#}"
+            );
+        }
+
+        // The kubelet's GC fails to stop the leaked sandbox: a line in the node's journal, read by
+        // the image's journalctl.
+        let line = format!(
+            r#"E{} 1234 kuberuntime_gc.go:176] "Failed to stop sandbox before removing" err="rpc error: code = Unknown desc = failed to destroy network for sandbox \"{leaked_id}\": plugin type=\"calico\" failed (delete): error getting ClusterInformation: connection is unauthorized: Unauthorized" sandboxID="{leaked_id}""#,
+            Timestamp::now().strftime("%m%d %H:%M:%S%.6f")
+        );
+        ok(self
+            .journal
+            .append(&[JournalEntry::new("kubelet", Timestamp::now(), &line)]));
+        let findings = wait_findings(&agent.ip, agent.port, 30, |f| {
+            finding(f, "SandboxStopFailing", leaked_id).is_some()
+        });
+        let failing = finding(&findings, "SandboxStopFailing", leaked_id).unwrap_or_else(|| {
+            panic!(
+                "the journal line gave no SandboxStopFailing for {leaked_id}: {findings:#}\ncontainer log:\n{}",
+                agent.log()
+            )
+        });
         assert!(
-            !findings.to_string().contains(healthy.as_str()),
-            "a finding names the healthy sandbox {healthy}: {findings:#}"
+            failing.to_string().contains("Unauthorized"),
+            "the cause is not kept: {failing:#}"
         );
     }
+}
 
-    // The kubelet's GC fails to stop the leaked sandbox: a line in the node's journal, read by
-    // the image's journalctl.
-    let line = format!(
-        r#"E{} 1234 kuberuntime_gc.go:176] "Failed to stop sandbox before removing" err="rpc error: code = Unknown desc = failed to destroy network for sandbox \"{leaked_id}\": plugin type=\"calico\" failed (delete): error getting ClusterInformation: connection is unauthorized: Unauthorized" sandboxID="{leaked_id}""#,
-        Timestamp::now().strftime("%m%d %H:%M:%S%.6f")
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_image_runs_under_the_daemonsets_own_spec_and_finds_a_leak() {
+    let node = Node::start().await;
+    let agent = node.run_agent("podcoroner-x7k2p", AGENT_UID, |_| {}).await;
+
+    // Probed as the kubelet probes it: the pod IP and the container port.
+    let ready = agent.readyz_until(200);
+    assert_eq!(
+        ready.0,
+        200,
+        "/readyz never answered 200; last answer {ready:?}\ncontainer log:\n{}",
+        agent.log()
     );
-    ok(journal.append(&[JournalEntry::new("kubelet", Timestamp::now(), &line)]));
-    let findings = wait_findings(&ip, port, 30, |f| {
-        finding(f, "SandboxStopFailing", &leaked_id).is_some()
-    });
-    let failing = finding(&findings, "SandboxStopFailing", &leaked_id).unwrap_or_else(|| {
-        panic!(
-            "the journal line gave no SandboxStopFailing for {leaked_id}: {findings:#}\ncontainer log:\n{}",
-            agent_log()
-        )
-    });
-    assert!(
-        failing.to_string().contains("Unauthorized"),
-        "the cause is not kept: {failing:#}"
-    );
+    assert_eq!(get_from(&agent.ip, agent.port, "/healthz").0, 200);
+    node.check_findings(&agent);
 
     // The DaemonSet's hardening is in effect on the process itself.
-    let pid = pid_running("/usr/local/bin/podcoroner daemon --config /etc/podcoroner/config.yaml")
-        .expect("the agent's process");
+    let pid = agent_pid(AGENT_UID).expect("the agent's process");
     assert_eq!(status_field(pid, "CapEff"), "0000000000000000");
     assert_eq!(status_field(pid, "CapBnd"), "0000000000000000");
     assert_eq!(status_field(pid, "NoNewPrivs"), "1");
@@ -405,4 +526,79 @@ async fn the_image_runs_under_the_daemonsets_own_spec_and_finds_a_leak() {
             .is_some_and(|o| o.split(',').any(|o| o == "ro")),
         "the root filesystem is not read-only: {root}"
     );
+}
+
+/// docs/install.md "Root or not": as `nonroot` (65532) the agent cannot use a `root:root 0660`
+/// CRI socket, and says so in `/readyz`; given the socket's group and the journal's as
+/// supplemental groups, and its state directory, it works as root does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn as_nonroot_the_image_needs_the_sockets_group_and_then_works() {
+    use std::os::unix::fs::{PermissionsExt as _, chown};
+    const SOCKET_GID: u32 = 4242;
+    const JOURNAL_GID: u32 = 4243;
+    let node = Node::start().await;
+    let state = node.dir.path().join("var/lib/podcoroner");
+    ok(chown(&state, Some(NONROOT_UID), Some(NONROOT_UID)));
+    let nonroot = |groups: Vec<i64>| {
+        move |config: &mut v1::ContainerConfig| {
+            let sc = config
+                .linux
+                .as_mut()
+                .and_then(|l| l.security_context.as_mut())
+                .expect("a security context");
+            sc.run_as_user = Some(v1::Int64Value {
+                value: NONROOT_UID.into(),
+            });
+            sc.run_as_group = Some(v1::Int64Value {
+                value: NONROOT_UID.into(),
+            });
+            sc.supplemental_groups = groups;
+        }
+    };
+
+    // The socket as containerd makes it: root:root 0660.
+    let socket_mode = ok(std::fs::metadata(node.lab.socket()))
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(socket_mode, 0o660, "containerd's socket mode");
+    let refused = node
+        .run_agent("podcoroner-n0r00", NONROOT_AGENT_UID, nonroot(vec![]))
+        .await;
+    let (status, body) = refused.readyz_until(503);
+    assert_eq!(status, 503, "{body}\ncontainer log:\n{}", refused.log());
+    assert!(
+        body.contains("cri") && body.to_lowercase().contains("permission denied"),
+        "/readyz does not say the CRI socket is refused: {body}"
+    );
+    ok(node.lab.stop_sandbox(&refused.sandbox_id).await);
+    ok(node.lab.remove_sandbox(&refused.sandbox_id).await);
+
+    // The node gives the socket and the journal a group.
+    ok(chown(node.lab.socket(), None, Some(SOCKET_GID)));
+    for entry in ok(std::fs::read_dir(node.journal.dir())) {
+        let path = ok(entry).path();
+        ok(chown(&path, None, Some(JOURNAL_GID)));
+    }
+    let agent = node
+        .run_agent(
+            "podcoroner-n0r00",
+            NONROOT_AGENT_UID,
+            nonroot(vec![SOCKET_GID.into(), JOURNAL_GID.into()]),
+        )
+        .await;
+    let ready = agent.readyz_until(200);
+    assert_eq!(
+        ready.0,
+        200,
+        "as nonroot with the socket's group: {ready:?}\ncontainer log:\n{}",
+        agent.log()
+    );
+    node.check_findings(&agent);
+    let pid = agent_pid(NONROOT_AGENT_UID).expect("the agent's process");
+    assert_eq!(
+        status_field(pid, "Uid").split_whitespace().next(),
+        Some("65532")
+    );
+    assert_eq!(status_field(pid, "CapEff"), "0000000000000000");
 }
