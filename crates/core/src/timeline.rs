@@ -52,9 +52,8 @@ pub fn explain(query: &str, view: &NodeView, events: &[LoggedEvent]) -> Timeline
     } else {
         ids.insert(q.to_string());
     }
-    let prefix_ok = |id: &str, key: &str| id == key || (key.len() >= 6 && id.starts_with(key));
     let matches_id =
-        |ids: &BTreeSet<String>, id: &str| !id.is_empty() && ids.iter().any(|k| prefix_ok(id, k));
+        |ids: &BTreeSet<String>, id: &str| !id.is_empty() && ids.iter().any(|k| id_matches(id, k));
 
     // Grow the identity to a fixed point over the CRI and API views and the logs.
     for _ in 0..4 {
@@ -102,6 +101,14 @@ pub fn explain(query: &str, view: &NodeView, events: &[LoggedEvent]) -> Timeline
                     .flatten()
                 {
                     ids.insert(id.to_string());
+                }
+                // A line that names the pod beside one of its IDs gives its name, for the lines
+                // that name it alone (SyncLoop ADD/DELETE/REMOVE), as the CRI view does online.
+                if let [p] = i.pods.as_slice()
+                    && let Some(ns) = &p.namespace
+                    && (i.pod_uid.is_some() || i.sandbox_id.is_some() || i.container_id.is_some())
+                {
+                    names.insert((ns.to_string(), p.name.to_string()));
                 }
             }
         }
@@ -225,7 +232,14 @@ pub fn explain(query: &str, view: &NodeView, events: &[LoggedEvent]) -> Timeline
     }
 }
 
-/// Whether a log event names one of `ids` (prefixes count for cut IDs) or one of `names`.
+/// Whether `id` is `key`, or starts with it when `key` has at least 6 characters (a sandbox or
+/// container ID cut as `crictl` prints it, `3f2a1b0c9d8e`).
+fn id_matches(id: &str, key: &str) -> bool {
+    id == key || (key.len() >= 6 && id.starts_with(key))
+}
+
+/// Whether a log event names one of `ids` (whole, by an ID prefix the user gave, or by a prefix
+/// the log itself cut) or one of `names`.
 fn event_matches(
     e: &LoggedEvent,
     ids: &BTreeSet<String>,
@@ -235,7 +249,7 @@ fn event_matches(
     let whole = [&i.pod_uid, &i.sandbox_id, &i.container_id, &i.object_id]
         .into_iter()
         .flatten()
-        .any(|id| ids.contains(id.as_ref()));
+        .any(|id| ids.iter().any(|k| id_matches(id, k)));
     let partial = i
         .partial
         .iter()

@@ -117,3 +117,28 @@ fn a_pods_life_from_its_name_or_any_id() {
     let nothing = explain("nope/nope", &view(), &ev);
     assert!(nothing.entries.is_empty());
 }
+
+/// Offline (no CRI or API view), an ID prefix as `crictl ps` prints it finds the log lines that
+/// name the whole ID, and through them the pod's other lines.
+#[test]
+fn an_id_prefix_finds_log_only_events() {
+    let ev = events(&kubelet_log(), LogKind::Kubelet);
+    let offline = NodeView {
+        cri: None,
+        ..view()
+    };
+    let t = explain(&CONTAINER[..12], &offline, &ev);
+    assert!(
+        t.ids.contains(CONTAINER) && t.ids.contains(UID),
+        "{:?}",
+        t.ids
+    );
+    let what: Vec<&str> = t.entries.iter().map(|e| e.what.as_str()).collect();
+    assert_eq!(what.len(), 6, "{what:?}");
+    assert!(
+        !t.entries.iter().any(|e| e.detail.contains("shop/other")),
+        "another pod leaked in"
+    );
+    // Five characters are too few to stand for an ID.
+    assert!(explain(&CONTAINER[..5], &offline, &ev).entries.is_empty());
+}
