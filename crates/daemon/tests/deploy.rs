@@ -191,16 +191,17 @@ fn every_overlay_renders_to_typed_objects() {
 
 #[test]
 fn rbac_grants_exactly_what_the_code_calls() {
-    // podcoroner-apiserver: list_node_pods LISTs pods; EventSink::emit CREATEs events.
-    let want: BTreeSet<(String, String)> = [("pods", "list"), ("events", "create")]
-        .map(|(r, v)| (r.to_string(), v.to_string()))
-        .into();
+    // podcoroner-apiserver: list_node_pods LISTs pods, watch_node_pods runs kube-runtime's
+    // watcher (LIST, then WATCH), EventSink::emit CREATEs events.
+    let pairs = |p: &[(&str, &str)]| -> BTreeSet<(String, String)> {
+        p.iter()
+            .map(|(r, v)| (r.to_string(), v.to_string()))
+            .collect()
+    };
+    let pods = [("pods", "list"), ("pods", "watch")];
     for (dir, want) in [
-        ("base", want.clone()),
-        (
-            "overlays/metrics-only",
-            [("pods".to_string(), "list".to_string())].into(),
-        ),
+        ("base", pairs(&[pods[0], pods[1], ("events", "create")])),
+        ("overlays/metrics-only", pairs(&pods)),
     ] {
         let objs = render(dir);
         let role: ClusterRole = typed(
@@ -232,11 +233,11 @@ fn rbac_grants_exactly_what_the_code_calls() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../apiserver/src/lib.rs"),
     )
     .unwrap();
-    let calls: Vec<&str> = ["api.list(", "api.create("]
+    let calls: Vec<&str> = ["api.list(", "watcher(api", "api.create("]
         .into_iter()
         .filter(|c| src.contains(c))
         .collect();
-    assert_eq!(calls, vec!["api.list(", "api.create("]);
+    assert_eq!(calls, vec!["api.list(", "watcher(api", "api.create("]);
     for absent in [
         "api.get(",
         "api.watch(",
@@ -309,14 +310,45 @@ fn the_daemonset_keeps_its_safety_properties() {
     );
     let res = c.resources.as_ref().unwrap();
     assert!(res.requests.is_some() && res.limits.is_some());
-    // Read-only host mounts, except the CRI socket and the state directory.
+    // Read-only host mounts, except the state directory (connecting to the CRI socket needs no
+    // write access to its mount).
     for m in c.volume_mounts.as_ref().unwrap() {
-        let writable = matches!(
-            m.mount_path.as_str(),
-            "/run/containerd/containerd.sock" | "/var/lib/podcoroner"
-        );
+        let writable = m.mount_path == "/var/lib/podcoroner";
         assert_eq!(m.read_only.unwrap_or(false), !writable, "{}", m.mount_path);
     }
+    // The agent starts on a node whose CNI is broken.
+    assert_eq!(spec.host_network, Some(true));
+    assert_eq!(spec.dns_policy.as_deref(), Some("ClusterFirstWithHostNet"));
+    let mount = |path: &str| {
+        c.volume_mounts
+            .as_ref()
+            .unwrap()
+            .iter()
+            .find(|m| m.mount_path == path)
+            .unwrap_or_else(|| panic!("missing mount {path}"))
+    };
+    // The socket's directory, so a restarted containerd's new socket is seen; and host unmounts
+    // (pod volumes, task rootfs) propagate instead of being held in the agent's namespace.
+    for path in ["/run/containerd", "/var/lib/kubelet/pods"] {
+        assert_eq!(
+            mount(path).mount_propagation.as_deref(),
+            Some("HostToContainer"),
+            "{path}"
+        );
+    }
+    let volumes = spec.volumes.as_ref().unwrap();
+    let host_paths: Vec<&str> = volumes
+        .iter()
+        .filter_map(|v| v.host_path.as_ref())
+        .map(|h| h.path.as_str())
+        .collect();
+    assert!(
+        !host_paths.contains(&"/run/containerd/containerd.sock"),
+        "a mount of the socket file keeps the dead socket after containerd restarts"
+    );
+    // A hostPath creates what is missing: /var/log/journal would switch journald to persistent
+    // storage on a node with a volatile journal. The /var/log mount shows it where it exists.
+    assert!(!host_paths.contains(&"/var/log/journal"));
     let paths: BTreeSet<String> = c
         .volume_mounts
         .as_ref()
@@ -326,7 +358,7 @@ fn the_daemonset_keeps_its_safety_properties() {
         .collect();
     for p in [
         "/var/log",
-        "/var/log/journal",
+        "/run/containerd",
         "/run/log/journal",
         "/etc/machine-id",
         "/etc/kubernetes/manifests",
@@ -345,4 +377,58 @@ fn an_unknown_field_is_caught() {
     let fine: Value = serde_json::json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"},
         "spec": {"ports": [{"port": 80, "targetPort": 8080}]}});
     typed::<Service>(&fine, "test");
+}
+
+/// Every alert's `runbook_url` ends in an anchor that a heading of docs/runbook.md makes (GitHub's
+/// rule: lower case, spaces to `-`, other punctuation dropped), and every finding kind the daemon
+/// can report has a runbook heading.
+#[test]
+fn runbook_links_resolve() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let runbook = std::fs::read_to_string(root.join("docs/runbook.md")).unwrap();
+    let headings: Vec<&str> = runbook
+        .lines()
+        .filter_map(|l| {
+            l.trim_start_matches('#')
+                .strip_prefix(' ')
+                .filter(|_| l.starts_with('#'))
+        })
+        .collect();
+    let anchors: BTreeSet<String> = headings
+        .iter()
+        .map(|h| {
+            h.to_lowercase()
+                .chars()
+                .filter_map(|c| match c {
+                    ' ' => Some('-'),
+                    c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    let objs = render("base");
+    let rule = objs.iter().find(|o| o["kind"] == "PrometheusRule").unwrap();
+    let mut alerts = 0;
+    for r in rule["spec"]["groups"][0]["rules"].as_array().unwrap() {
+        let url = r["annotations"]["runbook_url"].as_str().unwrap();
+        let (page, anchor) = url.rsplit_once('#').unwrap();
+        assert!(page.ends_with("docs/runbook.md"), "{url}");
+        assert!(
+            anchors.contains(anchor),
+            "{url}: no heading makes #{anchor}"
+        );
+        assert_eq!(anchor, r["alert"].as_str().unwrap().to_lowercase());
+        alerts += 1;
+    }
+    assert_eq!(alerts, 5);
+    for kind in podcoroner_core::finding::FindingKind::ALL {
+        let name = format!("{kind:?}");
+        assert!(
+            headings
+                .iter()
+                .any(|h| h.split(" / ").any(|part| part == name)),
+            "docs/runbook.md has no heading for {name}"
+        );
+    }
 }
