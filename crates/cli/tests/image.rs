@@ -7,10 +7,13 @@
 //! (`NODE_NAME` from the downward API), its security context (read-only root filesystem, every
 //! capability dropped, no privilege escalation, uid 0) and its volume mounts, each hostPath
 //! pointed at the lab's node directory and the lab's CRI socket, the ConfigMap at
-//! `deploy/base/config.yaml`. The pod is on the lab's pod network, as the DaemonSet's (no
-//! `hostNetwork`), and is probed on its pod IP as the kubelet probes it. Then:
+//! `deploy/base/config.yaml`. The pod is on the node's network, as the DaemonSet's
+//! (`hostNetwork`), on a port of its own. The lab's containerd keeps its socket in the node's
+//! `run/containerd`, which the DaemonSet mounts, and the node directory is a shared mount, as `/`
+//! is on a systemd node, for the `HostToContainer` mounts. Then:
 //! - `/healthz` and `/readyz` answer 200;
-//! - a leaked sandbox in that containerd is a `LeakedSandbox` finding, the healthy pods are not;
+//! - a leaked sandbox in that containerd is a `LeakedSandbox` finding, the healthy pods are not,
+//!   and so is one leaked after containerd restarted (and made a new socket);
 //! - a kubelet line in the node's journal (a real journal file, read by the image's own
 //!   `journalctl`, which is what the shipped config's `kubelet_log: journald` runs) becomes a
 //!   `SandboxStopFailing` finding;
@@ -39,6 +42,7 @@ const NODE: &str = "lab-node";
 const LEAKED_UID: &str = "1eaced00-0000-4000-8000-000000000001";
 const WEB_UID: &str = "3eb00000-0000-4000-8000-000000000003";
 const AGENT_UID: &str = "a9e47000-0000-4000-8000-000000000009";
+const LATER_LEAKED_UID: &str = "1eaced00-0000-4000-8000-000000000002";
 const NONROOT_AGENT_UID: &str = "a9e47000-0000-4000-8000-00000000000a";
 const NONROOT_UID: u32 = podcoroner_image::NONROOT_UID;
 
@@ -102,11 +106,9 @@ fn reference_in(archive: &Path) -> String {
     panic!("{}: no index.json", archive.display())
 }
 
-/// The node's directories the DaemonSet mounts, under `node`; the CRI socket is the lab's.
-fn host_path(lab: &ContainerdLab, node: &Path, path: &str) -> PathBuf {
-    if path == "/run/containerd/containerd.sock" {
-        return lab.socket().to_path_buf();
-    }
+/// The node's directories the DaemonSet mounts, under `node` (the lab's containerd keeps its
+/// socket in `node/run/containerd`).
+fn host_path(node: &Path, path: &str) -> PathBuf {
     let mapped = node.join(path.trim_start_matches('/'));
     assert!(
         mapped.exists(),
@@ -120,6 +122,7 @@ fn host_path(lab: &ContainerdLab, node: &Path, path: &str) -> PathBuf {
 /// (the DaemonSet uses its service account, which the lab has no API server for).
 fn container_config(
     lab: &ContainerdLab,
+    listen: &str,
     pod_spec: &PodSpec,
     node: &Path,
     daemonset: &DaemonSet,
@@ -135,6 +138,10 @@ fn container_config(
     });
     config.command = c.command.clone().unwrap_or_default();
     config.args = c.args.clone().unwrap_or_default();
+    // On the node's network, each test's agent listens on a port of its own.
+    if let Some(i) = config.args.iter().position(|a| a == "--listen") {
+        config.args[i + 1] = listen.to_owned();
+    }
     config
         .args
         .extend(["--min-age".to_owned(), "0s".to_owned()]);
@@ -169,7 +176,7 @@ fn container_config(
             .find(|v| v.name == m.name)
             .unwrap_or_else(|| panic!("volumeMount {} has no volume", m.name));
         let host = if let Some(hp) = &volume.host_path {
-            host_path(lab, node, &hp.path)
+            host_path(node, &hp.path)
         } else if volume.config_map.is_some() {
             node.join("configmap")
         } else {
@@ -182,12 +189,18 @@ fn container_config(
             container_path: m.mount_path.clone(),
             host_path: host.display().to_string(),
             readonly: m.read_only.unwrap_or(false),
+            propagation: match m.mount_propagation.as_deref() {
+                Some("HostToContainer") => v1::MountPropagation::PropagationHostToContainer,
+                Some("Bidirectional") => v1::MountPropagation::PropagationBidirectional,
+                _ => v1::MountPropagation::PropagationPrivate,
+            } as i32,
         });
     }
     config.mounts.push(v1::Mount {
         container_path: "/var/run/podcoroner-test/kubeconfig".to_owned(),
         host_path: kubeconfig.display().to_string(),
         readonly: true,
+        propagation: 0,
     });
     // The kubelet's securityContext translation (`convertToRuntimeSecurityContext`).
     let sc = c.security_context.as_ref().expect("a securityContext");
@@ -260,14 +273,45 @@ fn status_field(pid: u32, field: &str) -> String {
 /// directories the DaemonSet mounts (with a real journal), and a fake API server that knows the
 /// healthy pod and the agents' pods.
 struct Node {
+    // Dropped in this order: containerd and its sandboxes, the shared mount, the directory.
     lab: ContainerdLab,
     image: String,
+    _shared: SharedMount,
     dir: tempfile::TempDir,
     journal: TestJournal,
     daemonset: DaemonSet,
     kubeconfig: PathBuf,
     leaked_id: String,
     web_id: String,
+}
+
+/// `dir` bind-mounted on itself and made shared (`mount --make-rshared`), as `/` is on a systemd
+/// node: containerd refuses `HostToContainer` propagation from a private mount, which `/` is on
+/// this test machine. Unmounted when dropped.
+struct SharedMount(PathBuf);
+
+impl SharedMount {
+    fn new(dir: &Path) -> SharedMount {
+        let d = dir.as_os_str();
+        for args in [
+            vec!["--bind".as_ref(), d, d],
+            vec!["--make-rshared".as_ref(), d],
+        ] {
+            let out = ok(Command::new("mount").args(&args).output());
+            assert!(
+                out.status.success(),
+                "mount {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        SharedMount(dir.to_path_buf())
+    }
+}
+
+impl Drop for SharedMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
 }
 
 /// An agent pod running the image.
@@ -317,11 +361,14 @@ impl Node {
         })
         .await
         .unwrap();
-        let lab = ok(ContainerdLab::start());
-        ok(lab.import_image(&archive));
-
         let dir = ok(tempfile::tempdir());
         let node = dir.path();
+        let shared = SharedMount::new(node);
+        let lab = ok(ContainerdLab::start_with_socket(
+            &node.join("run/containerd/containerd.sock"),
+        ));
+        ok(lab.import_image(&archive));
+
         for sub in [
             "var/lib/podcoroner",
             "var/log/pods",
@@ -360,7 +407,7 @@ impl Node {
         ok(lab.create_container(&web_id, &web, "web", 0, true).await);
 
         let api = apiserver::start(
-            std::net::Ipv4Addr::UNSPECIFIED.into(),
+            std::net::Ipv4Addr::LOCALHOST.into(),
             vec![
                 api_pod("default", "web-0", WEB_UID, "StatefulSet"),
                 api_pod("podcoroner", "podcoroner-x7k2p", AGENT_UID, "DaemonSet"),
@@ -375,7 +422,7 @@ impl Node {
         .await;
         let kubeconfig = apiserver::kubeconfig(
             &node.join("kube"),
-            &format!("http://{}:{}", lab.gateway(), api.port),
+            &format!("http://127.0.0.1:{}", api.port),
         );
         let yaml = ok(std::fs::read_to_string(
             repo().join("deploy/base/daemonset.yaml"),
@@ -384,6 +431,7 @@ impl Node {
         Node {
             lab,
             image,
+            _shared: shared,
             dir,
             journal,
             daemonset,
@@ -393,7 +441,7 @@ impl Node {
         }
     }
 
-    /// Runs the DaemonSet's container as pod `name` (`uid`) on the pod network, its config changed
+    /// Runs the DaemonSet's container as pod `name` (`uid`) on the network the DaemonSet says, its config changed
     /// by `tweak` first.
     async fn run_agent(
         &self,
@@ -402,15 +450,20 @@ impl Node {
         tweak: impl FnOnce(&mut v1::ContainerConfig),
     ) -> Agent {
         let template = self.daemonset.spec.template.spec.as_ref().unwrap();
-        assert_ne!(
-            template.host_network,
-            Some(true),
-            "the test puts the agent on the pod network, as the DaemonSet does"
-        );
-        let pod_spec = PodSpec::api("podcoroner", name, uid);
+        let mut pod_spec = PodSpec::api("podcoroner", name, uid);
+        if template.host_network == Some(true) {
+            pod_spec = pod_spec.with_host_network();
+        }
         let sandbox_id = ok(self.lab.run_pod(&pod_spec).await);
+        // On the node's network the DaemonSet's port would be shared by the tests running at
+        // once: each agent gets a free one.
+        let port = ok(std::net::TcpListener::bind("127.0.0.1:0"))
+            .local_addr()
+            .unwrap()
+            .port();
         let mut config = container_config(
             &self.lab,
+            &format!("127.0.0.1:{port}"),
             &pod_spec,
             self.dir.path(),
             &self.daemonset,
@@ -423,16 +476,16 @@ impl Node {
             value: uid.to_owned(),
         });
         tweak(&mut config);
-        let port: u16 = template.containers[0].ports.as_ref().unwrap()[0]
-            .container_port
-            .try_into()
-            .unwrap();
         let log = self.lab.pod_log_dir(&pod_spec).join(&config.log_path);
         let started = self
             .lab
             .create_container_from(&sandbox_id, &pod_spec, config, true)
             .await;
-        let ip = ok(self.lab.sandbox_ip(&sandbox_id).await);
+        let ip = if pod_spec.host_network {
+            "127.0.0.1".to_owned()
+        } else {
+            ok(self.lab.sandbox_ip(&sandbox_id).await)
+        };
         let agent = Agent {
             sandbox_id,
             ip,
@@ -492,10 +545,10 @@ impl Node {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_image_runs_under_the_daemonsets_own_spec_and_finds_a_leak() {
-    let node = Node::start().await;
+    let mut node = Node::start().await;
     let agent = node.run_agent("podcoroner-x7k2p", AGENT_UID, |_| {}).await;
 
-    // Probed as the kubelet probes it: the pod IP and the container port.
+    // Probed as the kubelet probes it: the pod's IP (the node's) and the container port.
     let ready = agent.readyz_until(200);
     assert_eq!(
         ready.0,
@@ -507,6 +560,28 @@ async fn the_image_runs_under_the_daemonsets_own_spec_and_finds_a_leak() {
     node.check_findings(&agent);
 
     // The DaemonSet's hardening is in effect on the process itself.
+    // containerd restarts (an upgrade) and makes its socket anew; the agent, which mounts the
+    // socket's directory, reconnects and sees a sandbox leaked after the restart.
+    let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&ok(std::fs::metadata(p)));
+    let before = inode(node.lab.socket());
+    ok(node.lab.restart());
+    assert_ne!(
+        inode(node.lab.socket()),
+        before,
+        "containerd kept its socket"
+    );
+    let later = PodSpec::api("default", "leaky-after-restart", LATER_LEAKED_UID);
+    let later_id = ok(node.lab.run_pod(&later).await);
+    ok(node.lab.stop_sandbox(&later_id).await);
+    let findings = wait_findings(&agent.ip, agent.port, 90, |f| {
+        finding(f, "LeakedSandbox", &later_id).is_some()
+    });
+    assert!(
+        finding(&findings, "LeakedSandbox", &later_id).is_some(),
+        "after containerd restarted, no LeakedSandbox for {later_id}: {findings:#}\n/readyz: {:?}",
+        get_from(&agent.ip, agent.port, "/readyz")
+    );
+
     let pid = agent_pid(AGENT_UID).expect("the agent's process");
     assert_eq!(status_field(pid, "CapEff"), "0000000000000000");
     assert_eq!(status_field(pid, "CapBnd"), "0000000000000000");

@@ -291,6 +291,27 @@ impl ContainerdLab {
     /// [`LabError::PauseImageBuildFailed`], [`LabError::LabDirFailed`],
     /// [`LabError::ContainerdStartFailed`], [`LabError::ImageImportFailed`].
     pub fn start() -> Result<ContainerdLab, LabError> {
+        ContainerdLab::start_inner(None)
+    }
+
+    /// As [`ContainerdLab::start`], with containerd's CRI socket at `socket` (its directory is
+    /// created) instead of inside the lab directory: where a test's node directory keeps it, as
+    /// `/run/containerd/containerd.sock` is on a node. At most 107 bytes.
+    ///
+    /// # Errors
+    ///
+    /// As [`ContainerdLab::start`].
+    pub fn start_with_socket(socket: &Path) -> Result<ContainerdLab, LabError> {
+        if let Some(dir) = socket.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| LabError::LabDirFailed {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        ContainerdLab::start_inner(Some(socket.to_path_buf()))
+    }
+
+    fn start_inner(socket: Option<PathBuf>) -> Result<ContainerdLab, LabError> {
         check_prerequisites()?;
         let pause = pause_image()?;
         let n = LAB_COUNTER.fetch_add(1, Ordering::SeqCst);
@@ -307,7 +328,7 @@ impl ContainerdLab {
                 source,
             })?;
         let (subnet, bridge) = pick_network(pid, n);
-        let socket = dir.path().join("containerd.sock");
+        let socket = socket.unwrap_or_else(|| dir.path().join("containerd.sock"));
         let endpoint = format!("unix://{}", socket.display());
         let network_name = format!("podcoroner-lab-{pid}-{n}");
         write_files(dir.path(), &socket, &pause, &subnet, &bridge, &network_name)?;
@@ -587,15 +608,6 @@ impl ContainerdLab {
             .and_then(|s| s.network)
             .map(|n| n.ip)
             .unwrap_or_default())
-    }
-
-    /// The lab network's gateway: the bridge's address, the first host of the pod subnet, which a
-    /// pod reaches the node on.
-    pub fn gateway(&self) -> String {
-        let base = self.subnet.split('/').next().unwrap_or_default();
-        let mut octets: Vec<&str> = base.split('.').collect();
-        octets.pop();
-        format!("{}.1", octets.join("."))
     }
 
     /// CRI `StartContainer`.
