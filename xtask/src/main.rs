@@ -256,7 +256,7 @@ fn image(args: &ImageArgs) -> anyhow::Result<PathBuf> {
         reference: reference.clone(),
         version: version.to_owned(),
         revision: git(&root, &["rev-parse", "HEAD"]),
-        source: Some(env!("CARGO_PKG_REPOSITORY").to_owned()),
+        source: Some(env!("CARGO_PKG_REPOSITORY").to_owned()).filter(|s| !s.is_empty()),
         created_unix_seconds: source_date_epoch(&root),
     };
     let summary = podcoroner_image::write_oci_archive(&fs, &meta, &out)?;

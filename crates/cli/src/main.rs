@@ -616,6 +616,8 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
             tracing_subscriber::EnvFilter::try_new(&args.log_level).context("--log-level")?,
         )
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: a container's log is a file that log pipelines parse.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     let mut c = match &args.config {
         Some(path) => FileConfig::load(path)?,

@@ -214,6 +214,13 @@ pub fn write_oci_archive(fs: &Rootfs, meta: &ImageMetadata, out: &Path) -> Resul
             .and_then(|mut w| w.flush())
             .map_err(io(out))?;
     }
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        // A temporary file is 0600; an image archive is for anyone to load.
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(io(out))?;
+    }
     tmp.as_file().sync_all().map_err(io(out))?;
     let archive_bytes = tmp.as_file().metadata().map_err(io(out))?.len();
     tmp.persist(out).map_err(|e| ImageError::Io {
@@ -519,6 +526,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("image.tar");
         let summary = write_oci_archive(&small_tree(), &meta(), &out).unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "{mode:o}");
         let m = members(&out);
         assert_eq!(json(&m["oci-layout"])["imageLayoutVersion"], "1.0.0");
         // Every blob is stored under its own digest.
