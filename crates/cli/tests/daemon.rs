@@ -759,3 +759,61 @@ async fn daemon_gc_apply_reports_a_real_cni_teardown_failure() {
     );
     stop_daemon(daemon);
 }
+
+/// A state directory the daemon cannot write loses the findings' history and the log positions
+/// at the next restart: `/readyz` names it (source `state`), and it recovers once writable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemon_reports_an_unwritable_state_directory() {
+    let lab = ok(ContainerdLab::start());
+    let (dir, _) = node_with_web(&lab).await;
+    ok(std::fs::write(
+        dir.path().join("pods.json"),
+        ok(serde_json::to_vec(&pod_list(vec![web_api_pod()]))),
+    ));
+    let state = dir.path().join("state");
+    ok(std::fs::create_dir_all(&state));
+    // Read-only even for root: a read-only bind mount, as a hostPath mounted readOnly would be.
+    let mount = |args: &[&std::ffi::OsStr]| {
+        let out = ok(Command::new("mount").args(args).output());
+        assert!(out.status.success(), "mount {args:?}: {out:?}");
+    };
+    let s = state.as_os_str();
+    mount(&["--bind".as_ref(), s, s]);
+    mount(&["-o".as_ref(), "remount,ro,bind".as_ref(), s]);
+    let port = free_port();
+    let daemon = start_daemon(&lab, dir.path(), port);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let body = loop {
+        let (status, body) = get(port, "/readyz");
+        if status == 503 && body.contains("Read-only file system") {
+            break body;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "/readyz never named the state source: {status} {body}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    let readyz: Value = ok(serde_json::from_str(&body));
+    let state_health = &readyz["sources"]["state"];
+    assert_eq!(state_health["healthy"], false, "{body}");
+    let error = state_health["last_error"].as_str().unwrap();
+    assert!(
+        error.contains("saving") && error.contains("Read-only file system"),
+        "{error}"
+    );
+    assert!(
+        get(port, "/metrics")
+            .1
+            .contains("podcoroner_source_up{source=\"state\"} 0")
+    );
+    // Writable again: the next save succeeds and the agent is ready.
+    mount(&["-o".as_ref(), "remount,rw,bind".as_ref(), s]);
+    wait_for(
+        60,
+        "/readyz 200 once the state directory is writable",
+        || (get(port, "/readyz").0 == 200).then_some(()),
+    );
+    stop_daemon(daemon);
+    let _ = Command::new("umount").arg("-l").arg(&state).status();
+}

@@ -68,7 +68,8 @@ impl From<&SourceHealth> for SourceHealthView {
 /// and the logs that are configured.
 pub fn enabled_sources(shared: &Shared) -> Vec<&'static str> {
     let o = &shared.options.sources;
-    let mut v = vec!["cri", "manifests", "pod_dirs"];
+    // `state`: the state directory, judged at each save of the findings store.
+    let mut v = vec!["cri", "manifests", "pod_dirs", "state"];
     if !o.no_apiserver || o.pods_file.is_some() {
         v.push("apiserver");
     }

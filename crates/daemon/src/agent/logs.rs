@@ -92,7 +92,7 @@ pub fn save_checkpoints(shared: &Shared) {
         &dir.join("log-checkpoints.json"),
         &lock(&shared.checkpoints),
     ) {
-        tracing::warn!(error = %e, "Saving log read positions failed");
+        shared.failed("state", format!("saving the log read positions: {e}"));
     }
 }
 
@@ -123,7 +123,7 @@ pub fn save_events(shared: &Shared) {
         .map_err(anyhow::Error::from)
         .and_then(|b| super::store::write_atomically(&dir.join("events.json"), &b))
     {
-        tracing::warn!(error = %format!("{e:#}"), "Saving log events failed");
+        shared.failed("state", format!("saving the kept log events: {e:#}"));
     }
 }
 

@@ -810,8 +810,11 @@ pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
     let store_due =
         lock(&shared.last_store_save).is_none_or(|t| t.elapsed() >= Duration::from_secs(30));
     if !opened.is_empty() || resolved_now > 0 || store_due {
-        if let Err(e) = store.save(state_path) {
-            tracing::warn!(error = %format!("{e:#}"), "Saving state failed");
+        // The `state` source: what is not saved is lost at the next restart, so an unwritable
+        // state directory is a failure /readyz names, not only a log line.
+        match store.save(state_path) {
+            Ok(()) => shared.ok("state", Some(format!("{} saved", state_path.display()))),
+            Err(e) => shared.failed("state", format!("saving {}: {e:#}", state_path.display())),
         }
         *lock(&shared.last_store_save) = Some(Instant::now());
     }
