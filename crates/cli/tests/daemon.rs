@@ -723,6 +723,13 @@ async fn daemon_gc_apply_reports_a_real_cni_teardown_failure() {
         None,
         "{metrics}"
     );
+    // The effective mode is visible: this agent acts.
+    assert!(
+        metrics.lines().any(|l| l.starts_with("podcoroner_info{")
+            && l.contains("gc=\"apply\"")
+            && l.ends_with(" 1")),
+        "{metrics}"
+    );
     let client =
         ok(podcoroner_cri::RuntimeClient::connect(&lab.endpoint(), Duration::from_secs(10)).await);
     let ids = || async {
@@ -802,10 +809,16 @@ async fn daemon_reports_an_unwritable_state_directory() {
         error.contains("saving") && error.contains("Read-only file system"),
         "{error}"
     );
+    let metrics = get(port, "/metrics").1;
+    assert!(metrics.contains("podcoroner_source_up{source=\"state\"} 0"));
+    // The default mode: no GC.
+    let info = metrics
+        .lines()
+        .find(|l| l.starts_with("podcoroner_info{"))
+        .unwrap_or_else(|| panic!("no podcoroner_info: {metrics}"));
     assert!(
-        get(port, "/metrics")
-            .1
-            .contains("podcoroner_source_up{source=\"state\"} 0")
+        info.contains("gc=\"off\"") && info.ends_with(" 1"),
+        "{info}"
     );
     // Writable again: the next save succeeds and the agent is ready.
     mount(&["-o".as_ref(), "remount,rw,bind".as_ref(), s]);

@@ -46,6 +46,17 @@ pub struct ResultLabels {
     pub result: String,
 }
 
+/// What the running agent is and does: its version and its effective modes.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct InfoLabels {
+    /// The podcoroner version.
+    pub version: String,
+    /// The GC mode: `off`, `plan` or `apply`.
+    pub gc: String,
+    /// Whether Kubernetes Events are posted: `true` or `false`.
+    pub events: String,
+}
+
 fn rpc_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.001, 2.0, 14))
 }
@@ -79,6 +90,9 @@ pub struct Metrics {
     pub gc_candidates: Gauge,
     /// `podcoroner_events_total`: Kubernetes Events by result (`sent`, `failed`, `dropped`).
     pub events: Family<ResultLabels, Counter>,
+    /// `podcoroner_info`: 1, labelled with the version and the effective GC and Events modes, so
+    /// a dashboard shows which nodes act and which only report.
+    pub info: Family<InfoLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -97,6 +111,7 @@ impl Default for Metrics {
             evaluations: Counter::default(),
             gc_candidates: Gauge::default(),
             events: Family::default(),
+            info: Family::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -150,6 +165,11 @@ impl Default for Metrics {
             "events",
             "Kubernetes Events about findings, by result",
             m.events.clone(),
+        );
+        registry.register(
+            "info",
+            "The agent's version and effective GC and Events modes (always 1)",
+            m.info.clone(),
         );
         Metrics { registry, ..m }
     }

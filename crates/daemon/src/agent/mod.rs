@@ -260,7 +260,27 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", options.listen))?;
-    tracing::info!(listen = %options.listen, node = %shared.node, "Serving");
+    let gc_mode = match options.gc.0 {
+        crate::config::GcMode::Off => "off",
+        crate::config::GcMode::Plan => "plan",
+        crate::config::GcMode::Apply => "apply",
+    };
+    shared
+        .metrics
+        .info
+        .get_or_create(&metrics::InfoLabels {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            gc: gc_mode.to_string(),
+            events: options.events.to_string(),
+        })
+        .set(1);
+    tracing::info!(
+        listen = %options.listen,
+        node = %shared.node,
+        gc = gc_mode,
+        events = options.events,
+        "Serving"
+    );
 
     let mut tasks = vec![
         tokio::spawn(cri_loop(shared.clone())),
