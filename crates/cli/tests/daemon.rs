@@ -784,8 +784,16 @@ async fn daemon_reports_an_unwritable_state_directory() {
         let out = ok(Command::new("mount").args(args).output());
         assert!(out.status.success(), "mount {args:?}: {out:?}");
     };
+    /// Undoes the bind mount however the test ends (dropped before the directory).
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
     let s = state.as_os_str();
     mount(&["--bind".as_ref(), s, s]);
+    let _unmount = Unmount(state.clone());
     mount(&["-o".as_ref(), "remount,ro,bind".as_ref(), s]);
     let port = free_port();
     let daemon = start_daemon(&lab, dir.path(), port);
@@ -828,5 +836,4 @@ async fn daemon_reports_an_unwritable_state_directory() {
         || (get(port, "/readyz").0 == 200).then_some(()),
     );
     stop_daemon(daemon);
-    let _ = Command::new("umount").arg("-l").arg(&state).status();
 }
