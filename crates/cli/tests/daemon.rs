@@ -11,7 +11,7 @@ use podcoroner_test_support::{BrokenCni, CniFault, ContainerdLab, MISSING_CNI_PL
 use serde_json::{Value, json};
 
 mod common;
-use common::{apiserver, get, ok, pod, pod_list};
+use common::{apiserver, free_port, get, ok, pod, pod_list, terminate};
 
 const NODE: &str = "daemon-node-1";
 const WEB_UID: &str = "0d1e2f30-4152-4637-8899-aabbccddeeff";
@@ -44,62 +44,46 @@ fn headless_dom(port: u16) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn free_port() -> u16 {
-    ok(std::net::TcpListener::bind("127.0.0.1:0"))
-        .local_addr()
-        .unwrap()
-        .port()
+/// The daemon against the lab and the node directory `dir` (`manifests`, `kubelet`, `state`),
+/// listening on `port`, judging sandboxes of any age and polling CRI every second; the caller
+/// adds its API source, its log source and the evaluation interval.
+fn lab_daemon(lab: &ContainerdLab, dir: &Path, port: u16) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_podcoroner"));
+    cmd.args([
+        "daemon",
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--runtime-endpoint",
+        &lab.endpoint(),
+        "--node-name",
+        NODE,
+    ])
+    .arg("--manifest-dir")
+    .arg(dir.join("manifests"))
+    .arg("--kubelet-root-dir")
+    .arg(dir.join("kubelet"))
+    .arg("--state-dir")
+    .arg(dir.join("state"))
+    .args([
+        "--min-age",
+        "0s",
+        "--cri-poll-interval",
+        "1s",
+        "--log-level",
+        "warn",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    cmd
 }
 
+/// [`lab_daemon`] with `dir/pods.json` as the API view, evaluating every second.
 fn start_daemon(lab: &ContainerdLab, dir: &Path, port: u16) -> Child {
-    ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
-        .args([
-            "daemon",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--runtime-endpoint",
-            &lab.endpoint(),
-            "--node-name",
-            NODE,
-        ])
-        .arg("--manifest-dir")
-        .arg(dir.join("manifests"))
-        .arg("--kubelet-root-dir")
-        .arg(dir.join("kubelet"))
+    ok(lab_daemon(lab, dir, port)
         .arg("--pods")
         .arg(dir.join("pods.json"))
-        .arg("--state-dir")
-        .arg(dir.join("state"))
-        .args([
-            "--min-age",
-            "0s",
-            "--cri-poll-interval",
-            "1s",
-            "--evaluate-interval",
-            "1s",
-            "--log-level",
-            "warn",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .args(["--evaluate-interval", "1s"])
         .spawn())
-}
-
-fn stop_daemon(mut child: Child) {
-    let _ = Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
-        .status();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if let Ok(Some(status)) = child.try_wait() {
-            assert!(status.success(), "daemon exited with {status} on SIGTERM");
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    panic!("daemon did not stop within 10 s of SIGTERM");
 }
 
 /// Polls `f` every 100 ms until it returns `Some`, for at most `secs`.
@@ -286,7 +270,7 @@ async fn daemon_sees_leaks_over_time_and_survives_runtime_restarts() {
     // A daemon restart keeps first_seen.
     let before: Value = ok(serde_json::from_str(&get(port, "/findings?state=open").1));
     let first = finding_for(&before, &still_leaked).unwrap()["first_seen"].clone();
-    stop_daemon(daemon);
+    terminate(daemon);
     let daemon = start_daemon(&lab, dir.path(), port);
     wait_for(20, "/readyz after restart", || {
         (get(port, "/readyz").0 == 200).then_some(())
@@ -299,7 +283,7 @@ async fn daemon_sees_leaks_over_time_and_survives_runtime_restarts() {
         finding_for(&after, &still_leaked).unwrap()["first_seen"],
         first
     );
-    stop_daemon(daemon);
+    terminate(daemon);
 }
 
 /// The fake API server (`common::apiserver`) serving `pods` as this node's `PodList` on loopback,
@@ -323,39 +307,13 @@ fn start_daemon_with_api(
     config: &Path,
     extra: &[&str],
 ) -> Child {
-    ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
-        .args([
-            "daemon",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--runtime-endpoint",
-            &lab.endpoint(),
-            "--node-name",
-            NODE,
-        ])
+    ok(lab_daemon(lab, dir, port)
         .arg("--config")
         .arg(config)
         .arg("--kubeconfig")
         .arg(kubeconfig)
-        .arg("--manifest-dir")
-        .arg(dir.join("manifests"))
-        .arg("--kubelet-root-dir")
-        .arg(dir.join("kubelet"))
-        .arg("--state-dir")
-        .arg(dir.join("state"))
-        .args([
-            "--min-age",
-            "0s",
-            "--cri-poll-interval",
-            "1s",
-            "--evaluate-interval",
-            "1s",
-            "--log-level",
-            "warn",
-        ])
+        .args(["--evaluate-interval", "1s"])
         .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
         .spawn())
 }
 
@@ -478,7 +436,7 @@ async fn daemon_posts_deduplicated_rate_limited_events() {
             && detail.contains("watch spec.nodeName=daemon-node-1"),
         "{detail}"
     );
-    stop_daemon(daemon);
+    terminate(daemon);
 }
 
 /// The kubelet's log, followed: a GC stop failure written to it shows as `SandboxStopFailing`
@@ -501,40 +459,16 @@ async fn daemon_follows_the_kubelet_log_across_rotation_and_restart() {
         "I1129 08:00:00.000000    4321 kubelet.go:2449] \"SyncLoop ADD\" source=\"api\" pods=[\"shop/old\"]\n",
     ));
     let port = free_port();
+    // Default evaluation interval (10 s): the log line itself must wake the evaluator.
     let start = |port: u16| {
-        ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
-            .args([
-                "daemon",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--runtime-endpoint",
-                &lab.endpoint(),
-                "--node-name",
-                NODE,
-            ])
+        ok(lab_daemon(&lab, dir.path(), port)
             .arg("--kubelet-log")
             .arg(&log)
-            .arg("--manifest-dir")
-            .arg(dir.path().join("manifests"))
-            .arg("--kubelet-root-dir")
-            .arg(dir.path().join("kubelet"))
             .arg("--pods")
             .arg(dir.path().join("pods.json"))
-            .arg("--state-dir")
-            .arg(dir.path().join("state"))
-            // Default evaluation interval (10 s): the log line itself must wake the evaluator.
-            .args([
-                "--min-age",
-                "0s",
-                "--cri-poll-interval",
-                "1s",
-                "--log-level",
-                "warn",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
             .spawn())
     };
+
     let daemon = start(port);
     wait_for(20, "/readyz 200", || {
         (get(port, "/readyz").0 == 200).then_some(())
@@ -593,7 +527,7 @@ async fn daemon_follows_the_kubelet_log_across_rotation_and_restart() {
     assert_eq!(r["sources"]["kubelet_log"]["healthy"], true, "{r}");
 
     // Restart: the finding is still open, and no line is read twice.
-    stop_daemon(daemon);
+    terminate(daemon);
     append(&failure(3));
     let daemon = start(port);
     wait_for(20, "/readyz after restart", || {
@@ -611,7 +545,7 @@ async fn daemon_follows_the_kubelet_log_across_rotation_and_restart() {
         f["summary"].as_str().unwrap().contains("3 log records"),
         "each line exactly once: {f}"
     );
-    stop_daemon(daemon);
+    terminate(daemon);
 }
 
 /// The value of the metric line starting with `series` (name and labels), if present.
@@ -764,7 +698,7 @@ async fn daemon_gc_apply_reports_a_real_cni_teardown_failure() {
         Some(1.0),
         "{metrics}"
     );
-    stop_daemon(daemon);
+    terminate(daemon);
 }
 
 /// A state directory the daemon cannot write loses the findings' history and the log positions
@@ -835,5 +769,5 @@ async fn daemon_reports_an_unwritable_state_directory() {
         "/readyz 200 once the state directory is writable",
         || (get(port, "/readyz").0 == 200).then_some(()),
     );
-    stop_daemon(daemon);
+    terminate(daemon);
 }

@@ -36,7 +36,7 @@ use podcoroner_test_support::{ContainerdLab, PodSpec};
 use serde_json::{Value, json};
 
 mod common;
-use common::{apiserver, get_from, ok, pod};
+use common::{apiserver, free_port, get_from, ok, pod};
 
 const NODE: &str = "lab-node";
 const LEAKED_UID: &str = "1eaced00-0000-4000-8000-000000000001";
@@ -457,10 +457,7 @@ impl Node {
         let sandbox_id = ok(self.lab.run_pod(&pod_spec).await);
         // On the node's network the DaemonSet's port would be shared by the tests running at
         // once: each agent gets a free one.
-        let port = ok(std::net::TcpListener::bind("127.0.0.1:0"))
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let mut config = container_config(
             &self.lab,
             &format!("127.0.0.1:{port}"),

@@ -15,7 +15,7 @@ use podcoroner_logs::test_util::{JournalEntry, MACHINE_ID, TestJournal};
 use serde_json::Value;
 
 mod common;
-use common::{get, ok, podcoroner, strs};
+use common::{free_port, get, ok, podcoroner, strs};
 
 /// The leaked sandbox: the kubelet's GC fails to stop it because Calico's datastore refuses the
 /// CNI DEL.
@@ -300,10 +300,7 @@ fn daemon_follows_a_journal_directory_across_restarts() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
 
-    let port = ok(std::net::TcpListener::bind("127.0.0.1:0"))
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let daemon = start_daemon(&config, port);
     let key = format!("kubelet@{}", journal_dir.display());
     // journalctl -f is running before the entries are written.

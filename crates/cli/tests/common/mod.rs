@@ -104,6 +104,14 @@ pub fn strs<'a>(items: &'a Value, field: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
+pub fn free_port() -> u16 {
+    ok(std::net::TcpListener::bind("127.0.0.1:0"))
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// A `kubectl get pods -o json` document holding `items`.
 pub fn pod_list(items: Vec<Value>) -> Value {
     json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items})
