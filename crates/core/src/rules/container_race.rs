@@ -155,3 +155,8 @@ pub(super) fn find_container_race(logs: &Logs<'_>, view: &NodeView, out: &mut Ve
         out.push(f);
     }
 }
+
+/// The registry's runner.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    find_container_race(input.logs, input.view, out);
+}

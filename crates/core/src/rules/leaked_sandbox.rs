@@ -262,3 +262,8 @@ pub fn enrich(findings: &mut [Finding], events: &[LoggedEvent]) {
         }
     }
 }
+
+/// The registry's runner of the name-reserved log rule.
+pub(super) fn run_name_reserved(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    sandbox_name_reserved(input.logs, input.view, out);
+}

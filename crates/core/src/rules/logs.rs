@@ -30,15 +30,9 @@ use crate::logs::{Component, EventKind, IdKind};
 use crate::model::{NodeView, PodRef};
 use crate::rules::{Config, Diagnosis, SkippedRule, diagnose, human, short};
 
-use super::container_race::find_container_race;
 pub use super::leaked_sandbox::enrich;
-use super::leaked_sandbox::sandbox_name_reserved;
-use super::mirror_pods::mirror_pods;
-use super::pod_dirs::orphaned_pod_volumes;
-use super::pod_workers::stuck_pod_workers;
-use super::runtime::runtime_unhealthy;
-use super::static_pods::{static_pod_removal_blocked, static_pod_removed};
-use super::teardown::{stuck_terminating_state, teardown_failures};
+pub(crate) use super::registry::LogInput;
+use super::registry::{RULES, Run};
 
 /// How many evidence lines of one group a finding quotes (first ones and the last).
 pub(super) const MAX_QUOTED: usize = 4;
@@ -88,17 +82,18 @@ pub fn diagnose_logs(
     now: Timestamp,
 ) -> Vec<Finding> {
     let logs = Logs::new(events);
+    let input = LogInput {
+        logs: &logs,
+        view,
+        config,
+        now,
+    };
     let mut out = Vec::new();
-    let seen = stuck_terminating_state(&logs, view, config, now, &mut out);
-    teardown_failures(&logs, view, &seen, &mut out);
-    find_container_race(&logs, view, &mut out);
-    orphaned_pod_volumes(&logs, view, &mut out);
-    mirror_pods(&logs, &mut out);
-    stuck_pod_workers(&logs, view, &mut out);
-    static_pod_removal_blocked(&logs, &mut out);
-    runtime_unhealthy(&logs, &mut out);
-    sandbox_name_reserved(&logs, view, &mut out);
-    static_pod_removed(&logs, &mut out);
+    for rule in RULES {
+        if let Run::Logs(run) = rule.run {
+            run(&input, &mut out);
+        }
+    }
     out
 }
 
@@ -141,7 +136,7 @@ pub(super) fn same_subject(state: &Finding, log: &Finding) -> bool {
 // === the logs, indexed ===
 
 /// The events with what they say about identities.
-pub(super) struct Logs<'a> {
+pub(crate) struct Logs<'a> {
     /// Every event, in the order read (file order within each file).
     pub(super) all: &'a [LoggedEvent],
     /// Pod UID → (namespace, name), from lines naming both.

@@ -346,3 +346,8 @@ pub(super) fn split_pod(key: &str) -> PodRef {
         },
     }
 }
+
+/// The registry's runner of the log rules.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    mirror_pods(input.logs, out);
+}

@@ -253,3 +253,8 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
         out.push(f);
     }
 }
+
+/// The registry's runner of `OrphanedPodVolumes`.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    orphaned_pod_volumes(input.logs, input.view, out);
+}

@@ -155,3 +155,8 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         out.push(f);
     }
 }
+
+/// The registry's runner.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    stuck_pod_workers(input.logs, input.view, out);
+}

@@ -246,3 +246,14 @@ pub(super) fn static_pod_removed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         out.push(f);
     }
 }
+
+/// The registry's runner of `StaticPodRemovalBlocked`.
+pub(super) fn run_removal_blocked(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    static_pod_removal_blocked(input.logs, out);
+}
+
+/// The registry's runner of `StaticPodRemoved`: after the rules whose findings say more of the
+/// same pod (`StaticPodNotRemoved`, `StuckPodWorker`), which it reads in `out`.
+pub(super) fn run_removed(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    static_pod_removed(input.logs, out);
+}

@@ -745,3 +745,10 @@ pub(super) fn stuck_terminating_state(
     }
     seen
 }
+
+/// The registry's runner: the state side of `StuckTerminatingPod` first (its pods are not
+/// reported again from their log lines), then every teardown incident.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    let seen = stuck_terminating_state(input.logs, input.view, input.config, input.now, out);
+    teardown_failures(input.logs, input.view, &seen, out);
+}
