@@ -79,7 +79,7 @@ pub(super) fn find_container_race(logs: &Logs<'_>, view: &NodeView, out: &mut Ve
             view,
             &group,
             None,
-            logs.container_pod.get(&id).map(String::as_str),
+            logs.container_pod.get(id.as_str()).copied(),
         );
         let summary = if lasting {
             format!(

@@ -161,8 +161,13 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
             continue;
         }
         let related = |k: EventKind| -> Vec<&LoggedEvent> {
-            logs.of(&[k])
-                .filter(|e| full && own_uid(e).as_deref() == Some(&uid))
+            if !full {
+                return Vec::new();
+            }
+            logs.of_uid(&uid)
+                .iter()
+                .map(|&i| &logs.all[i])
+                .filter(|e| e.event.kind == k)
                 .collect()
         };
         let unreconstructed = related(EventKind::VolumeReconstructionFailed);
