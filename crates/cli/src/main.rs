@@ -138,7 +138,8 @@ struct ExplainArgs {
     /// Explain from a snapshot written by `podcoroner collect`.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "no_apiserver", "kubelet_log", "runtime_log", "journal_dir"])]
     snapshot: Option<PathBuf>,
-    /// Output format.
+    /// Output format: the timeline as a table, oldest entry first, or the
+    /// podcoroner.timeline/v1 JSON schema (docs/output.md).
     #[arg(short, long, value_enum, default_value_t = Output::Table)]
     output: Output,
 }
@@ -193,23 +194,29 @@ struct SourceArgs {
     journal_dir: Option<PathBuf>,
     /// Only log records from this time on: a duration back from now (2h, 3d) or an RFC 3339 time.
     #[arg(long, value_name = "DURATION|TIME", value_parser = parse_since)]
-    since: Option<Since>,
+    since: Option<jiff::Timestamp>,
 }
 
-/// `--since`: a duration back from now, or a timestamp.
-#[derive(Debug, Clone, Copy)]
-enum Since {
-    Ago(Duration),
-    At(jiff::Timestamp),
-}
-
-fn parse_since(s: &str) -> Result<Since, String> {
+/// `--since`: an RFC 3339 time, or a duration back from now resolved to one when parsed.
+///
+/// # Errors
+/// Neither form, or a duration reaching before the earliest time jiff represents
+/// (`-9999-01-01`), which would otherwise overflow (or wrap into the future).
+fn parse_since(s: &str) -> Result<jiff::Timestamp, String> {
     if let Ok(t) = s.parse::<jiff::Timestamp>() {
-        return Ok(Since::At(t));
+        return Ok(t);
     }
-    humantime::parse_duration(s).map(Since::Ago).map_err(|_| {
+    let ago = humantime::parse_duration(s).map_err(|_| {
         format!("{s:?} is neither a duration (2h, 3d) nor an RFC 3339 time (2026-11-29T10:00:00Z)")
-    })
+    })?;
+    jiff::SignedDuration::try_from(ago)
+        .ok()
+        .and_then(|d| jiff::Timestamp::now().checked_sub(d).ok())
+        .ok_or_else(|| {
+            format!(
+                "{s:?} reaches back before the year -9999, the earliest time podcoroner handles: give a shorter duration or an RFC 3339 time"
+            )
+        })
 }
 
 #[derive(Debug, Args)]
@@ -239,7 +246,8 @@ struct DiagnoseArgs {
     /// A pod in phase Failed is reported once it has been Failed this long.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
     failed_pod_min_age: Duration,
-    /// Output format.
+    /// Output format: the findings as a table grouped by severity, or the podcoroner.diagnosis/v1
+    /// JSON schema (docs/output.md).
     #[arg(short, long, value_enum, default_value_t = Output::Table)]
     output: Output,
     /// Exit 1 when a finding at or above this severity exists.
@@ -265,9 +273,14 @@ struct GcArgs {
     /// Act: stop and remove the planned sandboxes. Without it, only print the plan.
     #[arg(long)]
     apply: bool,
-    /// Only sandboxes created longer ago than this. A --pods file older than this is refused.
+    /// Only sandboxes created longer ago than this (and, with --pods, before the file was
+    /// written). Accepts 0s.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
     gc_min_age: Duration,
+    /// A --pods file modified longer ago than this is refused: an old listing cannot prove a pod
+    /// is gone.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    pods_max_age: Duration,
     /// At most this many removals per run.
     #[arg(long, value_name = "N", default_value_t = 20)]
     gc_max_per_run: usize,
@@ -285,10 +298,12 @@ struct GcArgs {
     /// only for a node cut off from its API server whose pods you know are gone.
     #[arg(long)]
     assume_pods_deleted: bool,
-    /// Where the audit log (gc-audit.jsonl) is appended.
+    /// Where the audit log (gc-audit.jsonl) is appended; --apply locks it (gc.lock) for the run,
+    /// and a second --apply on it refuses.
     #[arg(long, value_name = "DIR", default_value = "/var/lib/podcoroner")]
     state_dir: PathBuf,
-    /// Output format.
+    /// Output format: a table of the plan and the results, or the podcoroner.gc/v1 JSON schema
+    /// (docs/gc.md).
     #[arg(short, long, value_enum, default_value_t = Output::Table)]
     output: Output,
 }
@@ -297,11 +312,10 @@ fn parse_selector(s: &str) -> Result<LabelSelector, String> {
     LabelSelector::parse(s)
 }
 
+/// `-o`: each command's help says what its table and its JSON hold.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Output {
-    /// Grouped by severity, for a terminal.
     Table,
-    /// The podcoroner.diagnosis/v1 JSON schema (docs/output.md).
     Json,
 }
 
@@ -416,13 +430,7 @@ fn source_options(args: &SourceArgs, offline: bool) -> anyhow::Result<SourceOpti
     Ok(SourceOptions {
         kubelet_log,
         runtime_log,
-        since: args.since.map(|s| match s {
-            Since::At(t) => t,
-            Since::Ago(d) => {
-                jiff::Timestamp::now()
-                    - jiff::SignedDuration::try_from(d).unwrap_or(jiff::SignedDuration::ZERO)
-            }
-        }),
+        since: args.since,
         offline,
         runtime_endpoint: args.runtime_endpoint.clone(),
         timeout: args.timeout,
@@ -546,6 +554,7 @@ async fn gc(args: GcArgs) -> anyhow::Result<u8> {
         rate_per_minute: args.gc_rate,
         apply: args.apply,
         state_dir: args.state_dir.clone(),
+        pods_max_age: args.pods_max_age,
     };
     let outcome = podcoroner_daemon::gc::run(&opts, &gc_opts).await?;
     let report =
@@ -568,7 +577,27 @@ async fn gc(args: GcArgs) -> anyhow::Result<u8> {
     })
 }
 
+/// A query `explain` cannot match: an ID prefix shorter than the 6 characters `timeline`
+/// needs (`id_matches`), or nothing at all.
+fn explain_query_problem(query: &str) -> Option<String> {
+    let q = query.trim();
+    if q.contains('/') {
+        return None;
+    }
+    let n = q.chars().count();
+    (n < 6).then(|| {
+        format!(
+            "{query:?} is {n} character{}: use 6 or more characters of a pod UID, sandbox or container ID, or give namespace/name",
+            if n == 1 { "" } else { "s" }
+        )
+    })
+}
+
 async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
+    if let Some(problem) = explain_query_problem(&args.pod) {
+        eprintln!("error: {problem}");
+        return Ok(EXIT_USAGE);
+    }
     let (view, events, node, now) = if let Some(dir) = &args.snapshot {
         let snap = snapshot::read(dir)?;
         (
@@ -588,6 +617,13 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
         )
     };
     let timeline = podcoroner_core::timeline::explain(&args.pod, &view, &events);
+    // Nothing on stdout for a pod nothing names: a script reading it gets no empty timeline.
+    if timeline.entries.is_empty() {
+        anyhow::bail!(
+            "nothing on this node names {:?} (a pod UID, namespace/name, sandbox or container ID)",
+            args.pod
+        );
+    }
     let report = podcoroner_daemon::api::TimelineReport::new(&node, now, &args.pod, &timeline);
     let text = match args.output {
         Output::Table => render::timeline_table(&report),
@@ -600,12 +636,6 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
         .write_all(text.as_bytes())
         .context("writing to stdout")?;
     stdout.flush().context("writing to stdout")?;
-    if timeline.entries.is_empty() {
-        anyhow::bail!(
-            "nothing on this node names {:?} (a pod UID, namespace/name, sandbox or container ID)",
-            args.pod
-        );
-    }
     Ok(0)
 }
 
@@ -683,6 +713,11 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
         resolved_retention: c.resolved_retention,
         state_dir: c.state_dir.clone(),
         listen: args.listen,
+        http: podcoroner_daemon::agent::serve::Limits {
+            header_read_timeout: c.http_header_read_timeout,
+            idle_timeout: c.http_idle_timeout,
+            max_connections: c.http_max_connections,
+        },
         max_events: c.max_log_events,
         gc: (
             args.gc.unwrap_or(c.gc),
@@ -701,6 +736,7 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
                 rate_per_minute: c.gc_rate,
                 apply: true,
                 state_dir: c.state_dir.clone(),
+                pods_max_age: c.pods_max_age,
             },
         ),
         gc_interval: c.gc_interval,

@@ -98,7 +98,15 @@ impl Gc {
         args.extend(extra.iter().map(|s| s.as_ref().to_string()));
         args
     }
+    /// The audit log's outcome records (every one but the `intent` written before each action).
     fn audit(&self) -> Vec<Value> {
+        self.audit_all()
+            .into_iter()
+            .filter(|r| r["result"] != "intent")
+            .collect()
+    }
+    /// Every record of the audit log, `intent` ones included.
+    fn audit_all(&self) -> Vec<Value> {
         std::fs::read_to_string(self.dir.path().join("state/gc-audit.jsonl"))
             .unwrap_or_default()
             .lines()
@@ -314,6 +322,13 @@ async fn apply_removes_exactly_the_leaked_sandboxes() {
     let audit = gc.audit();
     let removed_audit: Vec<&Value> = audit.iter().filter(|r| r["result"] == "removed").collect();
     assert_eq!(removed_audit.len(), 7);
+    // Each removal was announced by an intent record, flushed before the CRI calls.
+    let all = gc.audit_all();
+    for r in &removed_audit {
+        let at = all.iter().position(|a| a == *r).unwrap();
+        assert_eq!(all[at - 1]["result"], "intent", "{:?}", &all[at - 1]);
+        assert_eq!(all[at - 1]["sandbox_id"], r["sandbox_id"]);
+    }
     assert_eq!(removed_audit[0]["node"], NODE);
     assert_eq!(removed_audit[0]["dry_run"], false);
     assert!(
@@ -348,57 +363,23 @@ async fn apply_removes_exactly_the_leaked_sandboxes() {
     );
     tokio::time::sleep(Duration::from_secs(2)).await;
     let mut stale_flags = gc.flags();
-    stale_flags[1] = "1s".into();
+    stale_flags.extend(["--pods-max-age".into(), "1s".into()]);
     let (_, out, _) = podcoroner(&gc.args(&stale_flags));
     let stale: Value = ok(serde_json::from_str(&out));
     assert!(
         stale["refused"]
             .as_str()
             .unwrap()
-            .contains("older than --gc-min-age"),
+            .contains("older than --pods-max-age 1s"),
         "{stale}"
     );
 }
 
 #[tokio::test]
 async fn what_changes_between_planning_and_acting_is_left_alone() {
-    let lab = ok(ContainerdLab::start());
-    let dir = ok(tempfile::tempdir());
-    let mut gone = Vec::new();
-    for i in 0..3 {
-        gone.push(
-            dead(
-                &lab,
-                &PodSpec::api("shop", &format!("gone-{i}"), &uid(100 + i)),
-            )
-            .await,
-        );
-    }
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let gc = Gc {
-        lab,
-        dir,
-        leaked: BTreeSet::new(),
-        kept: BTreeSet::new(),
-        api_pods: vec![],
-        old_done: Instant::now(),
-        young_start: Instant::now(),
-    };
-    gc.write_pods(&[]);
-    let mut args = gc.args(&["--gc-min-age", "1s", "--gc-rate", "20", "--apply"]);
-    args.retain(|a| a != "-o" && a != "json");
-    let child = ok(std::process::Command::new(env!("CARGO_BIN_EXE_podcoroner"))
-        .args(&args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn());
-
+    let (gc, gone) = leaked_node(3, 100).await;
     // The first removal is done; the run now waits 3 s (20 per minute) before the next.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !gc.audit().iter().any(|r| r["result"] == "removed") {
-        assert!(Instant::now() < deadline, "no removal within 30 s");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let (child, _) = gc.spawn_slow_apply().await;
     // The second sandbox's pod reappears in the API (same UID), the third's pod too under a
     // new name: both must be left alone.
     gc.write_pods(&[
@@ -412,16 +393,7 @@ async fn what_changes_between_planning_and_acting_is_left_alone() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    let results: Vec<(String, String)> = gc
-        .audit()
-        .iter()
-        .map(|r| {
-            (
-                r["sandbox_id"].as_str().unwrap().to_string(),
-                r["result"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let results = id_and_result(&gc.audit());
     assert_eq!(
         results,
         vec![
@@ -450,6 +422,19 @@ async fn what_changes_between_planning_and_acting_is_left_alone() {
         );
     }
     let _ = Path::new("");
+}
+
+/// Audit records as (sandbox ID, result), in order.
+fn id_and_result(records: &[Value]) -> Vec<(String, String)> {
+    records
+        .iter()
+        .map(|r| {
+            (
+                r["sandbox_id"].as_str().unwrap().to_string(),
+                r["result"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
 }
 
 /// A `gc -o json` report's results as (sandbox ID, result), in order.
@@ -652,4 +637,208 @@ async fn cni_teardown_failure_is_stop_failed_then_removed_once_repaired() {
     assert_eq!(report["findings"], json!([]));
     assert_eq!(gc.sandboxes().await, kept);
     assert_eq!(remove_calls(&gc.lab, &stuck), 1);
+}
+
+/// A node with `n` leaked sandboxes (pods `shop/gone-<i>` of UIDs from `first_uid`, gone from an
+/// empty `--pods` file), old enough for `--gc-min-age 1s`; their IDs also in creation order.
+async fn leaked_node(n: u32, first_uid: u32) -> (Gc, Vec<String>) {
+    let lab = ok(ContainerdLab::start());
+    let dir = ok(tempfile::tempdir());
+    let mut gone = Vec::new();
+    for i in 0..n {
+        gone.push(
+            dead(
+                &lab,
+                &PodSpec::api("shop", &format!("gone-{i}"), &uid(first_uid + i)),
+            )
+            .await,
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let gc = Gc {
+        lab,
+        dir,
+        leaked: gone.iter().cloned().collect(),
+        kept: BTreeSet::new(),
+        api_pods: vec![],
+        old_done: Instant::now(),
+        young_start: Instant::now(),
+    };
+    gc.write_pods(&[]);
+    (gc, gone)
+}
+
+impl Gc {
+    /// Starts `gc --apply --gc-min-age 1s --gc-rate 20` (3 s between actions) and returns once
+    /// its first removal is audited, with its flags.
+    async fn spawn_slow_apply(&self) -> (std::process::Child, Vec<String>) {
+        let mut args = self.args(&["--gc-min-age", "1s", "--gc-rate", "20", "--apply"]);
+        args.retain(|a| a != "-o" && a != "json");
+        let child = ok(std::process::Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.audit().iter().any(|r| r["result"] == "removed") {
+            assert!(Instant::now() < deadline, "no removal within 30 s");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        (child, args)
+    }
+}
+
+/// A tmpfs mounted on a directory, unmounted (lazily) however the test ends; dropped before the
+/// directory.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, size: &str) -> Tmpfs {
+        ok(std::fs::create_dir_all(dir));
+        let out = ok(std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .output());
+        assert!(
+            out.status.success(),
+            "mount tmpfs on {}: {out:?}",
+            dir.display()
+        );
+        Tmpfs(dir.to_path_buf())
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// The state disk is full (a 16 KiB tmpfs, filled): `gc --apply` cannot write the intent record
+/// of its first action, so it removes nothing and exits 2 naming the audit log and the error; the
+/// audit log holds no partial line. With room again, the same run removes both, each intent
+/// flushed before its action.
+#[tokio::test]
+async fn apply_does_nothing_unaudited_on_a_full_state_disk() {
+    let (gc, _) = leaked_node(2, 300).await;
+    let state = gc.dir.path().join("state");
+    let _tmpfs = Tmpfs::mount(&state, "16k");
+    // Fill it: write until the disk says no.
+    let filler = state.join("filler");
+    let mut f = ok(std::fs::File::create(&filler));
+    let chunk = vec![0u8; 4096];
+    while std::io::Write::write_all(&mut f, &chunk).is_ok() {}
+    drop(f);
+
+    let apply = ["--gc-min-age", "1s", "--gc-rate", "600", "--apply"];
+    let (code, out, err) = podcoroner(&gc.args(&apply));
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(
+        err.contains("refusing to act without an audit record: cannot write the audit log")
+            && err.contains("gc-audit.jsonl")
+            && err.contains("No space left on device")
+            && err.contains("0 action(s) done before it"),
+        "{err}"
+    );
+    assert_eq!(out, "");
+    assert_eq!(
+        gc.sandboxes().await,
+        gc.leaked,
+        "a sandbox was removed unaudited"
+    );
+    assert_eq!(
+        ok(std::fs::read(state.join("gc-audit.jsonl"))),
+        b"",
+        "a partial audit line"
+    );
+
+    // Room again: the same run acts, and audits each action before taking it.
+    ok(std::fs::remove_file(&filler));
+    let (code, out, err) = podcoroner(&gc.args(&apply));
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(gc.sandboxes().await, BTreeSet::new());
+    let all = id_and_result(&gc.audit_all());
+    assert_eq!(all.len(), 4, "{all:?}");
+    for pair in all.chunks(2) {
+        assert_eq!(
+            (pair[0].1.as_str(), pair[1].1.as_str()),
+            ("intent", "removed")
+        );
+        assert_eq!(pair[0].0, pair[1].0);
+        assert!(gc.leaked.contains(&pair[0].0));
+    }
+}
+
+/// Two `gc --apply` at once on one state directory: the first holds `gc.lock` for its whole run
+/// (3 removals, 3 s apart at `--gc-rate 20`); the second refuses at once (exit 2, naming the lock
+/// and the first one's pid) and does nothing, so the audit log has each removal once.
+#[tokio::test]
+async fn a_second_apply_on_the_same_state_dir_refuses() {
+    let (gc, _) = leaked_node(3, 400).await;
+    let (first, args) = gc.spawn_slow_apply().await;
+    let (code, out, err) = podcoroner(&args);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(
+        err.contains("another podcoroner gc --apply is acting on")
+            && err.contains("gc.lock")
+            && err.contains(&format!("pid {} since", first.id()))
+            && err.contains("this run does nothing"),
+        "{err}"
+    );
+    let out = ok(first.wait_with_output());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let removed: Vec<String> = gc
+        .audit()
+        .iter()
+        .filter(|r| r["result"] == "removed")
+        .map(|r| r["sandbox_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(removed.len(), 3, "{removed:?}");
+    assert_eq!(removed.iter().cloned().collect::<BTreeSet<_>>(), gc.leaked);
+    assert_eq!(gc.audit_all().len(), 6, "3 intents and 3 removals");
+    // The lock is released with the run: the next one may act (nothing left to do).
+    let (code, _, err) = podcoroner(&args);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// The sandbox minimum age and the pods file's freshness are two settings: `--gc-min-age 0s`
+/// with a fresh `--pods` file plans the leaked sandboxes created before the file was written,
+/// never one created after it (the file cannot know its pod), and `--pods-max-age` alone refuses
+/// a stale file.
+#[tokio::test]
+async fn gc_min_age_zero_with_a_fresh_pods_file_plans() {
+    let (gc, _) = leaked_node(2, 500).await;
+    // Written now: both leaks are older than the file.
+    gc.write_pods(&[]);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let after = dead(&gc.lab, &PodSpec::api("shop", "after-file", &uid(510))).await;
+    let (code, out, err) = podcoroner(&gc.args(&["--gc-min-age", "0s"]));
+    assert_eq!(code, 0, "{err}");
+    let plan: Value = ok(serde_json::from_str(&out));
+    assert_eq!(plan["refused"], Value::Null, "{plan}");
+    let planned: BTreeSet<String> = plan["removals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["sandbox_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(planned, gc.leaked, "{plan}");
+    assert!(!planned.contains(&after));
+    // The same file, 2 s old, with --pods-max-age 1s: refused, whatever --gc-min-age says.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (_, out, _) = podcoroner(&gc.args(&["--gc-min-age", "0s", "--pods-max-age", "1s"]));
+    let stale: Value = ok(serde_json::from_str(&out));
+    let refused = stale["refused"].as_str().unwrap();
+    assert!(
+        refused.contains("old, older than --pods-max-age 1s: it cannot prove a pod is gone"),
+        "{refused}"
+    );
+    assert_eq!(stale["removals"], json!([]));
 }

@@ -88,6 +88,20 @@ pub struct FileConfig {
     /// Where findings and log read positions are kept across restarts.
     #[serde(default = "default_state_dir")]
     pub state_dir: PathBuf,
+    /// HTTP: a request's head must arrive within this from the accept, or the connection is
+    /// closed (a client that connects and sends nothing, or a byte at a time).
+    #[serde(default = "default_http_header_read_timeout", with = "humantime_serde")]
+    pub http_header_read_timeout: Duration,
+    /// HTTP: a connection on which nothing is read or written for this long is closed
+    /// (keep-alive connections between requests, a client that stops reading).
+    #[serde(default = "default_http_idle_timeout", with = "humantime_serde")]
+    pub http_idle_timeout: Duration,
+    /// HTTP: at most this many connections at once; accepting one more closes the oldest, so a
+    /// flood of stuck connections cannot starve the kubelet's probes. Lowered at start so that
+    /// 64 file descriptors below the soft `nofile` limit stay free for state saves, the CRI and
+    /// the logs.
+    #[serde(default = "default_http_max_connections")]
+    pub http_max_connections: usize,
     /// Garbage collection of leaked sandboxes: `off`, `plan` (report candidates), `apply`.
     #[serde(default)]
     pub gc: GcMode,
@@ -105,9 +119,14 @@ pub struct FileConfig {
     /// are dropped first).
     #[serde(default = "default_max_log_events")]
     pub max_log_events: usize,
-    /// GC: only sandboxes older than this.
+    /// GC: only sandboxes older than this (and, with `pods_file`, created before the file was
+    /// written).
     #[serde(default = "default_gc_min_age", with = "humantime_serde")]
     pub gc_min_age: Duration,
+    /// GC: with `pods_file`, a file modified longer ago than this is refused (an old listing
+    /// cannot prove a pod is gone) and nothing is removed. Flag: `gc --pods-max-age`.
+    #[serde(default = "default_pods_max_age", with = "humantime_serde")]
+    pub pods_max_age: Duration,
     /// GC: at most this many removals per run.
     #[serde(default = "default_gc_max_per_run")]
     pub gc_max_per_run: usize,
@@ -177,6 +196,15 @@ fn default_resolved_retention() -> Duration {
 fn default_state_dir() -> PathBuf {
     PathBuf::from("/var/lib/podcoroner")
 }
+fn default_http_header_read_timeout() -> Duration {
+    Duration::from_secs(10)
+}
+fn default_http_idle_timeout() -> Duration {
+    Duration::from_secs(60)
+}
+fn default_http_max_connections() -> usize {
+    128
+}
 fn default_events_per_minute() -> u32 {
     10
 }
@@ -187,6 +215,9 @@ fn default_max_log_events() -> usize {
     10_000
 }
 fn default_gc_min_age() -> Duration {
+    Duration::from_secs(3600)
+}
+fn default_pods_max_age() -> Duration {
     Duration::from_secs(3600)
 }
 fn default_gc_max_per_run() -> usize {
@@ -239,10 +270,15 @@ impl FileConfig {
             ("manifest_rescan_interval", self.manifest_rescan_interval),
             ("api_poll_interval", self.api_poll_interval),
             ("evaluate_interval", self.evaluate_interval),
+            ("http_header_read_timeout", self.http_header_read_timeout),
+            ("http_idle_timeout", self.http_idle_timeout),
         ] {
             if d.is_zero() {
                 return Err(format!("{name} must be longer than 0s"));
             }
+        }
+        if self.http_max_connections == 0 {
+            return Err("http_max_connections must be at least 1".to_string());
         }
         if self.gc_rate == 0 {
             return Err("gc_rate must be at least 1".to_string());

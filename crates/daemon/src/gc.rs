@@ -5,6 +5,11 @@
 //! Eligibility is `podcoroner_core::gc`; this module adds the I/O: reading the node, checking
 //! eligibility again on a fresh view right before each action, the rate limit, and the audit log
 //! (`<state dir>/gc-audit.jsonl`, one JSON object per line, documented in `docs/gc.md`).
+//!
+//! With `--apply`, an `intent` record is written and flushed (`fsync`) before each action, and
+//! the run stops when that fails: nothing is done that is not audited first. One acting run at a
+//! time per state directory: `--apply` holds an exclusive `flock` on `<state dir>/gc.lock` for
+//! the whole run, and a second run refuses ([`GcError::Locked`]).
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -31,8 +36,50 @@ pub struct GcOptions {
     pub rate_per_minute: u32,
     /// Act (`--apply`); otherwise only plan (the default).
     pub apply: bool,
-    /// Where the audit log lives (`--state-dir`, default `/var/lib/podcoroner`).
+    /// Where the audit log and the lock live (`--state-dir`, default `/var/lib/podcoroner`).
     pub state_dir: PathBuf,
+    /// A `--pods` file older than this (by its modification time) is refused: it cannot prove a
+    /// pod is gone (`--pods-max-age`, default 1 h). Separate from [`Policy::min_age`]; a sandbox
+    /// created after the file was written is never judged from it either (the effective minimum
+    /// age is the larger of the two ages).
+    pub pods_max_age: Duration,
+}
+
+/// Why a `gc` run refused to act.
+#[derive(Debug, thiserror::Error)]
+pub enum GcError {
+    /// Another acting run holds the state directory's lock.
+    #[error(
+        "another podcoroner gc --apply is acting on {} ({holder}); this run does nothing: wait for it, or give another --state-dir only if it manages another node",
+        path.display()
+    )]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+        /// What the lock file says about its holder (`pid N since TIME`), or `holder unknown`.
+        holder: String,
+    },
+    /// The lock file could not be opened or locked.
+    #[error("cannot lock {}: {error}", path.display())]
+    LockFailed {
+        /// The lock file.
+        path: PathBuf,
+        /// The I/O error.
+        error: std::io::Error,
+    },
+    /// The audit record of an action could not be written and flushed: the action was not taken.
+    #[error(
+        "refusing to act without an audit record: {detail}; {done} action(s) done before it, each audited (free space in or fix --state-dir {})",
+        state_dir.display()
+    )]
+    AuditFailed {
+        /// The state directory.
+        state_dir: PathBuf,
+        /// The failed write.
+        detail: String,
+        /// Actions done (and audited) earlier in this run.
+        done: usize,
+    },
 }
 
 /// One line of the audit log.
@@ -48,8 +95,9 @@ pub struct AuditRecord {
     pub pod: PodRef,
     /// Why it was a candidate: the `LeakedSandbox` summary.
     pub rule: String,
-    /// `planned` (dry run), `removed`, `already_gone`, `skipped` (no longer eligible at
-    /// re-check), `held` (policy), `stop_failed`, `remove_failed`.
+    /// `planned` (dry run), `intent` (about to act, written and flushed before the CRI calls),
+    /// `removed`, `already_gone`, `skipped` (no longer eligible at re-check), `held` (policy),
+    /// `stop_failed`, `remove_failed`.
     pub result: String,
     /// The error or the reason, for every result but `planned` and `removed`.
     pub error: Option<String>,
@@ -66,7 +114,7 @@ pub struct GcOutcome {
     pub node: String,
     /// The plan made from the first view.
     pub plan: Plan,
-    /// Every audited record of this run, in order.
+    /// Every audited record of this run but the `intent` ones, in order.
     pub records: Vec<AuditRecord>,
     /// A `SandboxStopFailing` finding per failed stop.
     pub stop_failures: Vec<Finding>,
@@ -93,31 +141,35 @@ impl GcOptions {
 /// Plans, and with [`GcOptions::apply`] acts.
 ///
 /// # Errors
-/// Reading the node failed (as `diagnose`), or with `--apply` the audit log cannot be written
-/// (nothing is done without a record).
+/// Reading the node failed (as `diagnose`); with `--apply`, another run holds the state
+/// directory's lock ([`GcError::Locked`]), or an audit record cannot be written and flushed
+/// ([`GcError::AuditFailed`]: the action it announces is not taken, nor any after it).
 pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<GcOutcome> {
+    // Held to the end of the run: one acting run per state directory.
+    let _lock = if opts.apply {
+        Some(lock_state_dir(&opts.state_dir)?)
+    } else {
+        None
+    };
     let first = gather::gather(sources).await?;
     let now = Timestamp::now();
     let selector = opts.selector_reason();
-    let mut plan = gc::plan(&first.view, &opts.policy, &selector, now);
+    let policy = effective_policy(sources, opts);
+    let mut plan = gc::plan(&first.view, &policy, &selector, now);
     let mut api_origin = first
         .view
         .api
         .as_ref()
         .map_or("none".to_string(), |a| a.origin.clone());
     if let Some(path) = &sources.pods_file {
-        let age = std::fs::metadata(path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .unwrap_or(Duration::MAX);
+        let age = pods_file_age(path);
         api_origin = format!("{api_origin}, {} old", humanize(age));
-        if age > opts.policy.min_age && plan.refused.is_none() {
+        if age > opts.pods_max_age && plan.refused.is_none() {
             plan.refused = Some(format!(
-                "the pods file {} is {} old, older than --gc-min-age {}: it cannot prove a pod is gone",
+                "the pods file {} is {} old, older than --pods-max-age {}: it cannot prove a pod is gone",
                 path.display(),
                 humanize(age),
-                humanize(opts.policy.min_age)
+                humanize(opts.pods_max_age)
             ));
             plan.removals.clear();
         }
@@ -128,7 +180,12 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
     if opts.apply
         && let Some(e) = &audit.error
     {
-        anyhow::bail!("refusing to act without an audit log: {e} (set --state-dir)");
+        return Err(GcError::AuditFailed {
+            state_dir: opts.state_dir.clone(),
+            detail: e.clone(),
+            done: 0,
+        }
+        .into());
     }
     let node = first.view.node_name.clone();
     let record = |s: &str,
@@ -178,6 +235,7 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
             .context("no CRI runtime")?;
         let client = RuntimeClient::connect(&endpoint, sources.timeout).await?;
         let pause = Duration::from_secs_f64(60.0 / f64::from(opts.rate_per_minute.max(1)));
+        let mut done = 0;
         for (i, r) in plan.removals.iter().enumerate() {
             if i > 0 {
                 tokio::time::sleep(pause).await;
@@ -187,7 +245,7 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
             if let Err(reason) = gc::still_eligible(
                 &fresh.view,
                 &r.sandbox_id,
-                &opts.policy,
+                &effective_policy(sources, opts),
                 &selector,
                 Timestamp::now(),
             ) {
@@ -204,7 +262,7 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
                     Some(reason),
                     None,
                 ));
-                audit.append(records.last().unwrap());
+                audit_or_stop(&mut audit, records.last().unwrap(), opts, done)?;
                 continue;
             }
             let sandbox = fresh
@@ -214,6 +272,18 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
                 .and_then(|c| c.sandboxes.iter().find(|s| s.id == r.sandbox_id))
                 .cloned()
                 .context("sandbox vanished between re-check and action")?;
+            // The intent, on disk before the first CRI call: a crash or a full disk between
+            // here and the outcome record still leaves a trace of what was attempted.
+            let intent = record(
+                &r.sandbox_id,
+                &r.pod,
+                &r.rule,
+                "intent",
+                Some("StopPodSandbox then RemovePodSandbox".to_string()),
+                None,
+            );
+            audit_or_stop(&mut audit, &intent, opts, done)?;
+            done += 1;
             let rec = match client.stop_sandbox(&r.sandbox_id).await {
                 Err(e) if !e.is_not_found() => {
                     let finding = podcoroner_core::rules::sandbox_stop_failing(
@@ -252,16 +322,18 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
                 },
             };
             records.push(rec);
-            audit.append(records.last().unwrap());
+            audit_or_stop(&mut audit, records.last().unwrap(), opts, done)?;
         }
     }
     if !opts.apply {
         for r in &records {
-            audit.append(r);
+            let _ = audit.append(r);
         }
     } else {
+        // After the actions: a failure here is reported with the outcome (`audit_log`), not
+        // raised, since nothing is left to act on.
         for r in records.iter().filter(|r| r.result == "held") {
-            audit.append(r);
+            let _ = audit.append(r);
         }
     }
     Ok(GcOutcome {
@@ -274,9 +346,101 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
     })
 }
 
-/// The append-only audit log. A write error is kept, not raised: `run` refuses to act when the
-/// log cannot be opened, and a dry run reports it.
+/// Appends `record`; with `--apply` a failed write (or flush) ends the run before the next action.
+fn audit_or_stop(
+    audit: &mut Audit,
+    record: &AuditRecord,
+    opts: &GcOptions,
+    done: usize,
+) -> Result<(), GcError> {
+    match audit.append(record) {
+        Ok(()) => Ok(()),
+        Err(detail) if opts.apply => Err(GcError::AuditFailed {
+            state_dir: opts.state_dir.clone(),
+            detail,
+            done,
+        }),
+        Err(_) => Ok(()),
+    }
+}
+
+/// The policy a sandbox is judged by: with a `--pods` file, nothing created after the file was
+/// written (the file cannot know its pod), so the minimum age is at least the file's age.
+fn effective_policy(sources: &SourceOptions, opts: &GcOptions) -> Policy {
+    let mut policy = opts.policy.clone();
+    if let Some(path) = &sources.pods_file {
+        let age = pods_file_age(path);
+        policy.min_age = policy.min_age.max(age);
+    }
+    policy
+}
+
+/// How long ago the pods file was last modified; [`Duration::MAX`] when that cannot be read.
+fn pods_file_age(path: &std::path::Path) -> Duration {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .unwrap_or(Duration::MAX)
+}
+
+/// The exclusive lock of an acting run: `<state dir>/gc.lock`, `flock`ed (released when the
+/// file is closed, so also when the process dies), holding the holder's pid and start time.
+#[derive(Debug)]
+pub struct StateLock {
+    _file: std::fs::File,
+}
+
+/// Takes the state directory's GC lock without waiting.
+///
+/// # Errors
+/// [`GcError::Locked`] when another process holds it, [`GcError::LockFailed`] when the file
+/// cannot be created or locked.
+pub fn lock_state_dir(state_dir: &std::path::Path) -> Result<StateLock, GcError> {
+    let path = state_dir.join("gc.lock");
+    let failed = |error| GcError::LockFailed {
+        path: path.clone(),
+        error,
+    };
+    std::fs::create_dir_all(state_dir).map_err(failed)?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(failed)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holder = std::fs::read_to_string(&path)
+                .ok()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "holder unknown".to_string());
+            return Err(GcError::Locked { path, holder });
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(failed(e)),
+    }
+    // Who holds it, for the refusal of a second run; best effort (a full disk must not stop a
+    // run that could still audit: the audit write is the check that matters).
+    let _ = file.set_len(0).and_then(|()| {
+        write!(
+            file,
+            "pid {} since {}",
+            std::process::id(),
+            Timestamp::now()
+                .round(jiff::Unit::Second)
+                .unwrap_or_default()
+        )
+    });
+    Ok(StateLock { _file: file })
+}
+
+/// The append-only audit log. The open error is kept: `run` refuses to act when the log cannot
+/// be opened, and a dry run reports it.
 struct Audit {
+    path: PathBuf,
     file: Option<std::fs::File>,
     error: Option<String>,
 }
@@ -294,23 +458,42 @@ impl Audit {
             });
         match res {
             Ok(file) => Audit {
+                path: path.to_path_buf(),
                 file: Some(file),
                 error: None,
             },
             Err(e) => Audit {
+                path: path.to_path_buf(),
                 file: None,
                 error: Some(format!("cannot open audit log {}: {e}", path.display())),
             },
         }
     }
 
-    fn append(&mut self, record: &AuditRecord) {
-        let Some(file) = &mut self.file else { return };
+    /// Writes one line and flushes it to disk (`fsync`). A failed write is truncated away so
+    /// the log keeps whole lines.
+    ///
+    /// # Errors
+    /// The log is not open, or the write or the flush failed; the message names the file.
+    fn append(&mut self, record: &AuditRecord) -> Result<(), String> {
+        let Some(file) = &mut self.file else {
+            return Err(self
+                .error
+                .clone()
+                .unwrap_or_else(|| "the audit log is not open".to_string()));
+        };
         let mut line = serde_json::to_vec(record).unwrap_or_default();
         line.push(b'\n');
+        let before = file.metadata().map(|m| m.len()).ok();
         if let Err(e) = file.write_all(&line).and_then(|()| file.sync_data()) {
-            self.error = Some(format!("writing the audit log: {e}"));
+            if let Some(len) = before {
+                let _ = file.set_len(len);
+            }
+            let e = format!("cannot write the audit log {}: {e}", self.path.display());
+            self.error = Some(e.clone());
+            return Err(e);
         }
+        Ok(())
     }
 }
 

@@ -47,6 +47,7 @@ fn table_raw(report: &DiagnosisReport) -> String {
     );
     let _ = writeln!(out);
     let _ = writeln!(out, "SOURCES");
+    let width = report.sources.keys().map(String::len).max().unwrap_or(0);
     for (name, s) in &report.sources {
         let state = match s.status {
             Some(SourceState::Ok) => "ok",
@@ -76,7 +77,7 @@ fn table_raw(report: &DiagnosisReport) -> String {
         if let Some(d) = &s.detail {
             what.push(d.clone());
         }
-        let _ = writeln!(out, "  {name:<10} {state:<12} {}", what.join("; "));
+        let _ = writeln!(out, "  {name:<width$}  {state:<12} {}", what.join("; "));
     }
     if !report.skipped_rules.is_empty() {
         let _ = writeln!(out);

@@ -121,8 +121,9 @@ async fn readyz(State(shared): State<Arc<Shared>>) -> Response {
     (code, Json(r)).into_response()
 }
 
-/// `/findings` query parameters.
+/// `/findings` query parameters; any other key is a 400 naming it.
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FindingsQuery {
     /// Only this kind.
     pub kind: Option<String>,
@@ -172,7 +173,20 @@ fn bad_request(msg: String) -> Response {
         .into_response()
 }
 
-async fn findings(State(shared): State<Arc<Shared>>, Query(q): Query<FindingsQuery>) -> Response {
+async fn findings(
+    State(shared): State<Arc<Shared>>,
+    q: Result<Query<FindingsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    // An unknown key (`?kinds=`) would otherwise be ignored and answer everything.
+    let q = match q {
+        Ok(Query(q)) => q,
+        Err(e) => {
+            return bad_request(format!(
+                "{}: the keys are kind, severity, namespace and state",
+                e.body_text()
+            ));
+        }
+    };
     if let Some(k) = &q.kind
         && podcoroner_core::FindingKind::parse(k).is_none()
     {

@@ -19,6 +19,7 @@ pub mod html;
 pub mod http;
 pub mod logs;
 pub mod metrics;
+pub mod serve;
 pub mod store;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -57,6 +58,8 @@ pub struct AgentOptions {
     pub state_dir: PathBuf,
     /// The HTTP listen address.
     pub listen: SocketAddr,
+    /// The HTTP server's timeouts and connection limit.
+    pub http: serve::Limits,
     /// At most this many log events are kept for the rules and timelines (oldest dropped).
     pub max_events: usize,
     /// Garbage collection: `off`, `plan` (candidates as the `podcoroner_gc_candidates` metric and
@@ -324,9 +327,7 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
         }
     }
     let router = http::router(shared.clone());
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    serve::serve(listener, router, options.http, shutdown_signal()).await;
     for t in tasks {
         t.abort();
     }
@@ -736,7 +737,23 @@ async fn gc_loop(shared: Arc<Shared>) {
                         }
                     }
                 }
-                Err(e) => tracing::warn!(error = %format!("{e:#}"), "GC run failed"),
+                Err(e) => {
+                    // Nothing unaudited was done; an audit log that cannot be written is the
+                    // state directory failing, which /readyz names.
+                    if let Some(crate::gc::GcError::AuditFailed { .. }) =
+                        e.downcast_ref::<crate::gc::GcError>()
+                    {
+                        shared.failed("state", format!("{e:#}"));
+                    }
+                    shared
+                        .metrics
+                        .gc_actions
+                        .get_or_create(&metrics::ResultLabels {
+                            result: "refused".to_string(),
+                        })
+                        .inc();
+                    tracing::warn!(error = %format!("{e:#}"), "GC run failed");
+                }
             },
         }
     }

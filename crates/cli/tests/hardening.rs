@@ -1,0 +1,314 @@
+//! Hardening of the command line and the daemon's HTTP endpoint against bad input and abuse
+//! (issue 16): `--since` overflow, `explain` queries nothing can match, `/findings` keys, and
+//! connections that never finish or sit idle. No runtime needed: the daemon runs with an
+//! unreachable CRI endpoint and no API server, its HTTP endpoint serving all the same.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{free_port, get, ok, podcoroner, terminate};
+
+/// A kubelet log of one line, for the offline commands.
+fn kubelet_log(dir: &Path) -> String {
+    let path = dir.join("kubelet.log");
+    ok(std::fs::write(
+        &path,
+        "I1129 10:00:00.000000    1234 kubelet.go:2431] \"SyncLoop ADD\" source=\"api\" pods=[\"shop/cart-0\"]\n",
+    ));
+    path.display().to_string()
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn since_beyond_the_representable_past_is_a_usage_error() {
+    let dir = ok(tempfile::tempdir());
+    let log = kubelet_log(dir.path());
+    for since in [
+        "200000y",
+        "99999999999h",
+        "9223372036854775807s",
+        // u64::MAX seconds used to wrap into the future and drop every record, exit 0.
+        "18446744073709551615s",
+    ] {
+        let (code, out, err) = podcoroner(&args(&[
+            "diagnose",
+            "--offline",
+            "--kubelet-log",
+            &log,
+            "--since",
+            since,
+        ]));
+        assert_eq!(code, 64, "--since {since}: {out}\n{err}");
+        assert!(
+            err.contains(&format!("{since:?} reaches back before the year -9999"))
+                && err.contains("give a shorter duration or an RFC 3339 time"),
+            "--since {since}: {err}"
+        );
+        assert_eq!(out, "");
+    }
+    // A long but representable duration still works.
+    let (code, _, err) = podcoroner(&args(&[
+        "diagnose",
+        "--offline",
+        "--kubelet-log",
+        &log,
+        "--since",
+        "100y",
+        "-o",
+        "json",
+    ]));
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn explain_says_why_a_query_cannot_match_and_prints_nothing_for_an_unknown_pod() {
+    let dir = ok(tempfile::tempdir());
+    let log = kubelet_log(dir.path());
+    let (code, out, err) = podcoroner(&args(&[
+        "explain",
+        "72b0a",
+        "--offline",
+        "--kubelet-log",
+        &log,
+    ]));
+    assert_eq!(code, 64, "{out}\n{err}");
+    assert_eq!(out, "");
+    assert!(
+        err.contains("\"72b0a\" is 5 characters: use 6 or more characters"),
+        "{err}"
+    );
+    let (code, out, err) = podcoroner(&args(&[
+        "explain",
+        "0f0f0f0f-dead-beef",
+        "--offline",
+        "--kubelet-log",
+        &log,
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(out, "", "nothing on stdout before the error");
+    assert!(
+        err.contains("nothing on this node names \"0f0f0f0f-dead-beef\""),
+        "{err}"
+    );
+    // A pod that is there still gets its timeline.
+    let (code, out, err) = podcoroner(&args(&[
+        "explain",
+        "shop/cart-0",
+        "--offline",
+        "--kubelet-log",
+        &log,
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("SyncLoop ADD"), "{out}");
+}
+
+#[test]
+fn help_names_each_commands_own_json_schema() {
+    let help = |cmd: &str| podcoroner(&args(&[cmd, "--help"])).1;
+    let explain = help("explain");
+    assert!(explain.contains("podcoroner.timeline/v1"), "{explain}");
+    assert!(!explain.contains("podcoroner.diagnosis/v1"), "{explain}");
+    assert!(!explain.contains("grouped by severity"), "{explain}");
+    let gc = help("gc");
+    assert!(gc.contains("podcoroner.gc/v1"), "{gc}");
+    assert!(!gc.contains("podcoroner.diagnosis/v1"), "{gc}");
+    assert!(gc.contains("--pods-max-age"), "{gc}");
+    let diagnose = help("diagnose");
+    assert!(diagnose.contains("podcoroner.diagnosis/v1"), "{diagnose}");
+    assert!(diagnose.contains("grouped by severity"), "{diagnose}");
+}
+
+/// A daemon with no runtime and no API server, its HTTP settings from `config`.
+fn daemon(dir: &Path, port: u16, config: &str) -> Child {
+    let path = dir.join("config.yaml");
+    ok(std::fs::write(&path, config));
+    let child = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args(["daemon", "--listen", &format!("127.0.0.1:{port}")])
+        .arg("--config")
+        .arg(&path)
+        .args([
+            "--runtime-endpoint",
+            "unix:///nonexistent/podcoroner-test.sock",
+            "--node-name",
+            "hard-node",
+            "--no-apiserver",
+            "--log-level",
+            "warn",
+        ])
+        .arg("--manifest-dir")
+        .arg(dir.join("manifests"))
+        .arg("--kubelet-root-dir")
+        .arg(dir.join("kubelet"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while get(port, "/healthz").0 != 200 {
+        assert!(
+            Instant::now() < deadline,
+            "the daemon never served /healthz"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child
+}
+
+#[test]
+fn findings_refuses_unknown_query_keys() {
+    let dir = ok(tempfile::tempdir());
+    let port = free_port();
+    let child = Daemon(Some(daemon(dir.path(), port, "{}\n")));
+    let (status, body) = get(port, "/findings?kinds=LeakedSandbox");
+    assert_eq!(status, 400, "{body}");
+    let v: serde_json::Value = ok(serde_json::from_str(&body));
+    let error = v["error"].as_str().unwrap();
+    assert!(
+        error.contains("unknown field `kinds`")
+            && error.contains("the keys are kind, severity, namespace and state"),
+        "{error}"
+    );
+    // The known keys and values still answer.
+    assert_eq!(get(port, "/findings?kind=LeakedSandbox&state=open").0, 200);
+    assert_eq!(get(port, "/findings?kind=NoSuchKind").0, 400);
+    child.terminate();
+}
+
+/// The descriptors `pid` holds now.
+fn fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// True once the server closed `s` (EOF or reset); reads what it sent meanwhile.
+fn closed(s: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return false;
+            }
+            Err(_) => return true,
+        }
+    }
+}
+
+/// 150 idle connections, 50 that send half a request head and stop, 10 that finish one
+/// keep-alive request and then sit idle, and 5 that send a request head one byte every 100 ms
+/// (never idle, never done), against a limit of 40 connections: the daemon never holds more than
+/// 40 of them (the oldest are closed to admit new ones), answers `/healthz` within 2 s during the
+/// flood, and closes every one within its timeouts (header read 2 s, idle 3 s). Bounded: 215
+/// connections, 30 s.
+#[test]
+fn idle_and_half_sent_connections_are_closed_within_the_limits() {
+    let dir = ok(tempfile::tempdir());
+    let port = free_port();
+    let daemon = Daemon(Some(daemon(
+        dir.path(),
+        port,
+        "http_header_read_timeout: 2s\nhttp_idle_timeout: 3s\nhttp_max_connections: 40\n",
+    )));
+    let pid = daemon.pid();
+    let baseline = fds(pid);
+    let mut conns = Vec::new();
+    for i in 0..215 {
+        let mut s = ok(TcpStream::connect(("127.0.0.1", port)));
+        ok(s.set_read_timeout(Some(Duration::from_millis(5))));
+        if (150..200).contains(&i) {
+            ok(s.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n"));
+        } else if (200..210).contains(&i) {
+            ok(s.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"));
+        }
+        conns.push(s);
+    }
+    let slow = 210..215;
+    let started = Instant::now();
+    let probe = Instant::now();
+    assert_eq!(get(port, "/healthz"), (200, "ok\n".to_string()));
+    let probe = probe.elapsed();
+    assert!(
+        probe < Duration::from_secs(2),
+        "/healthz took {probe:?} during the flood"
+    );
+    let mut open = vec![true; conns.len()];
+    let mut closed_at = vec![Duration::ZERO; conns.len()];
+    let mut peak = 0;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while open.iter().any(|o| *o) {
+        assert!(
+            Instant::now() < deadline,
+            "{} of {} connections still open after 30 s (open: {:?})",
+            open.iter().filter(|o| **o).count(),
+            conns.len(),
+            open.iter()
+                .enumerate()
+                .filter(|(_, o)| **o)
+                .map(|(i, _)| i)
+                .collect::<Vec<_>>()
+        );
+        peak = peak.max(fds(pid).saturating_sub(baseline));
+        for (i, (s, o)) in conns.iter_mut().zip(open.iter_mut()).enumerate() {
+            if slow.contains(&i) && *o {
+                // One more byte of a header that never ends.
+                let _ = s.write_all(b"X");
+            }
+            if *o && closed(s) {
+                *o = false;
+                closed_at[i] = started.elapsed();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The limit holds (a few descriptors of the daemon's own work may come and go).
+    assert!(
+        peak <= 40 + 8,
+        "the daemon held {peak} more descriptors than at rest"
+    );
+    // The trickling ones lasted until the header-read timeout, not the idle one.
+    for i in slow {
+        assert!(
+            closed_at[i] >= Duration::from_millis(1500) && closed_at[i] < Duration::from_secs(6),
+            "slow connection {i} closed after {:?}",
+            closed_at[i]
+        );
+    }
+    assert_eq!(get(port, "/healthz"), (200, "ok\n".to_string()));
+    daemon.terminate();
+}
+
+/// Kills the daemon if the test fails before [`Daemon::terminate`].
+struct Daemon(Option<Child>);
+
+impl Daemon {
+    fn pid(&self) -> u32 {
+        self.0.as_ref().map_or(0, Child::id)
+    }
+    fn terminate(mut self) {
+        if let Some(child) = self.0.take() {
+            terminate(child);
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
