@@ -33,6 +33,7 @@ mod json;
 mod klog;
 mod kv;
 mod parse;
+mod prefix;
 mod text;
 mod time;
 

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::text::trim_end;
 use super::time::{self, Yearless};
-use super::{envelope, json, klog, kv};
+use super::{envelope, json, klog, kv, prefix};
 
 /// State carried from one record to the next while parsing one source (a file and its rotated
 /// siblings, or one journal).
@@ -190,13 +190,34 @@ pub enum Component {
 }
 
 impl Component {
-    /// Maps a syslog identifier or systemd unit name to a component.
+    /// Whether `ident` is a distribution's all-in-one binary that runs the kubelet and other
+    /// components in one process and logs them under one identifier (k3s, rke2, k0s,
+    /// MicroK8s's `kubelite`): the record's own shape then says who wrote it (klog: the
+    /// kubelet).
+    pub fn is_all_in_one(ident: &str) -> bool {
+        let id = ident.strip_suffix(".service").unwrap_or(ident);
+        let base = id.split('-').next().unwrap_or(id);
+        [
+            "k3s",
+            "rke2",
+            "k0s",
+            "k0sworker",
+            "k0scontroller",
+            "kubelite",
+            "microk8s",
+        ]
+        .iter()
+        .any(|w| base.eq_ignore_ascii_case(w))
+    }
+
+    /// Maps a syslog identifier or systemd unit name to a component (OpenShift's
+    /// `kubenswrapper` is the kubelet).
     pub fn from_ident(ident: &str) -> Component {
         let id = ident.strip_suffix(".service").unwrap_or(ident).as_bytes();
         let is = |w: &[u8]| id.eq_ignore_ascii_case(w);
         let starts = |w: &[u8]| id.len() >= w.len() && id[..w.len()].eq_ignore_ascii_case(w);
         let has = |w: &[u8]| id.windows(w.len()).any(|x| x.eq_ignore_ascii_case(w));
-        if is(b"kubelet") || is(b"hyperkube") || has(b"kubelet") {
+        if is(b"kubelet") || is(b"hyperkube") || has(b"kubelet") || is(b"kubenswrapper") {
             Component::Kubelet
         } else if starts(b"containerd") {
             Component::Containerd
@@ -353,14 +374,7 @@ impl<'a> ParsedLine<'a> {
             pid: self.pid,
             caller: self.caller.map(|c| Cow::Owned(c.into_owned())),
             msg: Cow::Owned(self.msg.into_owned()),
-            fields: self
-                .fields
-                .into_iter()
-                .map(|f| Field {
-                    key: Cow::Owned(f.key.into_owned()),
-                    value: f.value.into_owned(),
-                })
-                .collect(),
+            fields: owned_fields(self.fields),
             truncated: self.truncated,
         }
     }
@@ -435,27 +449,9 @@ impl<'a> Inner<'a> {
 /// with the raw text in `msg`. Trailing whitespace is ignored.
 pub fn parse<'a>(line: &'a str, ctx: &mut ParseContext) -> ParsedLine<'a> {
     let s = trim_end(line);
-    let journald = if s.starts_with('{') {
-        json::journald(line, s, ctx)
-    } else {
-        None
-    };
-    let mut out = if let Some(p) = journald {
-        p
-    } else if let Some((env, inner, truncated)) = envelope::detect(s, ctx) {
-        let mut p = from_inner(line, inner);
-        p.truncated |= truncated;
-        merge_envelope(&mut p, env);
-        p
-    } else if let Some(i) = inner(s, ctx) {
-        from_inner(line, i)
-    } else if let Some((env, inner)) = envelope::tag(s, ctx) {
-        let mut p = from_inner(line, inner);
-        merge_envelope(&mut p, env);
-        p
-    } else {
-        fallback(line, s, ctx)
-    };
+    let mut out = at_start(line, s, ctx)
+        .or_else(|| prefixed(line, s, ctx))
+        .unwrap_or_else(|| fallback(line, s, ctx));
     if let Some(t) = out.time {
         ctx.observe(t);
     }
@@ -467,6 +463,114 @@ pub fn parse<'a>(line: &'a str, ctx: &mut ParseContext) -> ParsedLine<'a> {
             .map(Component::from_ident);
     }
     out
+}
+
+/// A record of a known shape starting at `s[0]` (`s` trimmed at the end; `raw` is the whole
+/// record, kept in [`ParsedLine::raw`]).
+fn at_start<'a>(raw: &'a str, s: &'a str, ctx: &ParseContext) -> Option<ParsedLine<'a>> {
+    if s.starts_with('{')
+        && let Some(p) = json::journald(raw, s, ctx)
+    {
+        return Some(p);
+    }
+    if let Some((env, inner, truncated)) = envelope::detect(s, ctx) {
+        let mut p = from_inner(raw, inner);
+        p.truncated |= truncated;
+        merge_envelope(&mut p, env);
+        return Some(p);
+    }
+    if let Some(i) = inner(s, ctx) {
+        return Some(from_inner(raw, i));
+    }
+    let (env, inner) = envelope::tag(s, ctx)?;
+    let mut p = from_inner(raw, inner);
+    merge_envelope(&mut p, env);
+    Some(p)
+}
+
+/// A record after a prefix (see [`prefix`](super::prefix)): the first candidate position
+/// where a record of a known shape starts and reads as one ([`real_record`]).
+fn prefixed<'a>(raw: &'a str, s: &'a str, ctx: &ParseContext) -> Option<ParsedLine<'a>> {
+    prefix::candidates(s)
+        .filter(|&i| starts_record(&s[i..]))
+        .find_map(|i| at_start(raw, &s[i..], ctx).filter(real_record))
+}
+
+/// Where a record starts after a prefix in `line` (a physical line, not trimmed), when none
+/// starts at column 0: the index, checked by parsing the record (the year does not matter to
+/// the check).
+pub(crate) fn prefixed_start(line: &str) -> Option<usize> {
+    let s = trim_end(line);
+    let ctx = ParseContext::new(2000);
+    prefix::candidates(s).find(|&i| {
+        starts_record(&s[i..]) && at_start(s, &s[i..], &ctx).is_some_and(|p| real_record(&p))
+    })
+}
+
+/// Whether a record found after a prefix is one: a known shape that says when or where it was
+/// written (a time, a klog caller) or carries structured fields; an envelope's bare text
+/// (`Format::Plain`) only when it names its writer (`host ident[pid]: …`). So `see {x}` or a
+/// sentence that mentions `E0613` is not a record.
+fn real_record(p: &ParsedLine<'_>) -> bool {
+    let plain_ok = p.format != Format::Plain
+        || p.envelope
+            .as_ref()
+            .is_some_and(|e| e.ident.is_some() && e.kind != EnvelopeKind::Tag);
+    plain_ok
+        && !matches!(p.format, Format::Unparsed | Format::Message)
+        && (p.time.is_some() || p.caller.is_some() || !p.fields.is_empty())
+}
+
+/// `i` with everything owned.
+pub(crate) fn owned_inner(i: Inner<'_>) -> Inner<'static> {
+    Inner {
+        format: i.format,
+        time: i.time,
+        severity: i.severity,
+        guess: i.guess,
+        pid: i.pid,
+        caller: i.caller.map(|c| Cow::Owned(c.into_owned())),
+        msg: Cow::Owned(i.msg.into_owned()),
+        fields: owned_fields(i.fields),
+        truncated: i.truncated,
+    }
+}
+
+fn owned_fields(fields: Vec<Field<'_>>) -> Vec<Field<'static>> {
+    fields
+        .into_iter()
+        .map(|f| Field {
+            key: Cow::Owned(f.key.into_owned()),
+            value: f.value.into_owned(),
+        })
+        .collect()
+}
+
+/// A record of a known shape in `text`, a string the caller owns (a JSON member unescaped
+/// from a log shipper's or cloud export's object), with everything owned. The envelope's
+/// time, PID and writer are merged into the record.
+pub(crate) fn owned_record(text: &str, ctx: &ParseContext) -> Option<Inner<'static>> {
+    let s = trim_end(text);
+    let p = at_start(s, s, ctx)
+        .or_else(|| prefixed(s, s, ctx))
+        .filter(real_record)?;
+    let guess = p.component.or_else(|| {
+        p.envelope
+            .as_ref()
+            .and_then(|e| e.ident.as_deref())
+            .map(Component::from_ident)
+    });
+    Some(owned_inner(Inner {
+        format: p.format,
+        time: p.time,
+        severity: p.severity,
+        guess,
+        pid: p.pid,
+        caller: p.caller,
+        msg: p.msg,
+        fields: p.fields,
+        truncated: p.truncated,
+    }))
 }
 
 fn fallback<'a>(line: &'a str, s: &'a str, ctx: &ParseContext) -> ParsedLine<'a> {
@@ -495,7 +599,8 @@ fn from_inner<'a>(raw: &'a str, i: Inner<'a>) -> ParsedLine<'a> {
 }
 
 /// Merges an envelope into a record parsed from its body: the inner time, severity and pid win;
-/// the envelope's identifier names the component (a talosctl IP tag names none).
+/// the envelope's identifier names the component (a talosctl IP tag names none, and an
+/// all-in-one binary's leaves the record's shape to say).
 fn merge_envelope<'a>(p: &mut ParsedLine<'a>, env: Envelope<'a>) {
     if p.time.is_none() {
         p.time = env.time;
@@ -505,7 +610,8 @@ fn merge_envelope<'a>(p: &mut ParsedLine<'a>, env: Envelope<'a>) {
     }
     if let Some(ident) = env.ident.as_deref() {
         let c = Component::from_ident(ident);
-        if c != Component::Other || env.kind != EnvelopeKind::Tag {
+        let keep_guess = p.component.is_some() && Component::is_all_in_one(ident);
+        if (c != Component::Other || env.kind != EnvelopeKind::Tag) && !keep_guess {
             p.component = Some(c);
         }
     }
@@ -529,7 +635,7 @@ pub(crate) fn inner<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
         b'I' | b'W' | b'E' | b'F' if b.get(1).is_some_and(u8::is_ascii_digit) => {
             klog::parse(s, ctx)
         }
-        b'{' => json::kubelet(s, ctx),
+        b'{' => json::kubelet(s, ctx).or_else(|| json::wrapper(s, ctx)),
         b't' if s.starts_with("time=") => kv::logfmt(s, ctx),
         b'l' if s.starts_with("level=") => kv::logfmt(s, ctx),
         b'P' | b'F' | b'E' | b'W' | b'I' | b'D' | b'T' => logrus_text(s),
@@ -549,7 +655,12 @@ pub(crate) fn starts_record_scanned(s: &str, has_envelope: bool) -> bool {
         || envelope::tag_prefix(s).is_some_and(|(_, _, body)| starts_inner(&s[body..]))
 }
 
-fn starts_inner(s: &str) -> bool {
+/// [`starts_record_scanned`] with its own envelope scan.
+fn starts_record(s: &str) -> bool {
+    starts_record_scanned(s, envelope::scan(s).is_some())
+}
+
+pub(crate) fn starts_inner(s: &str) -> bool {
     let b = s.as_bytes();
     match b.first() {
         None => false,
