@@ -9,6 +9,7 @@
 //! (`podcoroner-cri`, `podcoroner-hostfs`, `podcoroner-apiserver`) build a [`NodeView`] and
 //! call [`diagnose`].
 
+pub mod event;
 pub mod finding;
 pub mod gc;
 pub mod log_rules;

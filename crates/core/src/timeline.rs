@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 
 use jiff::Timestamp;
 
+use crate::event::{LogKind, LoggedEvent};
 use crate::finding::EvidenceSource;
-use crate::log_rules::{LogKind, LoggedEvent};
 use crate::model::{NodeView, PodRef};
 
 /// One line of a pod's timeline.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use k8s_openapi::api::core::v1::Pod;
-use podcoroner_core::log_rules::{LogKind, LoggedEvent};
+use podcoroner_core::event::{LogKind, LoggedEvent};
 use podcoroner_core::{ManifestView, NodeView};
 use podcoroner_cri::RuntimeInfo;
 

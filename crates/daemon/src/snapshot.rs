@@ -60,7 +60,7 @@ pub struct Snapshot {
     /// The views, with the node's original paths in them.
     pub view: NodeView,
     /// The events of the captured log windows.
-    pub events: Vec<podcoroner_core::log_rules::LoggedEvent>,
+    pub events: Vec<podcoroner_core::event::LoggedEvent>,
     /// Each source's status: as collected, with the snapshot's own reading problems.
     pub sources: BTreeMap<String, SourceStatus>,
 }
@@ -299,12 +299,12 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
         (
             "kubelet_log",
             "kubelet.log",
-            podcoroner_core::log_rules::LogKind::Kubelet,
+            podcoroner_core::event::LogKind::Kubelet,
         ),
         (
             "runtime_log",
             "runtime.log",
-            podcoroner_core::log_rules::LogKind::Runtime,
+            podcoroner_core::event::LogKind::Runtime,
         ),
     ] {
         let path = dir.join("logs").join(file);

@@ -116,7 +116,7 @@ pub(crate) fn journalctl_flags(unit: &str, directory: Option<&Path>) -> String {
     }
 }
 
-pub use podcoroner_core::log_rules::{LogKind, LoggedEvent};
+pub use podcoroner_core::event::{LogKind, LoggedEvent};
 
 /// A line that fits no known shape, kept with its position.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,8 +16,9 @@
 //! are never joined and never take continuations. Every physical line ends up in exactly one
 //! record: nothing is dropped.
 
-use super::parse::{prefixed_start, starts_inner, starts_record_scanned};
+use super::parse::{prefixed_start, starts_record_scanned};
 use super::prefix::Shape;
+use super::shape::starts_inner;
 use super::text::is_space;
 
 /// Default for [`LineAssembler::with_max_record_bytes`]: 1 MiB.

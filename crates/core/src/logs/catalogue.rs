@@ -22,7 +22,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::ids::{self, IdKind, Ids};
-use super::parse::{Component, Format, Level, ParsedLine};
+use super::record::{Component, Format, Level, ParsedLine};
 use super::text::contains;
 
 /// The kubelet pod-config operation of a `SyncLoop` line (`pkg/kubelet/types/pod_update.go`).

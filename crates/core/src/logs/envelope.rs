@@ -18,9 +18,8 @@
 
 use std::borrow::Cow;
 
-use super::parse::{
-    Envelope, EnvelopeKind, Inner, ParseContext, anchored, inner, inner_or_plain, yearless,
-};
+use super::record::{Envelope, EnvelopeKind, Inner, ParseContext, anchored};
+use super::shape::{inner, inner_or_plain};
 use super::text::parse_u32;
 use super::time::{self, Yearless, hms, month_name};
 
@@ -97,7 +96,9 @@ pub(crate) fn detect<'a>(
     let sc = scan(s)?;
     let time = match sc.kind {
         EnvelopeKind::SyslogRfc3339 => time::rfc3339(s.as_bytes(), 0, ctx.offset).map(|t| t.time),
-        _ => sc.yearless.and_then(|t| yearless(ctx, t)),
+        _ => sc
+            .yearless
+            .and_then(|t| time::yearless_to_timestamp(ctx, t)),
     };
     let env = Envelope {
         kind: sc.kind,
@@ -239,13 +240,13 @@ pub(crate) fn tag_prefix(s: &str) -> Option<(&str, Option<u32>, usize)> {
 }
 
 fn empty<'a>() -> Inner<'a> {
-    Inner::new(super::parse::Format::Plain, Cow::Borrowed(""))
+    Inner::new(super::record::Format::Plain, Cow::Borrowed(""))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logs::parse::Format;
+    use crate::logs::record::Format;
 
     struct Row {
         line: &'static str,

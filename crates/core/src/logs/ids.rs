@@ -19,7 +19,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use super::json;
-use super::parse::{FieldValue, ParsedLine};
+use super::record::{FieldValue, ParsedLine};
 
 /// A pod named by a line: `namespace/name` (structured), `name_namespace(uid)` (legacy), a
 /// runtime name, or a bare name.

@@ -11,17 +11,15 @@
 //! only, `err` on error lines. There is no level: a line with `v` is info, a line with `err`
 //! and no `v` is an error. `klog.KObj` values are `{"name":…,"namespace":…}` objects.
 //!
-//! journald export: `MESSAGE` is a string, or an array of byte values when not valid UTF-8;
-//! `__REALTIME_TIMESTAMP` is microseconds since the epoch as a decimal string; also
-//! `_SYSTEMD_UNIT`, `SYSLOG_IDENTIFIER`, `_PID`, `_HOSTNAME`, `__CURSOR`, `PRIORITY`.
+//! journald export objects are read with [`object`] by `super::journald`: `MESSAGE` is a
+//! string, or an array of byte values when not valid UTF-8; `__REALTIME_TIMESTAMP` is
+//! microseconds since the epoch as a decimal string; also `_SYSTEMD_UNIT`, `SYSLOG_IDENTIFIER`,
+//! `_PID`, `_HOSTNAME`, `__CURSOR`, `PRIORITY`.
 
 use std::borrow::Cow;
 
-use super::parse::{
-    Component, Envelope, EnvelopeKind, Field, FieldValue, Format, Inner, Level, ParseContext,
-    ParsedLine, anchored, journald_record,
-};
-use super::text::{QuoteMode, contains, parse_u32, scan_quoted, unescape};
+use super::record::{Component, Field, FieldValue, Format, Inner, Level, ParseContext};
+use super::text::{QuoteMode, scan_quoted, unescape};
 use super::time;
 
 /// The members of one JSON object as far as it could be read.
@@ -318,96 +316,11 @@ fn wrapper_at(s: &str, ctx: &ParseContext, depth: usize) -> Option<Inner<'static
     Some(inner)
 }
 
-/// Parses a `journalctl -o json` object. `None` when `s` is not one (no `MESSAGE`,
-/// `__REALTIME_TIMESTAMP` or `__CURSOR` member).
-pub(crate) fn journald<'a>(raw: &'a str, s: &'a str, ctx: &ParseContext) -> Option<ParsedLine<'a>> {
-    // Cheap test first: kubelet JSON lines must not be scanned twice.
-    if !(contains!(s, "\"MESSAGE\"")
-        || contains!(s, "\"__REALTIME_TIMESTAMP\"")
-        || contains!(s, "\"__CURSOR\""))
-    {
-        return None;
-    }
-    let obj = object(s, 0)?;
-    if !obj
-        .members
-        .iter()
-        .any(|(k, _)| matches!(&**k, "MESSAGE" | "__REALTIME_TIMESTAMP" | "__CURSOR"))
-    {
-        return None;
-    }
-    let mut env = Envelope {
-        kind: EnvelopeKind::JournaldJson,
-        time: None,
-        host: None,
-        ident: None,
-        pid: None,
-        cursor: None,
-    };
-    let mut unit = None;
-    let mut message: Cow<'a, str> = Cow::Borrowed("");
-    let mut priority = None;
-    for (key, value) in obj.members {
-        match &*key {
-            "MESSAGE" => {
-                message = match value {
-                    FieldValue::Quoted(m) => m,
-                    FieldValue::Json(bytes) => Cow::Owned(byte_array(&bytes)),
-                    FieldValue::Bare(_) | FieldValue::Block(_) => Cow::Borrowed(""),
-                }
-            }
-            "__REALTIME_TIMESTAMP" => env.time = time::epoch_decimal(value.as_str(), 1_000),
-            "SYSLOG_IDENTIFIER" => env.ident = Some(value_cow(value)),
-            "_SYSTEMD_UNIT" => unit = Some(value_cow(value)),
-            "_PID" => env.pid = parse_u32(value.as_str()),
-            "_HOSTNAME" => env.host = Some(value_cow(value)),
-            "__CURSOR" => env.cursor = Some(value_cow(value)),
-            "PRIORITY" => {
-                priority = parse_u32(value.as_str()).and_then(Level::from_syslog_priority)
-            }
-            _ => {}
-        }
-    }
-    if env.ident.is_none() {
-        env.ident = unit;
-    }
-    // The journal's timestamp has a year: klog's yearless time inside is read next to it.
-    let ctx = &anchored(ctx, env.time);
-    Some(journald_record(
-        raw,
-        message,
-        env,
-        priority,
-        obj.truncated,
-        ctx,
-    ))
-}
-
-fn value_cow(v: FieldValue<'_>) -> Cow<'_, str> {
-    match v {
-        FieldValue::Quoted(c)
-        | FieldValue::Bare(c)
-        | FieldValue::Block(c)
-        | FieldValue::Json(c) => c,
-    }
-}
-
-/// Decodes journald's byte-array `MESSAGE` (`[73,48,54,…]`); invalid UTF-8 becomes U+FFFD and
-/// non-numbers are skipped.
-fn byte_array(json: &str) -> String {
-    let bytes: Vec<u8> = json
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .split(',')
-        .filter_map(|n| n.trim().parse::<u8>().ok())
-        .collect();
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::logs::parse;
+    use crate::logs::record::EnvelopeKind;
 
     #[test]
     fn object_table() {

@@ -17,7 +17,7 @@
 use std::borrow::Cow;
 
 use super::kv::{self, Mode};
-use super::parse::{Component, Format, Inner, Level, ParseContext, yearless};
+use super::record::{Component, Format, Inner, Level, ParseContext};
 use super::text::{QuoteMode, scan_quoted, unescape};
 use super::time::{Yearless, digits, hms};
 
@@ -64,7 +64,7 @@ pub(crate) fn parse<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
         second,
         nanos,
     };
-    inner.time = yearless(ctx, t);
+    inner.time = super::time::yearless_to_timestamp(ctx, t);
     if i >= b.len() {
         inner.truncated = true;
         return Some(inner);
@@ -230,7 +230,7 @@ fn unbalanced_quotes(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logs::parse::Field;
+    use crate::logs::record::Field;
 
     fn ctx() -> ParseContext {
         ParseContext::new(2021)

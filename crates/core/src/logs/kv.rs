@@ -18,7 +18,7 @@
 
 use std::borrow::Cow;
 
-use super::parse::{Field, FieldValue, Format, Inner, Level, ParseContext};
+use super::record::{Field, FieldValue, Format, Inner, Level, ParseContext};
 use super::text::{QuoteMode, is_key_byte, is_space, scan_quoted, unescape};
 use super::time;
 

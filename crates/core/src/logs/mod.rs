@@ -29,11 +29,14 @@ mod assemble;
 pub mod catalogue;
 mod envelope;
 pub mod ids;
+mod journald;
 mod json;
 mod klog;
 mod kv;
 mod parse;
 mod prefix;
+pub mod record;
+mod shape;
 mod text;
 mod time;
 
@@ -43,7 +46,7 @@ pub use catalogue::{
     event_kind,
 };
 pub use ids::{IdKind, Ids, PartialId, PodName};
-pub use parse::{
+pub use parse::parse;
+pub use record::{
     Component, Envelope, EnvelopeKind, Field, FieldValue, Format, Level, ParseContext, ParsedLine,
-    parse,
 };

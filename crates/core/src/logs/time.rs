@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use jiff::civil::DateTime;
 use jiff::tz::Offset;
 
-use super::parse::ParseContext;
+use super::record::ParseContext;
 
 /// A wall-clock time without a year, as klog and syslog write it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

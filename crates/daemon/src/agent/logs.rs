@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
-use podcoroner_core::log_rules::{LogKind, LoggedEvent};
+use podcoroner_core::event::{LogKind, LoggedEvent};
 use podcoroner_core::logs::{LineAssembler, ParseContext, classify, parse};
 use podcoroner_logs::follow::{self, FollowConfig, OnFull, ReadFrom};
 use serde::{Deserialize, Serialize};

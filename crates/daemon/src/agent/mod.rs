@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
-use podcoroner_core::log_rules::{LogKind, LoggedEvent};
+use podcoroner_core::event::{LogKind, LoggedEvent};
 use podcoroner_core::{ApiView, Config, CriView, Finding, ManifestView, NodeView, PodDir};
 use serde::Serialize;
 

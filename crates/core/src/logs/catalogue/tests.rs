@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::logs::ids::PartialId;
-use crate::logs::parse::{ParseContext, parse};
+use crate::logs::{ParseContext, parse};
 
 const SB_CAE5: &str = "cae59246074a27247c54d43ffd3f68be61121bcc741133b940e7188002e34f60";
 const C_6CF7: &str = "6cf761b38acb743ec5940d7f0b0a445c68066fe307c2fdbb75aaf2ea260713f0";

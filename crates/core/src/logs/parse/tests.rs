@@ -1,7 +1,11 @@
 //! Table-driven tests of [`parse`](super::parse): one row per shape and quirk, each a real line
 //! from `testdata/cases/` (case number in the comment) or `kubelet-forensics.md`.
 
+use jiff::Timestamp;
+use jiff::tz::Offset;
+
 use super::*;
+use crate::logs::record::{EnvelopeKind, FieldValue, Level};
 
 /// What one row expects. `fields` lists (key, text) pairs that must be present, in order.
 struct Row {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::*;
 use crate::logs::{LineAssembler, ParseContext, classify, parse};
 use crate::model::*;
+use crate::rules::runtime::go_duration_secs;
 
 const SB1: &str = "320983ce679b69a1fa11436cfe75780398955ba0c7487db46102f854b35ca69a";
 const SB2: &str = "e39e61423ee6eba5859a37f14e4c397bd6826d26d04c4c397df5c6638e13695b";

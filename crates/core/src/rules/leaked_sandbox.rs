@@ -1,0 +1,264 @@
+//! `LeakedSandbox`: the state rule (`kuberuntime_gc.go` `evictSandboxes`), the log rule for a dead
+//! sandbox that keeps its pod's sandbox name reserved, and the log evidence added to every
+//! leaked sandbox (`enrich`).
+
+#[allow(unused_imports)]
+use super::logs::*;
+use super::teardown::{best_cause, failure_class};
+#[allow(unused_imports)]
+use super::*;
+
+impl Ctx<'_> {
+    /// `kuberuntime_gc.go` `evictSandboxes`: per pod UID, a sandbox that is not READY and holds
+    /// no containers is removed when the pod is gone; when the pod exists, all such sandboxes
+    /// but the most recently created one are removed (`removeOldestNSandboxes(len-1)`).
+    pub(super) fn leaked_sandboxes(&self, out: &mut Vec<Finding>, skipped: &mut Vec<SkippedRule>) {
+        if self.view.cri.is_none() {
+            skipped.push(skip(
+                FindingKind::LeakedSandbox,
+                "the CRI view is unavailable",
+            ));
+            return;
+        }
+        let mut n_unjudged = 0;
+        for group in self.sandboxes_by_uid.values() {
+            let newest = group[0];
+            for &s in group {
+                if s.state != SandboxState::NotReady
+                    || !self.containers_of(&s.id).is_empty()
+                    || !self.past_min_age(s.created_at)
+                {
+                    continue;
+                }
+                let mut evidence = vec![self.sandbox_evidence(s)];
+                let gone = if self.api_unusable.is_some()
+                    || (s.is_static() && self.manifests_unusable.is_some())
+                {
+                    None
+                } else {
+                    Some(self.pod_known_by(s).is_none())
+                };
+                let summary;
+                if s.id != newest.id {
+                    evidence.push(Evidence::new(
+                        EvidenceSource::Cri,
+                        format!(
+                            "pod sandbox {} (attempt {}, {}, created {}) is the pod's most recent",
+                            newest.id,
+                            newest.attempt,
+                            newest.state.cri_name(),
+                            newest.created_at
+                        ),
+                    ));
+                    summary = format!(
+                        "pod sandbox {} of {}/{} is NOTREADY with no containers for {} and is not \
+                         the pod's newest sandbox; kubelet's sandbox GC should have removed it",
+                        short(&s.id),
+                        s.pod.namespace,
+                        s.pod.name,
+                        human(self.age(s.created_at))
+                    );
+                } else if gone == Some(true) {
+                    evidence.extend(self.pod_gone_evidence(s));
+                    summary = format!(
+                        "pod sandbox {} of {}/{} is NOTREADY with no containers for {} and its pod \
+                         is gone; kubelet's sandbox GC should have removed it",
+                        short(&s.id),
+                        s.pod.namespace,
+                        s.pod.name,
+                        human(self.age(s.created_at))
+                    );
+                } else {
+                    if gone.is_none() {
+                        n_unjudged += 1;
+                    }
+                    continue;
+                }
+                out.push(Finding {
+                    kind: FindingKind::LeakedSandbox,
+                    severity: Severity::Warning,
+                    summary,
+                    pod: Some(s.pod.clone()),
+                    sandbox_id: Some(s.id.clone()),
+                    container_id: None,
+                    path: None,
+                    evidence,
+                    kubelet_rule: "kuberuntime_gc.go evictSandboxes: a pod sandbox that is not READY \
+                                   and holds no containers is removed when its pod is gone \
+                                   (ShouldPodContentBeRemoved); for a pod that still exists every such \
+                                   sandbox but the most recently created one is removed \
+                                   (removeOldestNSandboxes)"
+                        .to_string(),
+                    remediation: format!(
+                        "journalctl -u kubelet | grep {id} (\"Failed to stop sandbox before removing\" \
+                         means GC tries and the runtime or CNI fails); then crictl stopp {id} && \
+                         crictl rmp {id}, or podcoroner gc",
+                        id = sh(&s.id)
+                    ),
+                    gc_eligible: true,
+                });
+            }
+        }
+        if let Some(why) = self
+            .api_unusable
+            .as_ref()
+            .or(self.manifests_unusable.as_ref())
+        {
+            skipped.push(SkippedRule {
+                kind: FindingKind::LeakedSandbox,
+                partial: true,
+                reason: format!(
+                    "{why}: only older sandboxes of a pod were judged; {n_unjudged} newest NOTREADY \
+                     sandbox(es) could not be checked against the pod's existence"
+                ),
+            });
+        }
+    }
+
+    pub(super) fn pod_gone_evidence(&self, s: &Sandbox) -> Vec<Evidence> {
+        let uid = &s.pod.uid;
+        let mut ev = vec![Evidence::new(
+            EvidenceSource::Apiserver,
+            format!(
+                "no pod with uid {uid} among {} pods from {}, and no mirror pod on node {} with \
+                 kubernetes.io/config.mirror={uid}",
+                self.n_api_pods(),
+                self.api_origin(),
+                self.view.node_name
+            ),
+        )];
+        if self.view.manifests.is_some() {
+            ev.push(Evidence::new(
+                EvidenceSource::Manifest,
+                format!(
+                    "no manifest in {} declares pod {}/{} or uid {uid}",
+                    self.manifest_dir(),
+                    s.pod.namespace,
+                    s.pod.name
+                ),
+            ));
+        }
+        ev
+    }
+
+    // === DuplicateReadySandboxes ===
+}
+
+// === LeakedSandbox (name reserved) ===
+
+/// containerd's CRI plugin (`sandbox_run.go`, `RunPodSandbox`): "failed to reserve sandbox name
+/// "<name>_<ns>_<uid>_<attempt>": name "…" is reserved for "<id>"": a dead sandbox (typically
+/// reloaded after an unclean restart, containerd/cri #1014) keeps the pod's sandbox name and no
+/// new sandbox of the pod can be created. Reported as that sandbox's `LeakedSandbox`.
+///
+/// Not a finding: a reserving sandbox the CRI view no longer lists.
+pub(super) fn sandbox_name_reserved(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<Finding>) {
+    let mut groups: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
+    for e in logs
+        .all
+        .iter()
+        .filter(|e| e.event.kind == EventKind::SandboxNameReserved)
+    {
+        if let Some(id) = logs.sandbox_key(e) {
+            groups.entry(id).or_default().push(e);
+        }
+    }
+    for (id, group) in groups {
+        if let Some(cri) = &view.cri
+            && !id.ends_with('…')
+            && !cri.sandboxes.iter().any(|s| s.id == id)
+        {
+            continue;
+        }
+        let pod = logs.pod_of(view, &group, Some(&id), None);
+        let mut f = finding(
+            FindingKind::LeakedSandbox,
+            Severity::Warning,
+            format!(
+                "pod sandbox {}{} keeps the pod's sandbox name reserved, so no new sandbox of the pod can be \
+                 created (\"failed to reserve sandbox name\", {}{})",
+                shown(&id),
+                of_pod(pod.as_ref()),
+                plural(group.len(), "record", "records"),
+                over(&group)
+            ),
+            "containerd CRI RunPodSandbox reserves the name <name>_<namespace>_<uid>_<attempt> for the sandbox \
+             that holds it; a dead sandbox reloaded after an unclean restart keeps it until it is removed, and \
+             every RunPodSandbox of the pod fails (containerd/cri #1014)",
+            format!(
+                "crictl inspectp {id} (its state); crictl stopp {id} && crictl rmp {id} frees the name and the \
+                 kubelet then creates the pod's sandbox",
+                id = sh(id.trim_end_matches('…'))
+            ),
+        );
+        f.pod = pod;
+        f.sandbox_id = Some(id);
+        f.evidence = quote(&group);
+        out.push(f);
+    }
+}
+
+// === enrichment ===
+
+/// Adds to every `LeakedSandbox` what the logs say of it: the kubelet's GC trying and failing
+/// (stop errors, with their cause) or not trying (a stuck pod worker), because the remedies differ.
+pub fn enrich(findings: &mut [Finding], events: &[LoggedEvent]) {
+    if !findings
+        .iter()
+        .any(|f| f.kind == FindingKind::LeakedSandbox)
+    {
+        return;
+    }
+    let logs = Logs::new(events);
+    let all_failures: Vec<&LoggedEvent> = events
+        .iter()
+        .filter(|e| e.event.kind.is_failure())
+        .collect();
+    for f in findings
+        .iter_mut()
+        .filter(|f| f.kind == FindingKind::LeakedSandbox)
+    {
+        let Some(id) = f.sandbox_id.clone() else {
+            continue;
+        };
+        let uid = f.pod.as_ref().map(|p| p.uid.clone()).unwrap_or_default();
+        let failures: Vec<&LoggedEvent> = all_failures
+            .iter()
+            .copied()
+            .filter(|e| {
+                logs.sandbox_key(e)
+                    .is_some_and(|k| k == id || id.starts_with(k.trim_end_matches('…')))
+            })
+            .collect();
+        let stuck = logs
+            .of(&[EventKind::PodWorkerNotTerminated])
+            .any(|e| e.event.ids.pod_uid.as_deref() == Some(uid.as_str()));
+        if let Some((cause, said)) = best_cause(&failures) {
+            let (class, fix) = failure_class(cause, said, Some(&id));
+            f.evidence.push(Evidence::new(
+                source_of(failures[0]),
+                format!(
+                    "the kubelet's GC is trying and failing: {} failure records, cause {class}",
+                    failures.len()
+                ),
+            ));
+            f.evidence.extend(quote(&failures));
+            f.remediation = format!("{fix}; GC then removes it by itself. {}", f.remediation);
+        } else if stuck {
+            f.evidence.push(Evidence::new(
+                EvidenceSource::KubeletLog,
+                format!("the kubelet's GC is not trying: the pod worker of {uid} is stuck (\"still not fully terminated\")"),
+            ));
+            f.remediation = format!(
+                "systemctl restart kubelet (a stuck pod worker holds it); {}",
+                f.remediation
+            );
+        } else {
+            f.evidence.push(Evidence::new(
+                EvidenceSource::KubeletLog,
+                "no stop or removal attempt for this sandbox in the logs read (the GC logs \"Removing sandbox\" only \
+                 at -v=4; failures at every level)",
+            ));
+        }
+    }
+}

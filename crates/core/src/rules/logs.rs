@@ -1,0 +1,529 @@
+//! The log side of the rules: the index of log events every log rule reads ([`Logs`]), the
+//! correlation helpers, and [`diagnose_with_logs`]. The log rules themselves live in one file per
+//! finding family beside this one. Diagnosis rules over kubelet and runtime log events say what the logs say that the CRI, API and
+//! file views cannot (a teardown that keeps failing, a stuck pod worker, a mirror pod loop), and
+//! the log evidence that explains a state finding (is the kubelet's GC trying and failing, or not
+//! trying at all?).
+//!
+//! Pure like the rest of `core`: events come in as values (read by `podcoroner-logs`), with
+//! the node view when there is one and the time.
+//!
+//! Correlation, common to the rules:
+//! - one logical failure is logged several times (containerd's `StopPodSandbox for "<id>"
+//!   failed`, the kubelet's CRI client `StopPodSandbox from runtime service failed`, then the
+//!   caller: the GC's `Failed to stop sandbox before removing` or the pod worker's `Error syncing
+//!   pod` with `KillPodSandboxError`); the lines are grouped by sandbox ID and pod UID into one
+//!   incident, and a line that names neither is joined to the record next to it in the same file
+//!   (at most 1 s apart) that does, as the kubelet logs them back to back;
+//! - identities seen anywhere in the logs (a line naming a pod with its UID, a container or
+//!   sandbox with its pod UID) name the pod of a line that only gives an ID;
+//! - an ID cut by the end of a line is reported as a prefix (`4b31f1c4…`), merged into the full
+//!   ID when another line names one that starts with it, and never completed by guessing.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use jiff::{SignedDuration, Timestamp};
+
+pub use crate::event::{LogKind, LoggedEvent};
+use crate::finding::{Evidence, EvidenceSource, Finding, FindingKind, Severity};
+use crate::logs::{Component, EventKind, IdKind};
+use crate::model::{NodeView, PodRef};
+use crate::rules::{Config, Diagnosis, SkippedRule, diagnose, human, short};
+
+use super::container_race::find_container_race;
+pub use super::leaked_sandbox::enrich;
+use super::leaked_sandbox::sandbox_name_reserved;
+use super::mirror_pods::mirror_pods;
+use super::pod_dirs::orphaned_pod_volumes;
+use super::pod_workers::stuck_pod_workers;
+use super::runtime::runtime_unhealthy;
+use super::static_pods::{static_pod_removal_blocked, static_pod_removed};
+use super::teardown::{stuck_terminating_state, teardown_failures};
+
+/// How many evidence lines of one group a finding quotes (first ones and the last).
+pub(super) const MAX_QUOTED: usize = 4;
+/// Records of one file at most this far apart can be one logical event: a failure logged by the
+/// runtime, the CRI client and the caller within microseconds, or a burst of lookups.
+pub(super) const SAME_EVENT: SignedDuration = SignedDuration::from_secs(1);
+/// Records of one incident closer than this are one attempt (the GC retries every minute, a pod
+/// worker backs off from 10 s).
+pub(super) const ONE_ATTEMPT: SignedDuration = SignedDuration::from_secs(5);
+/// A removed container still looked up over longer than this is a stale reference, not the
+/// deletion race.
+pub(super) const RACE_LASTS: SignedDuration = SignedDuration::from_secs(600);
+/// Two "outdated" deletions of one mirror pod at most this far apart are a loop.
+pub(super) const MIRROR_LOOP: SignedDuration = SignedDuration::from_secs(60);
+/// How long a re-added static pod gets to start a container before its worker counts as stuck.
+pub(super) const READD_START: SignedDuration = SignedDuration::from_secs(60);
+
+/// The state rules over `view`, the log rules over `events`, and the log evidence added to the
+/// state findings they explain; sorted as [`diagnose`] sorts.
+///
+/// A log finding that restates a state finding (same kind and sandbox, container or pod UID;
+/// a `StaticPodRemoved` note of a pod that `StaticPodNotRemoved` reports) adds its evidence to
+/// it instead of being reported twice.
+pub fn diagnose_with_logs(
+    view: &NodeView,
+    events: &[LoggedEvent],
+    config: &Config,
+    now: Timestamp,
+) -> Diagnosis {
+    let mut d = diagnose(view, config, now);
+    if events.is_empty() {
+        return d;
+    }
+    let from_logs = diagnose_logs(events, view, config, now);
+    enrich(&mut d.findings, events);
+    merge(&mut d.findings, from_logs);
+    d.findings.sort_by(crate::rules::report_order);
+    d.skipped.retain(|s: &SkippedRule| !s.reason.is_empty());
+    d
+}
+
+/// The findings the logs alone support (the view, when present, confirms or dismisses them).
+pub fn diagnose_logs(
+    events: &[LoggedEvent],
+    view: &NodeView,
+    config: &Config,
+    now: Timestamp,
+) -> Vec<Finding> {
+    let logs = Logs::new(events);
+    let mut out = Vec::new();
+    let seen = stuck_terminating_state(&logs, view, config, now, &mut out);
+    teardown_failures(&logs, view, &seen, &mut out);
+    find_container_race(&logs, view, &mut out);
+    orphaned_pod_volumes(&logs, view, &mut out);
+    mirror_pods(&logs, &mut out);
+    stuck_pod_workers(&logs, view, &mut out);
+    static_pod_removal_blocked(&logs, &mut out);
+    runtime_unhealthy(&logs, &mut out);
+    sandbox_name_reserved(&logs, view, &mut out);
+    static_pod_removed(&logs, &mut out);
+    out
+}
+
+/// Adds `from_logs` to `findings`; one restating a finding already there adds its evidence.
+pub(super) fn merge(findings: &mut Vec<Finding>, from_logs: Vec<Finding>) {
+    let n_state = findings.len();
+    for f in from_logs {
+        match findings[..n_state].iter_mut().find(|s| same_subject(s, &f)) {
+            Some(s) => s.evidence.extend(f.evidence),
+            None => findings.push(f),
+        }
+    }
+}
+
+pub(super) fn same_subject(state: &Finding, log: &Finding) -> bool {
+    let kinds = state.kind == log.kind
+        || (state.kind == FindingKind::StaticPodNotRemoved
+            && log.kind == FindingKind::StaticPodRemoved);
+    if !kinds {
+        return false;
+    }
+    if let (Some(a), Some(b)) = (&state.sandbox_id, &log.sandbox_id) {
+        return a == b;
+    }
+    if let (Some(a), Some(b)) = (&state.container_id, &log.container_id) {
+        return a == b;
+    }
+    match (&state.pod, &log.pod) {
+        (Some(a), Some(b)) => {
+            (!a.uid.is_empty() && a.uid == b.uid)
+                || (a.uid.is_empty() || b.uid.is_empty())
+                    && !a.name.is_empty()
+                    && (a.namespace.as_str(), a.name.as_str())
+                        == (b.namespace.as_str(), b.name.as_str())
+        }
+        _ => false,
+    }
+}
+
+// === the logs, indexed ===
+
+/// The events with what they say about identities.
+pub(super) struct Logs<'a> {
+    /// Every event, in the order read (file order within each file).
+    pub(super) all: &'a [LoggedEvent],
+    /// Pod UID → (namespace, name), from lines naming both.
+    pub(super) names: BTreeMap<String, (String, String)>,
+    /// `namespace/name` → the UIDs named with it, in the order seen (a static pod's config hash,
+    /// its mirror pods' API UIDs).
+    pub(super) uids: BTreeMap<String, Vec<String>>,
+    /// Container ID → pod UID.
+    pub(super) container_pod: BTreeMap<String, String>,
+    /// Sandbox ID → pod UID.
+    pub(super) sandbox_pod: BTreeMap<String, String>,
+    /// Every full sandbox and container ID named anywhere (to complete cut ones).
+    pub(super) full_ids: BTreeSet<String>,
+    /// Every pod UID named anywhere.
+    pub(super) all_uids: BTreeSet<String>,
+    /// The positions of the events of each kind, in reading order (the rules look at a few kinds
+    /// per finding; a node's log holds millions of records).
+    pub(super) by_kind: HashMap<EventKind, Vec<usize>>,
+}
+
+impl<'a> Logs<'a> {
+    pub(super) fn new(all: &'a [LoggedEvent]) -> Logs<'a> {
+        let mut logs = Logs {
+            all,
+            names: BTreeMap::new(),
+            uids: BTreeMap::new(),
+            container_pod: BTreeMap::new(),
+            sandbox_pod: BTreeMap::new(),
+            full_ids: BTreeSet::new(),
+            all_uids: BTreeSet::new(),
+            by_kind: HashMap::new(),
+        };
+        for (i, e) in all.iter().enumerate() {
+            logs.by_kind.entry(e.event.kind).or_default().push(i);
+            let ids = &e.event.ids;
+            for id in [&ids.sandbox_id, &ids.container_id, &ids.object_id]
+                .into_iter()
+                .flatten()
+            {
+                logs.full_ids.insert(id.to_string());
+            }
+            let uid = own_uid(e);
+            if let Some(uid) = &uid {
+                logs.all_uids.insert(uid.clone());
+            }
+            // A line naming one pod and a UID names that pod's UID.
+            if let (Some(uid), [pod]) = (&uid, ids.pods.as_slice())
+                && pod.uid.as_deref().is_none_or(|u| u == uid)
+                && let Some(ns) = &pod.namespace
+            {
+                logs.names
+                    .entry(uid.clone())
+                    .or_insert_with(|| (ns.to_string(), pod.name.to_string()));
+                let seen = logs.uids.entry(format!("{ns}/{}", pod.name)).or_default();
+                if !seen.contains(uid) {
+                    seen.push(uid.clone());
+                }
+            }
+            if let Some(uid) = &uid {
+                if let Some(c) = &ids.container_id {
+                    logs.container_pod
+                        .entry(c.to_string())
+                        .or_insert_with(|| uid.clone());
+                }
+                if let Some(s) = &ids.sandbox_id {
+                    logs.sandbox_pod
+                        .entry(s.to_string())
+                        .or_insert_with(|| uid.clone());
+                }
+            }
+        }
+        logs
+    }
+
+    /// The events of `kinds`, in reading order.
+    pub(super) fn of(
+        &self,
+        kinds: &[EventKind],
+    ) -> impl Iterator<Item = &'a LoggedEvent> + use<'a> {
+        let mut at: Vec<usize> = kinds
+            .iter()
+            .filter_map(|k| self.by_kind.get(k))
+            .flatten()
+            .copied()
+            .collect();
+        at.sort_unstable();
+        let all = self.all;
+        at.into_iter().map(move |i| &all[i])
+    }
+
+    /// The event before `i` in the same file.
+    pub(super) fn prev(&self, i: usize) -> Option<usize> {
+        let j = i.checked_sub(1)?;
+        (self.all[j].origin == self.all[i].origin).then_some(j)
+    }
+
+    /// The event after `i` in the same file.
+    pub(super) fn next(&self, i: usize) -> Option<usize> {
+        let j = i + 1;
+        (j < self.all.len() && self.all[j].origin == self.all[i].origin).then_some(j)
+    }
+
+    /// The pod UID an event names, directly or through the container or sandbox it names.
+    pub(super) fn uid_of(&self, e: &LoggedEvent) -> Option<String> {
+        own_uid(e)
+            .or_else(|| {
+                e.event
+                    .ids
+                    .container_id
+                    .as_deref()
+                    .and_then(|c| self.container_pod.get(c).cloned())
+            })
+            .or_else(|| {
+                e.event
+                    .ids
+                    .sandbox_id
+                    .as_deref()
+                    .and_then(|s| self.sandbox_pod.get(s).cloned())
+            })
+    }
+
+    /// A cut ID completed when exactly one full ID of `known` starts with it, else `prefix…`.
+    pub(super) fn complete(prefix: &str, known: &BTreeSet<String>) -> String {
+        let mut hits = known.iter().filter(|k| k.starts_with(prefix));
+        match (hits.next(), hits.next()) {
+            (Some(full), None) => full.clone(),
+            _ => format!("{prefix}…"),
+        }
+    }
+
+    /// The sandbox an event names: its sandbox ID, else a cut one (completed when possible).
+    pub(super) fn sandbox_key(&self, e: &LoggedEvent) -> Option<String> {
+        let i = &e.event.ids;
+        i.sandbox_id.as_deref().map(str::to_string).or_else(|| {
+            i.partial
+                .iter()
+                .find(|p| matches!(p.kind, IdKind::Sandbox | IdKind::Object))
+                .map(|p| Self::complete(&p.prefix, &self.full_ids))
+        })
+    }
+
+    /// The container an event names: its container ID (or an ID of unstated kind), else a cut
+    /// one (completed when possible).
+    pub(super) fn container_key(&self, e: &LoggedEvent) -> Option<String> {
+        let i = &e.event.ids;
+        i.container_id
+            .as_deref()
+            .or(i.object_id.as_deref())
+            .map(str::to_string)
+            .or_else(|| {
+                i.partial
+                    .iter()
+                    .find(|p| matches!(p.kind, IdKind::Container | IdKind::Object))
+                    .map(|p| Self::complete(&p.prefix, &self.full_ids))
+            })
+    }
+
+    /// The pod UID an event names, or a cut one (completed when possible).
+    pub(super) fn uid_key(&self, e: &LoggedEvent) -> Option<String> {
+        own_uid(e).or_else(|| {
+            e.event
+                .ids
+                .partial
+                .iter()
+                .find(|p| p.kind == IdKind::PodUid)
+                .map(|p| Self::complete(&p.prefix, &self.all_uids))
+        })
+    }
+
+    /// The pod of a group of events, best effort: from the CRI view by sandbox or UID, else
+    /// from the lines and the identities the logs link.
+    pub(super) fn pod_of(
+        &self,
+        view: &NodeView,
+        group: &[&LoggedEvent],
+        sandbox: Option<&str>,
+        uid: Option<&str>,
+    ) -> Option<PodRef> {
+        let uid = uid
+            .map(str::to_string)
+            .or_else(|| group.iter().find_map(|e| self.uid_of(e)))
+            .or_else(|| sandbox.and_then(|s| self.sandbox_pod.get(s).cloned()));
+        if let Some(cri) = &view.cri
+            && let Some(s) = cri.sandboxes.iter().find(|s| {
+                Some(s.id.as_str()) == sandbox || Some(s.pod.uid.as_str()) == uid.as_deref()
+            })
+        {
+            return Some(s.pod.clone());
+        }
+        let named = group
+            .iter()
+            .find_map(|e| e.event.ids.pods.first())
+            .map(|p| {
+                (
+                    p.namespace.as_deref().unwrap_or("").to_string(),
+                    p.name.to_string(),
+                )
+            })
+            .or_else(|| uid.as_ref().and_then(|u| self.names.get(u).cloned()));
+        let uid = uid.or_else(|| {
+            let (ns, name) = named.as_ref()?;
+            match self.uids.get(&format!("{ns}/{name}"))?.as_slice() {
+                [one] => Some(one.clone()),
+                _ => None,
+            }
+        });
+        match (named, uid) {
+            (None, None) => None,
+            (named, uid) => {
+                let (namespace, name) = named.unwrap_or_default();
+                Some(PodRef {
+                    namespace,
+                    name,
+                    uid: uid.unwrap_or_default(),
+                })
+            }
+        }
+    }
+}
+
+/// The UID a line names for its pod (`podUID=`, a legacy `name_ns(uid)`, a runtime name).
+pub(super) fn own_uid(e: &LoggedEvent) -> Option<String> {
+    let ids = &e.event.ids;
+    ids.pod_uid
+        .as_deref()
+        .or_else(|| ids.pods.first().and_then(|p| p.uid.as_deref()))
+        .map(str::to_string)
+}
+
+/// `namespace/name` (or the bare name) of the first pod a line names.
+pub(super) fn pod_name_key(e: &LoggedEvent) -> Option<String> {
+    e.event.ids.pods.first().map(|p| match &p.namespace {
+        Some(ns) => format!("{ns}/{}", p.name),
+        None => p.name.to_string(),
+    })
+}
+
+/// Whether `a` was logged after `b`: by time when both have one, else by position in the same
+/// file; `false` when it cannot be told.
+pub(super) fn after(a: &LoggedEvent, b: &LoggedEvent) -> bool {
+    match (a.event.time, b.event.time) {
+        (Some(x), Some(y)) => x > y,
+        _ => a.origin == b.origin && a.line > b.line,
+    }
+}
+
+/// Whether two records are close enough in time to be one logical event.
+pub(super) fn close(a: &LoggedEvent, b: &LoggedEvent) -> bool {
+    match (a.event.time, b.event.time) {
+        (Some(x), Some(y)) => x.duration_since(y).abs() <= SAME_EVENT,
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+pub(super) fn source_of(e: &LoggedEvent) -> EvidenceSource {
+    match e.event.component {
+        Some(Component::Kubelet) => EvidenceSource::KubeletLog,
+        Some(Component::Containerd | Component::Crio | Component::Docker) => {
+            EvidenceSource::RuntimeLog
+        }
+        _ => match e.log {
+            LogKind::Kubelet => EvidenceSource::KubeletLog,
+            LogKind::Runtime => EvidenceSource::RuntimeLog,
+        },
+    }
+}
+
+/// Evidence lines for a group of events: a count line, then the first few and the last.
+pub(super) fn quote(group: &[&LoggedEvent]) -> Vec<Evidence> {
+    let mut ev = Vec::new();
+    if group.is_empty() {
+        return ev;
+    }
+    if group.len() > 1 {
+        let span = match time_range(group) {
+            Some((a, b)) => format!(" from {a} to {b} ({})", dur(b.duration_since(a))),
+            None => String::new(),
+        };
+        ev.push(Evidence::new(
+            source_of(group[0]),
+            format!("{} log records{span}", group.len()),
+        ));
+    }
+    let mut picked: Vec<&&LoggedEvent> = group.iter().take(MAX_QUOTED - 1).collect();
+    if group.len() >= MAX_QUOTED {
+        picked.push(group.last().unwrap());
+    }
+    ev.extend(picked.into_iter().map(|e| line(e)));
+    ev
+}
+
+/// One record as evidence: `file:line: text`.
+pub(super) fn line(e: &LoggedEvent) -> Evidence {
+    Evidence::new(source_of(e), format!("{}:{}: {}", e.origin, e.line, e.text))
+}
+
+/// A duration for a person: [`human`], or milliseconds under a second.
+pub(super) fn dur(d: SignedDuration) -> String {
+    if d.abs() < SignedDuration::from_millis(1) {
+        "<1ms".to_string()
+    } else if d.abs() < SignedDuration::from_secs(1) {
+        format!("{}ms", d.as_millis())
+    } else {
+        human(d)
+    }
+}
+
+pub(super) fn time_range(group: &[&LoggedEvent]) -> Option<(Timestamp, Timestamp)> {
+    let times = group.iter().filter_map(|e| e.event.time);
+    Some((times.clone().min()?, times.max()?))
+}
+
+pub(super) fn span(group: &[&LoggedEvent]) -> SignedDuration {
+    time_range(group).map_or(SignedDuration::ZERO, |(a, b)| b.duration_since(a))
+}
+
+/// `" over 3m"`, or nothing for records less than a second apart or without times.
+pub(super) fn over(group: &[&LoggedEvent]) -> String {
+    let d = span(group);
+    if d < SignedDuration::from_secs(1) {
+        String::new()
+    } else {
+        format!(" over {}", human(d))
+    }
+}
+
+/// How many attempts a group of records stands for: records less than [`ONE_ATTEMPT`] apart
+/// are one (untimed records count as one together).
+pub(super) fn attempts(group: &[&LoggedEvent]) -> usize {
+    let mut times: Vec<Timestamp> = group.iter().filter_map(|e| e.event.time).collect();
+    times.sort();
+    let timed = times
+        .windows(2)
+        .filter(|w| w[1].duration_since(w[0]) > ONE_ATTEMPT)
+        .count()
+        + usize::from(!times.is_empty());
+    timed.max(1)
+}
+
+pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `" of pod ns/name (uid)"` as far as known.
+pub(super) fn of_pod(pod: Option<&PodRef>) -> String {
+    match pod {
+        Some(p) if !p.name.is_empty() && !p.uid.is_empty() => {
+            format!(" of pod {}/{} ({})", p.namespace, p.name, p.uid)
+        }
+        Some(p) if !p.name.is_empty() => format!(" of pod {}/{}", p.namespace, p.name),
+        Some(p) if !p.uid.is_empty() => format!(" of pod {}", p.uid),
+        _ => String::new(),
+    }
+}
+
+/// A cut ID as crictl accepts it (a prefix), a full one shortened.
+pub(super) fn shown(id: &str) -> &str {
+    if id.ends_with('…') { id } else { short(id) }
+}
+
+pub(super) fn finding(
+    kind: FindingKind,
+    severity: Severity,
+    summary: String,
+    rule: &str,
+    remediation: String,
+) -> Finding {
+    Finding {
+        kind,
+        severity,
+        summary,
+        pod: None,
+        sandbox_id: None,
+        container_id: None,
+        path: None,
+        evidence: vec![],
+        kubelet_rule: rule.to_string(),
+        remediation,
+        gc_eligible: false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

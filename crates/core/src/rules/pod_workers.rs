@@ -1,0 +1,157 @@
+//! `StuckPodWorker`: a pod worker that never finishes terminating.
+
+#[allow(unused_imports)]
+use super::logs::*;
+#[allow(unused_imports)]
+use super::*;
+
+// === StuckPodWorker ===
+
+/// 1.22 to 1.26 pod workers (`pod_workers.go`):
+/// - "Pod worker has been requested for removal but is still not fully terminated" repeating
+///   (3 times or more) for one UID;
+/// - "Pod has been terminated and is no longer known to the kubelet, remove all history"
+///   followed within 2 s by "Pod is orphaned and must be torn down" for the same UID (k/k
+///   #107730);
+/// - a static pod REMOVEd from its source and ADDed again with the same UID (an unchanged
+///   manifest put back) that starts no container within a minute while the log goes on (the
+///   1.22.0/1.22.1 regression, k/k #104648: the worker still holds the terminated UID). The
+///   UIDs come from the SyncLoop lines (legacy) or the nearest lines naming the pod.
+///
+/// Not a finding: the re-added pod starting a container; a re-add with another UID (the manifest
+/// changed); a log that ends before the minute is up.
+pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<Finding>) {
+    let all = logs.all;
+    let mut by_uid: BTreeMap<String, (Vec<&LoggedEvent>, &'static str)> = BTreeMap::new();
+    let mut not_terminated: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
+    let mut worker: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
+    for e in all {
+        let Some(uid) = own_uid(e) else { continue };
+        match e.event.kind {
+            EventKind::PodWorkerNotTerminated => not_terminated.entry(uid).or_default().push(e),
+            EventKind::RemoveAllHistory
+            | EventKind::PodOrphanedTornDown
+            | EventKind::PodSyncedFirstTime => worker.entry(uid).or_default().push(e),
+            _ => {}
+        }
+    }
+    for (uid, group) in not_terminated {
+        if group.len() >= 3 {
+            by_uid.insert(
+                uid,
+                (
+                    group,
+                    "\"Pod worker has been requested for removal but is still not fully terminated\" repeating",
+                ),
+            );
+        }
+    }
+    for (uid, group) in worker {
+        let race = group.iter().any(|h| {
+            h.event.kind == EventKind::RemoveAllHistory
+                && group.iter().any(|o| {
+                    o.event.kind == EventKind::PodOrphanedTornDown
+                        && matches!((h.event.time, o.event.time),
+                            (Some(a), Some(b)) if b >= a && b.duration_since(a) <= SignedDuration::from_secs(2))
+                })
+        });
+        if race {
+            by_uid.entry(uid).or_insert((
+                group,
+                "\"remove all history\" then \"Pod is orphaned and must be torn down\" (k/k #107730)",
+            ));
+        }
+    }
+    // Static pod removed and re-added with the same UID.
+    let end = all.iter().filter_map(|e| e.event.time).max();
+    let static_op = |e: &LoggedEvent, op: SyncOp| {
+        e.event.kind == EventKind::SyncLoop(op)
+            && matches!(
+                e.event.config_source,
+                Some(ConfigSource::File | ConfigSource::Http)
+            )
+    };
+    let adds = logs
+        .by_kind
+        .get(&EventKind::SyncLoop(SyncOp::Add))
+        .map_or(&[][..], Vec::as_slice);
+    for &i in adds {
+        let add = &all[i];
+        if !static_op(add, SyncOp::Add) {
+            continue;
+        }
+        let Some(name) = pod_name_key(add) else {
+            continue;
+        };
+        let Some(remove) = all[..i]
+            .iter()
+            .rev()
+            .find(|e| static_op(e, SyncOp::Remove) && pod_name_key(e).as_ref() == Some(&name))
+        else {
+            continue;
+        };
+        let names = |e: &LoggedEvent| pod_name_key(e).as_ref() == Some(&name);
+        let uid_before = own_uid(remove)
+            .or_else(|| all[..i].iter().rev().filter(|e| names(e)).find_map(own_uid));
+        let uid_after =
+            own_uid(add).or_else(|| all[i + 1..].iter().filter(|e| names(e)).find_map(own_uid));
+        let (Some(before), Some(uid)) = (uid_before, uid_after) else {
+            continue;
+        };
+        if before != uid {
+            continue;
+        }
+        let started = logs
+            .of(&[EventKind::Pleg(crate::logs::PlegType::ContainerStarted)])
+            .any(|e| own_uid(e).as_deref() == Some(uid.as_str()) && after(e, add));
+        let waited = match (add.event.time, end) {
+            (Some(t), Some(end)) => end.duration_since(t) >= READD_START,
+            _ => false,
+        };
+        if started || !waited {
+            continue;
+        }
+        by_uid.entry(uid).or_insert((
+            vec![remove, add],
+            "static pod removed and re-added with the same UID; it starts no container (1.22.0 and 1.22.1, k/k \
+             #104648, fixed in 1.22.2)",
+        ));
+    }
+    for (uid, (group, signature)) in by_uid {
+        let sandbox = view
+            .cri
+            .iter()
+            .flat_map(|c| c.sandboxes.iter())
+            .filter(|s| s.pod.uid == uid)
+            .max_by_key(|s| s.created_at);
+        let pod = logs.pod_of(view, &group, None, Some(&uid));
+        let mut f = finding(
+            FindingKind::StuckPodWorker,
+            Severity::Warning,
+            format!(
+                "the kubelet's pod worker for pod{} is stuck: {signature}{}",
+                of_pod(pod.as_ref()).trim_start_matches(" of pod"),
+                sandbox.map_or(String::new(), |s| format!(
+                    "; it holds sandbox {} ({})",
+                    short(&s.id),
+                    s.state.cri_name()
+                ))
+            ),
+            "pod_workers.go (1.22 to 1.26): a pod worker that never reaches terminated keeps the pod's sandbox \
+             and blocks a pod with the same UID from starting; the kubelet's GC does not try to remove its \
+             sandbox (k/k #107730, #104648; fixed in 1.27)",
+            format!(
+                "systemctl restart kubelet (a restart rebuilds the pod workers); upgrade the kubelet to 1.27 or \
+                 later{}",
+                sandbox.map_or(String::new(), |s| format!(
+                    "; the sandbox: crictl stopp {id} && crictl rmp {id}",
+                    id = sh(&s.id)
+                ))
+            ),
+        );
+        f.pod = pod;
+        f.sandbox_id = sandbox.map(|s| s.id.clone());
+        f.evidence = quote(&group);
+        out.push(f);
+    }
+}

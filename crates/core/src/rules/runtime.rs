@@ -1,0 +1,111 @@
+//! `RuntimeUnhealthy`: PLEG not healthy, container runtime down.
+
+#[allow(unused_imports)]
+use super::logs::*;
+#[allow(unused_imports)]
+use super::*;
+
+// === RuntimeUnhealthy ===
+
+/// A Go duration (`16h14m34.439643899s`, `3m0s`) in seconds.
+pub(super) fn go_duration_secs(s: &str) -> Option<f64> {
+    let mut total = 0.0;
+    let mut num = String::new();
+    let mut any = false;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() || c == '.' {
+            num.push(c);
+            continue;
+        }
+        let unit = match c {
+            'h' => 3600.0,
+            'm' if chars.peek() == Some(&'s') => {
+                chars.next();
+                0.001
+            }
+            'm' => 60.0,
+            's' => 1.0,
+            _ => return None,
+        };
+        total += num.parse::<f64>().ok()? * unit;
+        num.clear();
+        any = true;
+    }
+    (any && num.is_empty()).then_some(total)
+}
+
+/// "pleg was last seen active <duration> ago", the longest in the group.
+pub(super) fn pleg_inactive(group: &[&LoggedEvent]) -> Option<SignedDuration> {
+    group
+        .iter()
+        .filter_map(|e| {
+            let t = &e.text;
+            let at = t.find("last seen active ")? + "last seen active ".len();
+            let d = t[at..].split(' ').next()?;
+            go_duration_secs(d)
+        })
+        .max_by(f64::total_cmp)
+        .map(SignedDuration::from_secs_f64)
+}
+
+/// `kubelet.go` `syncLoop` with `pleg/generic.go` `Healthy`: "Skipping pod synchronization" with
+/// "PLEG is not healthy" or "container runtime is down": no pod on the node is started, stopped
+/// or removed. Critical. The CRI calls timing out at the same time (`ListContainers`,
+/// `ListPodSandbox`, `Status` with DeadlineExceeded) are its evidence; on their own they are not
+/// a finding.
+pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
+    let pleg: Vec<&LoggedEvent> = logs
+        .all
+        .iter()
+        .filter(|e| e.event.kind == EventKind::PlegUnhealthy)
+        .collect();
+    if pleg.is_empty() {
+        return;
+    }
+    let timeouts: Vec<&LoggedEvent> = logs
+        .all
+        .iter()
+        .filter(|e| {
+            e.event.kind == EventKind::RuntimeCallFailed && e.event.cause == Some(Cause::Timeout)
+        })
+        .collect();
+    let down = pleg
+        .iter()
+        .any(|e| e.text.contains("container runtime is down"));
+    let mut all: Vec<&LoggedEvent> = pleg.iter().chain(timeouts.iter()).copied().collect();
+    all.sort_by_key(|e| e.event.time);
+    let mut f = finding(
+        FindingKind::RuntimeUnhealthy,
+        Severity::Critical,
+        format!(
+            "PLEG is not healthy{}{}{}: the kubelet starts, stops and removes no pod on this node ({}{})",
+            pleg_inactive(&pleg).map_or(String::new(), |d| format!(
+                " (last active {} ago)",
+                human(d)
+            )),
+            if down {
+                " and the container runtime is down"
+            } else {
+                ""
+            },
+            if timeouts.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} to the runtime timed out",
+                    plural(timeouts.len(), "call", "calls")
+                )
+            },
+            plural(all.len(), "record", "records"),
+            over(&all)
+        ),
+        "kubelet.go syncLoop and pleg/generic.go Healthy: when the PLEG has not relisted within 3 minutes the \
+         kubelet skips every pod sync and the node goes NotReady",
+        "crictl info and crictl ps (does the runtime answer?); journalctl -u containerd for hung shims or \
+         storage errors; systemctl restart containerd"
+            .to_string(),
+    );
+    f.evidence = quote(&all);
+    out.push(f);
+}

@@ -1,0 +1,248 @@
+//! Static pods: `StaticPodNotRemoved` (state), `StaticPodRemovalBlocked` and `StaticPodRemoved`
+//! (logs).
+
+#[allow(unused_imports)]
+use super::logs::*;
+use super::mirror_pods::{split_pod, static_uid};
+#[allow(unused_imports)]
+use super::*;
+
+impl Ctx<'_> {
+    /// `config/file.go`: the file source re-lists the manifest directory and a pod whose file is
+    /// gone is REMOVEd, which makes its pod worker kill the sandbox. A READY static sandbox with
+    /// no manifest past `min_age` means that removal never happened.
+    pub(super) fn static_pods_not_removed(
+        &self,
+        out: &mut Vec<Finding>,
+        skipped: &mut Vec<SkippedRule>,
+    ) {
+        if let Some(why) = self.missing(&[View::Cri, View::Manifests]) {
+            skipped.push(skip(FindingKind::StaticPodNotRemoved, &why));
+            return;
+        }
+        for group in self.sandboxes_by_uid.values() {
+            for &s in group {
+                if s.state != SandboxState::Ready
+                    || s.config_source() != Some("file")
+                    || !self.past_min_age(s.created_at)
+                    || self
+                        .manifest_for(&s.pod.namespace, &s.pod.name, &s.pod.uid)
+                        .is_some()
+                {
+                    continue;
+                }
+                let n_files = self.view.manifests.as_ref().map_or(0, |m| m.files.len());
+                out.push(Finding {
+                    kind: FindingKind::StaticPodNotRemoved,
+                    severity: Severity::Critical,
+                    summary: format!(
+                        "static pod {}/{} still runs (sandbox {} READY for {}) but its manifest is gone",
+                        s.pod.namespace,
+                        s.pod.name,
+                        short(&s.id),
+                        human(self.age(s.created_at))
+                    ),
+                    pod: Some(s.pod.clone()),
+                    sandbox_id: Some(s.id.clone()),
+                    container_id: None,
+                    path: None,
+                    evidence: vec![
+                        self.sandbox_evidence(s),
+                        Evidence::new(
+                            EvidenceSource::Manifest,
+                            format!(
+                                "none of the {n_files} files in {} declares pod {}/{} (name + \"-\" + \
+                                 node {})",
+                                self.manifest_dir(),
+                                s.pod.namespace,
+                                s.pod.name,
+                                self.view.node_name
+                            ),
+                        ),
+                    ],
+                    kubelet_rule: "config/file.go: a static pod whose manifest file disappears is \
+                                   REMOVEd and its pod worker kills the sandbox (pod_workers.go \
+                                   SyncPodKill); kubelet.go HandlePodRemoves holds the removal back \
+                                   while sources are not ready (\"skipping delete because sources \
+                                   aren't ready yet\")"
+                        .to_string(),
+                    remediation: format!(
+                        "journalctl -u kubelet | grep -e 'sources aren' -e {name}; if the manifest was \
+                         removed on purpose: crictl stopp {id} && crictl rmp {id}, then systemctl \
+                         restart kubelet",
+                        name = sh(&s.pod.name),
+                        id = sh(&s.id)
+                    ),
+                    gc_eligible: false,
+                });
+            }
+        }
+    }
+
+    // === MissingMirrorPod, StaleMirrorPod, OrphanedMirrorPod ===
+}
+
+// === StaticPodRemovalBlocked ===
+
+/// `kubelet.go` `HandlePodRemoves` / housekeeping: "skipping delete because sources aren't ready
+/// yet" (the API source has not synced, usually an unreachable API server).
+pub(super) fn static_pod_removal_blocked(logs: &Logs<'_>, out: &mut Vec<Finding>) {
+    let group: Vec<&LoggedEvent> = logs
+        .all
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.event.kind,
+                EventKind::SkippingDeleteSourcesNotReady
+                    | EventKind::HousekeepingSkippedSourcesNotReady
+            )
+        })
+        .collect();
+    if group.is_empty() {
+        return;
+    }
+    let mut f = finding(
+        FindingKind::StaticPodRemovalBlocked,
+        Severity::Warning,
+        format!(
+            "the kubelet skips pod removal and housekeeping because its config sources are not ready ({}{})",
+            plural(group.len(), "record", "records"),
+            over(&group)
+        ),
+        "kubelet.go HandlePodRemoves and syncLoopIteration: until every config source (file, http, api) has \
+         synced, removals are skipped (\"skipping delete because sources aren't ready yet\") so a removed static \
+         pod keeps running",
+        "check the kubelet's connection to the API server (journalctl -u kubelet | grep -i -e 'connection refused' \
+         -e Unauthorized); once the API source syncs the removal proceeds"
+            .to_string(),
+    );
+    f.pod = logs.pod_of(&NodeView::empty(), &group, None, None);
+    f.evidence = quote(&group);
+    out.push(f);
+}
+
+// === StaticPodRemoved ===
+
+/// `config/file.go` (and `config/http.go`): a static pod whose manifest left the directory is
+/// REMOVEd (`SyncLoop REMOVE source="file"`; legacy `SyncLoop (REMOVE, "file")`), its pod
+/// worker kills it with the pod's grace period and housekeeping deletes its mirror pod
+/// (`kubelet_pods.go` `HandlePodCleanups`, `mirror_client.go` "Deleting a mirror pod"). A
+/// lifecycle note (info), saying when the mirror pod went; kubelets before the graceful static
+/// pod deletion (k/k #90999, #98103) delete it at once, before the containers have stopped.
+///
+/// Not reported when a finding about the same pod says more (`StaticPodNotRemoved`,
+/// `StuckPodWorker`).
+pub(super) fn static_pod_removed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    for remove in logs.of(&[EventKind::SyncLoop(SyncOp::Remove)]).filter(|e| {
+        matches!(
+            e.event.config_source,
+            Some(ConfigSource::File | ConfigSource::Http)
+        )
+    }) {
+        let Some(name) = pod_name_key(remove) else {
+            continue;
+        };
+        if !done.insert(name.clone()) {
+            continue;
+        }
+        let uid = own_uid(remove)
+            .or_else(|| static_uid(logs, &name))
+            .or_else(|| {
+                logs.all
+                    .iter()
+                    .filter(|e| pod_name_key(e).as_ref() == Some(&name) && !after(remove, e))
+                    .find_map(own_uid)
+            });
+        let mut pod = split_pod(&name);
+        pod.uid = uid.clone().unwrap_or_default();
+        let told = out.iter().any(|f| {
+            matches!(
+                f.kind,
+                FindingKind::StaticPodNotRemoved | FindingKind::StuckPodWorker
+            ) && f.pod.as_ref().is_some_and(|p| {
+                (!p.uid.is_empty() && p.uid == pod.uid)
+                    || (p.namespace == pod.namespace && p.name == pod.name)
+            })
+        });
+        if told {
+            continue;
+        }
+        let later = |e: &LoggedEvent| !after(remove, e);
+        let mirror_deleted = logs
+            .of(&[EventKind::MirrorPodDeleting])
+            .find(|e| pod_name_key(e).as_ref() == Some(&name) && later(e));
+        let mirror_api: Vec<&LoggedEvent> = logs
+            .of(&[
+                EventKind::SyncLoop(SyncOp::Delete),
+                EventKind::SyncLoop(SyncOp::Remove),
+            ])
+            .filter(|e| {
+                e.event.config_source == Some(ConfigSource::Api)
+                    && pod_name_key(e).as_ref() == Some(&name)
+                    && later(e)
+            })
+            .collect();
+        let pending = logs
+            .of(&[EventKind::OrphanedPodPendingVolumes])
+            .filter(|e| uid.is_some() && own_uid(e) == uid && later(e));
+        let mirror_uid = mirror_api
+            .iter()
+            .filter_map(|e| own_uid(e))
+            .find(|u| Some(u) != uid.as_ref());
+        let mirror_note = match mirror_deleted {
+            Some(m) => {
+                let dt = match (remove.event.time, m.event.time) {
+                    (Some(a), Some(b)) => Some(b.duration_since(a)),
+                    _ => None,
+                };
+                let early = dt.is_some_and(|d| d < SignedDuration::from_secs(30));
+                format!(
+                    "; its mirror pod{} was deleted{}{}",
+                    mirror_uid
+                        .as_deref()
+                        .map_or(String::new(), |u| format!(" (API UID {u})")),
+                    dt.map_or(String::new(), |d| format!(" {} later", dur(d))),
+                    if early {
+                        ", before the containers' grace period could run out (k/k #90999: older kubelets \
+                         delete it without waiting)"
+                    } else {
+                        ""
+                    }
+                )
+            }
+            None => String::new(),
+        };
+        let source = match remove.event.config_source {
+            Some(ConfigSource::Http) => "http",
+            _ => "file",
+        };
+        let mut f = finding(
+            FindingKind::StaticPodRemoved,
+            Severity::Info,
+            format!(
+                "static pod {name}{} was removed from its {source} source{}{mirror_note}",
+                uid.as_deref().map_or(String::new(), |u| format!(" ({u})")),
+                remove
+                    .event
+                    .time
+                    .map_or(String::new(), |t| format!(" at {t}")),
+            ),
+            "config/file.go: a static pod whose manifest left the directory is REMOVEd; its pod worker kills it \
+             with the pod's grace period and housekeeping deletes its mirror pod (kubelet_pods.go \
+             HandlePodCleanups); graceful static pod deletion came with k/k #98103",
+            format!(
+                "none if the manifest was removed on purpose (otherwise put it back); if its containers still run \
+                 after the grace period: crictl pods --name {} (that is StaticPodNotRemoved)",
+                sh(&pod.name)
+            ),
+        );
+        f.pod = Some(pod);
+        let mut quoted: Vec<&LoggedEvent> = vec![remove];
+        quoted.extend(mirror_deleted);
+        quoted.extend(pending);
+        quoted.extend(mirror_api);
+        f.evidence = quote(&quoted);
+        out.push(f);
+    }
+}

@@ -1,0 +1,747 @@
+//! Sandbox and pod teardown failures: `SandboxStopFailing` (from `podcoroner gc` and the logs),
+//! `StuckTerminatingPod` (state and logs) and the log side of `StaticPodNotRemoved`; the classes
+//! of stop errors.
+
+#[allow(unused_imports)]
+use super::logs::*;
+#[allow(unused_imports)]
+use super::*;
+
+/// The `SandboxStopFailing` finding for a `StopPodSandbox` of `sandbox` that failed with `error`
+/// (as `podcoroner gc` saw it, or as the kubelet logged it), with its classified cause.
+///
+/// Mirrors `kuberuntime_gc.go` `removeSandbox`: on a stop error the kubelet logs "Failed to stop
+/// sandbox before removing" and returns without `RemovePodSandbox`, every GC period, forever.
+///
+/// Critical when the CNI plugin binary is missing, as for the log rule (`teardown_failures`): no sandbox
+/// teardown on the node can succeed until it is back.
+pub fn sandbox_stop_failing(sandbox: &Sandbox, error: &str, seen_by: &str) -> Finding {
+    use crate::logs::catalogue::{Cause, CniFailure};
+    let cause = crate::logs::catalogue::classify_cause(error);
+    let (class, fix) = cause_class(cause);
+    let severity = if cause == Cause::CniTeardown(CniFailure::PluginMissing) {
+        Severity::Critical
+    } else {
+        Severity::Warning
+    };
+    Finding {
+        kind: FindingKind::SandboxStopFailing,
+        severity,
+        summary: format!(
+            "StopPodSandbox of {} ({}/{}) fails: {class}",
+            short(&sandbox.id),
+            sandbox.pod.namespace,
+            sandbox.pod.name
+        ),
+        pod: Some(sandbox.pod.clone()),
+        sandbox_id: Some(sandbox.id.clone()),
+        container_id: None,
+        path: None,
+        evidence: vec![Evidence::new(
+            EvidenceSource::Cri,
+            format!("{seen_by}: {error}"),
+        )],
+        kubelet_rule:
+            "kuberuntime_gc.go removeSandbox: StopPodSandbox runs the CNI teardown; on error the \
+                       kubelet logs \"Failed to stop sandbox before removing\" and never calls \
+                       RemovePodSandbox, so the sandbox leaks until the cause is fixed"
+                .to_string(),
+        remediation: format!(
+            "{fix}; then crictl stopp {id} && crictl rmp {id}",
+            id = sh(&sandbox.id)
+        ),
+        gc_eligible: false,
+    }
+}
+
+/// The class of a `StopPodSandbox` error (`CNI teardown: …`, `runtime busy`, `timeout`,
+/// `other`) and what to do about it, from `logs::catalogue::classify_cause`.
+pub fn stop_failure_class(error: &str) -> (&'static str, &'static str) {
+    cause_class(crate::logs::catalogue::classify_cause(error))
+}
+
+/// [`stop_failure_class`] for a cause already classified (e.g. from a log event, whose cut text
+/// may no longer say it).
+pub fn cause_class(cause: crate::logs::Cause) -> (&'static str, &'static str) {
+    use crate::logs::catalogue::{Cause, CniFailure};
+    match cause {
+        Cause::CniTeardown(CniFailure::PluginNotInitialized) => (
+            "CNI teardown: cni plugin not initialized",
+            "check the CNI config in /etc/cni/net.d and the CNI daemonset on this node",
+        ),
+        Cause::CniTeardown(CniFailure::UnauthorizedDatastore) => (
+            "CNI teardown: the CNI datastore refused (Unauthorized)",
+            "renew the CNI plugin's credentials (e.g. Calico's kubeconfig token) and restart its node agent",
+        ),
+        Cause::CniTeardown(CniFailure::EmptyCachedResult) => (
+            "CNI teardown: empty cached CNI result",
+            "remove the empty /var/lib/cni/results/<network>-<sandbox id>-<ifname> file, then stop again",
+        ),
+        Cause::CniTeardown(CniFailure::MissingNetns) => (
+            "CNI teardown: the network namespace is gone",
+            "the plugin's DEL must tolerate a missing netns; upgrade the CNI plugin",
+        ),
+        Cause::CniTeardown(CniFailure::PluginMissing) => (
+            "CNI teardown: the CNI plugin binary is missing",
+            "reinstall the CNI plugin binaries (/opt/cni/bin)",
+        ),
+        Cause::CniTeardown(CniFailure::DestroyNetwork) => (
+            "CNI teardown: failed to destroy network",
+            "read the CNI plugin's own log for the DEL of this sandbox",
+        ),
+        Cause::RuntimeBusy => (
+            "runtime busy",
+            "find what holds the sandbox (mounts, shim) and retry",
+        ),
+        Cause::Timeout => (
+            "timeout",
+            "check the runtime's health (crictl info) and the CNI plugin's latency",
+        ),
+        _ => (
+            "other",
+            "read the runtime's log for this sandbox (journalctl -u containerd)",
+        ),
+    }
+}
+
+// === teardown failures: SandboxStopFailing, StuckTerminatingPod, StaticPodNotRemoved ===
+
+/// Who asked for the sandbox to go, as far as one line tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Caller {
+    /// The sandbox GC (`kuberuntime_gc.go` `removeSandbox`).
+    Gc,
+    /// The pod worker killing the pod (`kuberuntime_manager.go` `killPodWithSyncResult`).
+    Kill,
+    /// The CRI client or the runtime: either of the above.
+    Unknown,
+}
+
+/// Whether a line reports a sandbox (or pod) teardown failure, and from which caller.
+pub(super) fn teardown_caller(e: &LoggedEvent) -> Option<Caller> {
+    use EventKind::*;
+    match e.event.kind {
+        StopSandboxBeforeRemoveFailed | RemoveSandboxFailed => Some(Caller::Gc),
+        // `killPodWithSyncResult` logs "Failed to stop sandbox" with no error (ErrorS(nil, …));
+        // dockershim's "Failed to stop sandbox "<id>": <err>" is the runtime side.
+        KillPodSandboxFailed if e.event.error.is_none() => Some(Caller::Kill),
+        KillPodFailed => Some(Caller::Kill),
+        ErrorSyncingPod => {
+            let t = e.event.error.as_deref().unwrap_or(&e.text);
+            (t.contains("KillPodSandbox") || t.contains("KillContainer")).then_some(Caller::Kill)
+        }
+        KillPodSandboxFailed
+        | StopPodSandboxFailed
+        | RemovePodSandboxFailed
+        | DestroyNetworkFailed => Some(Caller::Unknown),
+        _ => None,
+    }
+}
+
+/// How telling a cause is: a specific CNI cause beats a transient one (`cni plugin not
+/// initialized`, typically right after boot), which beats a generic or cut CNI error, which
+/// beats the rest; NotFound (the object is gone) tells least.
+pub(super) fn cause_rank(c: Cause) -> u8 {
+    match c {
+        Cause::CniTeardown(CniFailure::PluginNotInitialized) => 6,
+        Cause::CniTeardown(CniFailure::DestroyNetwork) => 5,
+        Cause::CniTeardown(_) => 7,
+        Cause::RuntimeBusy => 4,
+        Cause::Timeout => 3,
+        Cause::Forbidden | Cause::AlreadyExists => 2,
+        Cause::Other => 1,
+        Cause::NotFound => 0,
+    }
+}
+
+/// The most telling cause of a group and the event that says it (the latest among equals).
+pub(super) fn best_cause<'e>(group: &[&'e LoggedEvent]) -> Option<(Cause, &'e LoggedEvent)> {
+    group
+        .iter()
+        .filter_map(|e| e.event.cause.map(|c| (c, *e)))
+        .fold(None, |best, (c, e)| match best {
+            Some((b, _)) if cause_rank(b) > cause_rank(c) => best,
+            _ => Some((c, e)),
+        })
+}
+
+/// The error text of an event without the gRPC wrapping, for a person.
+pub(super) fn error_text(e: &LoggedEvent) -> String {
+    let err = e.event.error.as_deref().unwrap_or(&e.text);
+    let err = err
+        .rsplit_once(" desc = ")
+        .filter(|(head, _)| head.contains("rpc error"))
+        .map_or(err, |(_, rest)| rest);
+    let err = err.replace("\\\"", "\"").replace("\\\\", "\\");
+    match err.char_indices().nth(300) {
+        Some((at, _)) => format!("{}…", &err[..at]),
+        None => err,
+    }
+}
+
+/// The quoted word after `key` in `text` (`network "cbr0"`, `plugin "flannel"`,
+/// `type="weave-net"`), with any escaping of the quotes.
+pub(super) fn quoted_after<'t>(text: &'t str, key: &str) -> Option<&'t str> {
+    let rest = &text[text.find(key)? + key.len()..];
+    let rest = rest.trim_start_matches(['"', '\\', '=']);
+    let end = rest.find(['"', '\\'])?;
+    Some(&rest[..end]).filter(|w| !w.is_empty() && !w.contains(' '))
+}
+
+/// The CNI plugin an error names: `failed to find plugin "<p>"`, `plugin type="<p>"`,
+/// `/opt/cni/bin/<p>`.
+pub(super) fn cni_plugin(err: &str) -> Option<&str> {
+    quoted_after(err, "find plugin ")
+        .or_else(|| quoted_after(err, "type="))
+        .or_else(|| {
+            let at = err.find("/opt/cni/bin/")? + "/opt/cni/bin/".len();
+            let name = &err[at..];
+            Some(&name[..name.find([':', ' ', '>', '"', '\\']).unwrap_or(name.len())])
+        })
+        .filter(|p| !p.is_empty())
+}
+
+/// Whether two CNI failures may be the same plugin's (both name it, or one does not say).
+pub(super) fn same_plugin(a: &LoggedEvent, b: &LoggedEvent) -> bool {
+    let plugin = |e: &LoggedEvent| {
+        cni_plugin(e.event.error.as_deref().unwrap_or(&e.text)).map(str::to_string)
+    };
+    match (plugin(a), plugin(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => true,
+    }
+}
+
+/// The class of a failure and what to do, from its cause and, where the error names them, the
+/// file or process to look at.
+pub(super) fn failure_class(
+    cause: Cause,
+    e: &LoggedEvent,
+    sandbox: Option<&str>,
+) -> (String, String) {
+    let (class, fix) = cause_class(cause);
+    let err = e.event.error.as_deref().unwrap_or(&e.text);
+    let id = sandbox.map_or("<sandbox id>", |s| s.trim_end_matches('…'));
+    match cause {
+        Cause::CniTeardown(CniFailure::EmptyCachedResult) => {
+            if let Some(net) = quoted_after(err, "get network ") {
+                let glob = format!("/var/lib/cni/results/{net}-{id}-*");
+                return (
+                    format!("{class} (network {net})"),
+                    format!(
+                        "ls -la {glob} and remove the file if it is empty (it holds nothing), then the \
+                         teardown succeeds on the next try"
+                    ),
+                );
+            }
+            if err.contains("netconf") {
+                let plugin = quoted_after(err, "type=").unwrap_or("the CNI plugin");
+                return (
+                    format!("{class} (the cached netconf of {plugin} is empty)"),
+                    format!(
+                        "find {plugin}'s per-sandbox cache for {id} (flannel: /var/lib/cni/flannel/{id}) and \
+                         remove it if it is empty, then the teardown succeeds on the next try"
+                    ),
+                );
+            }
+        }
+        Cause::CniTeardown(CniFailure::PluginMissing) => {
+            if let Some(p) = cni_plugin(err) {
+                return (
+                    format!("{class} (plugin {p})"),
+                    format!(
+                        "the CNI config in /etc/cni/net.d names plugin {p}: check that /opt/cni/bin/{p} \
+                         exists and runs on this node's architecture (reinstall the CNI plugins)"
+                    ),
+                );
+            }
+        }
+        Cause::RuntimeBusy if err.contains("device or resource busy") => {
+            let shm = err.contains("/shm");
+            return (
+                format!(
+                    "{class}: {} is busy (device or resource busy)",
+                    if shm {
+                        "the sandbox's shm mount"
+                    } else {
+                        "a mount of the sandbox"
+                    }
+                ),
+                format!(
+                    "grep -l {id} /proc/*/mountinfo finds the processes whose mount namespace holds it (a \
+                     mount leaked into another namespace); restart them or umount it there"
+                ),
+            );
+        }
+        Cause::Other if err.contains("ttrpc: closed") => {
+            return (
+                "the runtime lost the sandbox's shim (ttrpc: closed)".to_string(),
+                format!(
+                    "look for the sandbox's shim or VM process (ps -ef | grep {id}); restart the runtime \
+                     (CRI-O, containerd) and report it to the VM runtime (e.g. Kata)"
+                ),
+            );
+        }
+        _ => {}
+    }
+    (class.to_string(), fix.to_string())
+}
+
+/// Groups every sandbox and pod teardown failure into incidents and reports each once:
+/// `StaticPodNotRemoved` for a static pod REMOVEd from its source that cannot be killed,
+/// `StuckTerminatingPod` for a pod the pod worker cannot kill, `SandboxStopFailing` otherwise.
+///
+/// `kuberuntime_gc.go` `removeSandbox` ("Failed to stop sandbox before removing", "Failed to
+/// remove sandbox") and `kuberuntime_manager.go` `killPodWithSyncResult` ("Failed to stop
+/// sandbox", "killPodWithSyncResult failed", `pod_workers.go` "Error syncing pod, skipping"
+/// with `KillPodSandboxError`) retry forever while the cause lasts; the CRI client's
+/// "StopPodSandbox from runtime service failed" and containerd's `StopPodSandbox for "<id>"
+/// failed` are the same failure seen lower down.
+///
+/// Not a finding: a failure followed by the sandbox's successful stop or removal, the pod's
+/// termination, or (for an API pod) its REMOVE; a sandbox the CRI view no longer lists; a
+/// failure whose only cause is NotFound (the object is already gone).
+pub(super) fn teardown_failures(
+    logs: &Logs<'_>,
+    view: &NodeView,
+    seen: &BTreeSet<String>,
+    out: &mut Vec<Finding>,
+) {
+    let all = logs.all;
+    let t: Vec<usize> = (0..all.len())
+        .filter(|&i| teardown_caller(&all[i]).is_some())
+        .collect();
+    if t.is_empty() {
+        return;
+    }
+    let pos: BTreeMap<usize, usize> = t.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    let mut parent: Vec<usize> = (0..t.len()).collect();
+    fn find(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    fn union(parent: &mut [usize], a: usize, b: usize) {
+        let (ra, rb) = (find(parent, a), find(parent, b));
+        if ra != rb {
+            parent[ra.max(rb)] = ra.min(rb);
+        }
+    }
+    // One sandbox, or one pod UID: one incident.
+    let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
+    for (k, &i) in t.iter().enumerate() {
+        let e = &all[i];
+        let keys = [
+            logs.sandbox_key(e).map(|s| format!("s:{s}")),
+            own_uid(e).map(|u| format!("u:{u}")),
+        ];
+        for key in keys.into_iter().flatten() {
+            match by_key.get(&key) {
+                Some(&j) => union(&mut parent, k, j),
+                None => {
+                    by_key.insert(key, k);
+                }
+            }
+        }
+    }
+    // A line naming no sandbox belongs with the failure logged next to it (the kubelet logs
+    // "Failed to stop sandbox" then "killPodWithSyncResult failed"; dockershim logs the CNI
+    // error, then the stop failure).
+    for (k, &i) in t.iter().enumerate() {
+        if logs.sandbox_key(&all[i]).is_some() {
+            continue;
+        }
+        let uid = logs.uid_of(&all[i]);
+        for j in [logs.prev(i), logs.next(i)].into_iter().flatten() {
+            let Some(&kj) = pos.get(&j) else { continue };
+            let conflict = matches!((&uid, logs.uid_of(&all[j])), (Some(a), Some(b)) if *a != b);
+            if logs.sandbox_key(&all[j]).is_some() && close(&all[i], &all[j]) && !conflict {
+                union(&mut parent, k, kj);
+                break;
+            }
+        }
+    }
+    let mut groups: BTreeMap<usize, Vec<&LoggedEvent>> = BTreeMap::new();
+    for (k, &i) in t.iter().enumerate() {
+        let root = find(&mut parent, k);
+        groups.entry(root).or_default().push(&all[i]);
+    }
+
+    // A CNI plugin that cannot run fails every teardown on the node.
+    let node_wide = t
+        .iter()
+        .map(|&i| &all[i])
+        .find(|e| e.event.cause == Some(Cause::CniTeardown(CniFailure::PluginMissing)));
+
+    for group in groups.into_values() {
+        incident(logs, view, seen, node_wide, &group, out);
+    }
+}
+
+pub(super) fn incident(
+    logs: &Logs<'_>,
+    view: &NodeView,
+    seen: &BTreeSet<String>,
+    node_wide: Option<&LoggedEvent>,
+    group: &[&LoggedEvent],
+    out: &mut Vec<Finding>,
+) {
+    use EventKind::*;
+    let sandboxes: BTreeSet<String> = group.iter().filter_map(|e| logs.sandbox_key(e)).collect();
+    // A full ID rather than a cut one; the latest named.
+    let sandbox = group
+        .iter()
+        .rev()
+        .filter_map(|e| logs.sandbox_key(e))
+        .find(|s| !s.ends_with('…'))
+        .or_else(|| sandboxes.iter().next().cloned());
+    let uid = group.iter().find_map(|e| own_uid(e)).or_else(|| {
+        sandbox
+            .as_deref()
+            .and_then(|s| logs.sandbox_pod.get(s).cloned())
+    });
+    let pod = logs.pod_of(view, group, sandbox.as_deref(), uid.as_deref());
+    let pod_key = pod
+        .as_ref()
+        .filter(|p| !p.name.is_empty())
+        .map(|p| format!("{}/{}", p.namespace, p.name));
+    let names_pod = |e: &LoggedEvent| {
+        own_uid(e).is_some_and(|u| Some(&u) == uid.as_ref())
+            || pod_name_key(e).is_some_and(|k| Some(&k) == pod_key.as_ref())
+    };
+
+    // A static pod REMOVEd from its source before the failures: its removal is what fails.
+    let first = group[0];
+    let static_remove = logs.of(&[SyncLoop(SyncOp::Remove)]).find(|e| {
+        matches!(
+            e.event.config_source,
+            Some(ConfigSource::File | ConfigSource::Http)
+        ) && names_pod(e)
+            && !after(e, first)
+    });
+
+    // Failures after the last success are what is still failing.
+    let success = |s: &LoggedEvent| match s.event.kind {
+        StopPodSandboxDone | RemovePodSandboxDone | TearDownNetworkDone => {
+            logs.sandbox_key(s).is_some_and(|k| sandboxes.contains(&k))
+        }
+        PodTerminated => own_uid(s).is_some_and(|u| Some(&u) == uid.as_ref()),
+        SyncLoop(SyncOp::Remove) => {
+            static_remove.is_none()
+                && s.event.config_source == Some(ConfigSource::Api)
+                && names_pod(s)
+        }
+        _ => false,
+    };
+    let successes: Vec<&LoggedEvent> = logs
+        .of(&[
+            StopPodSandboxDone,
+            RemovePodSandboxDone,
+            TearDownNetworkDone,
+            PodTerminated,
+            SyncLoop(SyncOp::Remove),
+        ])
+        .filter(|s| success(s))
+        .collect();
+    let failing: Vec<&LoggedEvent> = group
+        .iter()
+        .copied()
+        .filter(|f| !successes.iter().any(|s| after(s, f)))
+        .collect();
+    let Some((cause, said)) = best_cause(&failing) else {
+        return;
+    };
+    if cause == Cause::NotFound {
+        return;
+    }
+    // The runtime no longer has it: healed.
+    if let Some(cri) = &view.cri {
+        let listed = match (&sandbox, &uid) {
+            (Some(s), _) if !s.ends_with('…') => cri.sandboxes.iter().any(|x| &x.id == s),
+            (_, Some(u)) => {
+                cri.sandboxes.iter().any(|x| &x.pod.uid == u)
+                    || cri.containers.iter().any(|c| c.pod_uid() == Some(u))
+            }
+            _ => true,
+        };
+        if !listed {
+            return;
+        }
+    }
+    let killing = failing
+        .iter()
+        .any(|e| teardown_caller(e) == Some(Caller::Kill));
+    let by_gc = failing
+        .iter()
+        .any(|e| teardown_caller(e) == Some(Caller::Gc));
+    let api_pod_alive = |u: &str| {
+        view.api.as_ref().is_some_and(|api| {
+            api.pods
+                .iter()
+                .any(|p| p.pod.uid == u && p.deletion_timestamp.is_none())
+        })
+    };
+    let kind = if static_remove.is_some() {
+        FindingKind::StaticPodNotRemoved
+    } else if killing && !uid.as_deref().is_some_and(api_pod_alive) {
+        if uid.as_ref().is_some_and(|u| seen.contains(u)) {
+            return; // the state rule reports it, with these lines
+        }
+        FindingKind::StuckTerminatingPod
+    } else {
+        FindingKind::SandboxStopFailing
+    };
+
+    let (mut class, mut fix) = failure_class(cause, said, sandbox.as_deref());
+    let generic_cni = cause == Cause::CniTeardown(CniFailure::DestroyNetwork);
+    let mut severity = Severity::Warning;
+    let mut node_note = None;
+    if cause == Cause::CniTeardown(CniFailure::PluginMissing) {
+        // Node-wide: no sandbox on this node can be torn down (or set up) until the plugin is
+        // back, the scale of RuntimeUnhealthy.
+        severity = Severity::Critical;
+        node_note = Some(
+            "; the CNI plugin cannot run on this node, so every sandbox teardown fails".to_string(),
+        );
+    } else if let (true, Some(nw)) = (generic_cni, node_wide)
+        && same_plugin(said, nw)
+    {
+        // The error does not say why (a cut line, a generic DEL failure), but the same plugin
+        // cannot run on this node at all.
+        severity = Severity::Critical;
+        let (c, f) = failure_class(
+            Cause::CniTeardown(CniFailure::PluginMissing),
+            nw,
+            logs.sandbox_key(nw).as_deref(),
+        );
+        class = format!(
+            "{class} (no reason in this line; on this node {})",
+            c.trim_start_matches("CNI teardown: ")
+        );
+        fix = f;
+        node_note = Some(format!(
+            "; the CNI plugin cannot run on this node (seen for sandbox {}), so every sandbox teardown fails",
+            logs.sandbox_key(nw).as_deref().map_or("?", shown)
+        ));
+    }
+    let node_note = node_note.unwrap_or_default();
+    let n_attempts = attempts(&failing);
+    let tally = format!(
+        "{}, {}{}",
+        plural(n_attempts, "attempt", "attempts"),
+        plural(failing.len(), "log record", "log records"),
+        over(&failing)
+    );
+    let removal = failing
+        .iter()
+        .any(|e| matches!(e.event.kind, RemoveSandboxFailed | RemovePodSandboxFailed))
+        && !failing.iter().any(|e| {
+            matches!(
+                e.event.kind,
+                StopSandboxBeforeRemoveFailed | StopPodSandboxFailed | DestroyNetworkFailed
+            )
+        });
+    let step = match (&sandbox, removal) {
+        (Some(s), true) => format!("removing its sandbox {}", shown(s)),
+        (Some(s), false) => format!("stopping its sandbox {}", shown(s)),
+        (None, _) if failing.iter().any(|e| e.text.contains("KillPodSandbox")) => {
+            "stopping its sandbox".to_string()
+        }
+        (None, _) => "stopping its containers".to_string(),
+    };
+    let crictl_by_uid = uid.as_deref().map(|u| {
+        format!(
+            "crictl pods --label io.kubernetes.pod.uid={u} finds its sandbox; crictl stopp <id> && crictl rmp <id>"
+        )
+    });
+    let crictl = sandbox.as_deref().map(|s| {
+        format!(
+            "crictl stopp {id} && crictl rmp {id}",
+            id = sh(s.trim_end_matches('…'))
+        )
+    });
+    let mut f = match (kind, static_remove) {
+        (FindingKind::StaticPodNotRemoved, Some(remove)) => {
+            let source = match remove.event.config_source {
+                Some(ConfigSource::Http) => "http",
+                _ => "file",
+            };
+            finding(
+                kind,
+                severity,
+                format!(
+                    "static pod{} was removed from its {source} source{} but the kubelet cannot kill it: \
+                     {step} fails: {class} ({tally}); its sandbox and mirror pod stay{node_note}",
+                    of_pod(pod.as_ref()).trim_start_matches(" of pod"),
+                    remove
+                        .event
+                        .time
+                        .map_or(String::new(), |t| format!(" at {t}")),
+                ),
+                "config/file.go REMOVEs a static pod whose manifest left the directory and its pod worker \
+                 kills it (pod_workers.go, kuberuntime_manager.go killPodWithSyncResult: containers, then \
+                 StopPodSandbox with the CNI teardown); when KillPodSandbox fails, 1.22 to 1.26 do not retry \
+                 the termination of a removed static pod (k/k #105790, #126021; fixed in 1.27 by #113145), so \
+                 its sandbox and mirror pod stay",
+                format!(
+                    "{fix}; then {}, or systemctl restart kubelet (it retries the termination)",
+                    crictl.clone().or(crictl_by_uid).unwrap_or_else(|| {
+                        "crictl pods --name <pod name> finds its sandbox; crictl stopp <id> && crictl rmp <id>"
+                            .to_string()
+                    })
+                ),
+            )
+        }
+        (FindingKind::StuckTerminatingPod, _) => finding(
+            kind,
+            severity,
+            format!(
+                "the kubelet cannot kill pod{}: {step} fails: {class} ({tally}); a deleted pod stays \
+                 Terminating until this is fixed{node_note}",
+                of_pod(pod.as_ref()).trim_start_matches(" of pod")
+            ),
+            "kuberuntime_manager.go killPodWithSyncResult: a pod is killed by stopping its containers, then its \
+             sandbox (StopPodSandbox, which runs the CNI teardown); on error the pod worker logs \"Error syncing \
+             pod, skipping\" with KillPodSandboxError and retries with back-off, and the API object of a \
+             deleted pod goes only once the kill succeeds",
+            format!(
+                "{fix}; the kubelet then finishes by itself. kubectl delete pod --force only hides the pod: its \
+                 sandbox stays{}",
+                crictl
+                    .as_ref()
+                    .map_or(String::new(), |c| format!(" ({c} once the cause is fixed)"))
+            ),
+        ),
+        _ => finding(
+            FindingKind::SandboxStopFailing,
+            severity,
+            format!(
+                "{} pod sandbox {}{} fails: {class} ({tally}){}{node_note}",
+                if removal { "removing" } else { "stopping" },
+                sandbox.as_deref().map_or("?", shown),
+                of_pod(pod.as_ref()),
+                if by_gc {
+                    "; the kubelet's GC retries it every minute and the sandbox leaks until the cause is fixed"
+                } else {
+                    ""
+                }
+            ),
+            "kuberuntime_gc.go removeSandbox: StopPodSandbox runs the CNI teardown; on error the kubelet logs \
+             \"Failed to stop sandbox before removing\" and never calls RemovePodSandbox, retrying every GC \
+             period (1 min) with no Node event, so the sandbox leaks until the cause is fixed \
+             (killPodWithSyncResult retries the same call for a pod being killed)",
+            format!(
+                "{fix}. Once the cause is fixed the kubelet's GC finishes by itself, or run {}",
+                crictl
+                    .clone()
+                    .unwrap_or_else(|| "crictl stopp <id> && crictl rmp <id>".to_string())
+            ),
+        ),
+    };
+    // What led to it: the REMOVE, the containers killed.
+    if kind != FindingKind::SandboxStopFailing {
+        let killed = logs
+            .of(&[KillingContainer])
+            .filter(|e| names_pod(e) && static_remove.is_none_or(|r| !after(r, e)));
+        for e in static_remove.into_iter().chain(killed.take(2)) {
+            f.evidence.push(line(e));
+        }
+    }
+    f.evidence.push(Evidence::new(
+        source_of(said),
+        format!("cause: {class}: {}", error_text(said)),
+    ));
+    f.evidence.extend(quote(&failing));
+    f.pod = pod;
+    f.sandbox_id = sandbox;
+    out.push(f);
+}
+
+// === StuckTerminatingPod (state) ===
+
+/// A pod the API marked for deletion past its grace period whose sandbox is still READY or whose
+/// containers still run, with the kill errors the logs hold for it. Returns the UIDs reported.
+pub(super) fn stuck_terminating_state(
+    logs: &Logs<'_>,
+    view: &NodeView,
+    config: &Config,
+    now: Timestamp,
+    out: &mut Vec<Finding>,
+) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let (Some(api), Some(cri)) = (&view.api, &view.cri) else {
+        return seen;
+    };
+    for p in api.pods.iter().filter(|p| p.node_name == view.node_name) {
+        let Some(deleted) = p.deletion_timestamp else {
+            continue;
+        };
+        let grace = SignedDuration::from_secs(p.deletion_grace_period_seconds.unwrap_or(30));
+        let past = now.duration_since(deleted) - grace;
+        if past < SignedDuration::try_from(config.min_age).unwrap_or(SignedDuration::MAX) {
+            continue;
+        }
+        let uid = p.mirror_hash().unwrap_or(&p.pod.uid);
+        let ready: Vec<_> = cri
+            .sandboxes
+            .iter()
+            .filter(|s| s.pod.uid == uid && s.state == SandboxState::Ready)
+            .collect();
+        let running = cri
+            .containers
+            .iter()
+            .filter(|c| c.pod_uid() == Some(uid) && c.state == ContainerState::Running)
+            .count();
+        if ready.is_empty() && running == 0 {
+            continue;
+        }
+        seen.insert(uid.to_string());
+        let failures: Vec<&LoggedEvent> = logs
+            .all
+            .iter()
+            .filter(|e| {
+                e.event.kind.is_failure()
+                    && (logs.uid_of(e).as_deref() == Some(uid)
+                        || ready
+                            .iter()
+                            .any(|s| e.event.ids.sandbox_id.as_deref() == Some(s.id.as_str())))
+            })
+            .collect();
+        let mut f = finding(
+            FindingKind::StuckTerminatingPod,
+            Severity::Warning,
+            format!(
+                "pod {}/{} is Terminating {} past its grace period: {} READY sandbox(es), {running} running container(s)",
+                p.pod.namespace,
+                p.pod.name,
+                human(past),
+                ready.len()
+            ),
+            "kubelet pod_workers.go: a deleted pod's worker kills its containers (grace period) and then its \
+             sandbox (StopPodSandbox, which runs the CNI teardown); the API object goes once both are done",
+            format!(
+                "journalctl -u kubelet | grep {uid} for the kill error (often a CNI teardown failure); fix it and \
+                 the kubelet finishes; a force delete (kubectl delete pod --force) leaves the sandbox behind",
+                uid = sh(uid)
+            ),
+        );
+        f.pod = Some(PodRef {
+            namespace: p.pod.namespace.clone(),
+            name: p.pod.name.clone(),
+            uid: uid.to_string(),
+        });
+        f.sandbox_id = ready.first().map(|s| s.id.clone());
+        f.evidence = vec![Evidence::new(
+            EvidenceSource::Apiserver,
+            format!(
+                "deletionTimestamp {deleted}, grace period {}s",
+                grace.as_secs()
+            ),
+        )];
+        f.evidence.extend(quote(&failures));
+        out.push(f);
+    }
+    seen
+}
