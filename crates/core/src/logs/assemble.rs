@@ -16,7 +16,9 @@
 //! are never joined and never take continuations. Every physical line ends up in exactly one
 //! record: nothing is dropped.
 
-use super::parse::starts_record_scanned;
+use super::parse::{prefixed_start, starts_record_scanned};
+use super::prefix::Shape;
+use super::shape::starts_inner;
 use super::text::is_space;
 
 /// Default for [`LineAssembler::with_max_record_bytes`]: 1 MiB.
@@ -57,6 +59,9 @@ pub struct LineAssembler {
     pending_lines: u32,
     next_line: u64,
     max_record_bytes: usize,
+    /// The prefix before the pending record (see [`prefix`](super::prefix)), stripped from
+    /// its continuation lines.
+    prefix: Shape,
 }
 
 impl Default for LineAssembler {
@@ -82,6 +87,7 @@ impl LineAssembler {
             pending_lines: 0,
             next_line: 1,
             max_record_bytes: max,
+            prefix: Shape::default(),
         }
     }
 
@@ -91,7 +97,7 @@ impl LineAssembler {
     /// with a fresh assembler, with the same records (line numbers aside).
     pub fn begins_record(line: &str) -> bool {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        matches!(kind(line), Kind::Header | Kind::Stray)
+        matches!(kind(line), Kind::Header(_) | Kind::Stray)
     }
 
     /// Feeds the next physical line. Returns the previous record when this line starts a new
@@ -100,12 +106,22 @@ impl LineAssembler {
         let line = line.strip_suffix('\r').unwrap_or(line);
         let line_no = self.next_line;
         self.next_line += 1;
-        let kind = kind(line);
+        let mut kind = kind(line);
         if self.state == State::Open {
+            // A continuation line carries the record's prefix again (`2150-\tline`, `> rvice…`).
+            if matches!(kind, Kind::Wrapped(_) | Kind::Block(_))
+                && let Some(at) = self.prefix.strip(line)
+            {
+                kind = match continuation(&line[at..]) {
+                    Some(Kind::Block(b)) => Kind::Block(at + b),
+                    Some(_) => Kind::Wrapped(at),
+                    None => Kind::Stray,
+                };
+            }
             let join = match kind {
                 Kind::Block(at) => Some(('\n', &line[at..])),
-                Kind::Wrapped => Some(('\0', line)),
-                Kind::Header | Kind::Stray => None,
+                Kind::Wrapped(at) => Some(('\0', &line[at..])),
+                Kind::Header(_) | Kind::Stray => None,
             };
             if let Some((sep, text)) = join
                 && self.pending.len() + text.len() < self.max_record_bytes
@@ -125,11 +141,12 @@ impl LineAssembler {
         self.pending.push_str(line);
         self.pending_first = line_no;
         self.pending_lines = 1;
-        self.state = if kind == Kind::Header {
-            State::Open
-        } else {
-            State::Sealed
+        let (state, prefix) = match kind {
+            Kind::Header(at) => (State::Open, &line[..at]),
+            _ => (State::Sealed, ""),
         };
+        self.state = state;
+        self.prefix.set(prefix);
         had.then_some(Record {
             text: &self.out,
             first_line: first,
@@ -155,14 +172,15 @@ impl LineAssembler {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// Starts a record of a known shape.
-    Header,
+    /// Starts a record of a known shape, after a prefix of the given length (0: none).
+    Header(usize),
     /// A klog block line (or stack frame); its text starts at the index given (after any
     /// syslog prefix).
     Block(usize),
-    /// Starts no known shape: a hard-wrapped continuation.
-    Wrapped,
-    /// Blank, or a shell prompt / command echo.
+    /// Starts no known shape: a hard-wrapped continuation, whose text starts at the index
+    /// given.
+    Wrapped(usize),
+    /// Blank, a shell prompt / command echo, or Markdown markup (a fence, a quoted blank line).
     Stray,
 }
 
@@ -171,25 +189,79 @@ fn kind(line: &str) -> Kind {
         return Kind::Stray;
     }
     if is_block_line(line) {
+        // A tab-indented paste of records (Markdown) is records, not klog block lines.
+        if let Some(at) = indented_record(line) {
+            return Kind::Header(at);
+        }
         return Kind::Block(0);
     }
+    if let Some(k) = at_column_0(line) {
+        return k;
+    }
+    if is_prompt(line) || is_markup(line) {
+        return Kind::Stray;
+    }
+    match prefixed_start(line) {
+        Some(at) => match at_column_0(&line[at..]) {
+            Some(Kind::Block(b)) => Kind::Block(at + b),
+            _ => Kind::Header(at),
+        },
+        None => Kind::Wrapped(0),
+    }
+}
+
+/// The kind of a line that starts a record at column 0, `None` when it does not.
+fn at_column_0(line: &str) -> Option<Kind> {
     // One envelope scan answers both questions below.
     let envelope = super::envelope::scan(line);
-    if starts_record_scanned(line, envelope.is_some()) {
-        // A syslog-prefixed klog block line: `… kubelet[1]: \tline` or `… kubelet[1]:  >`.
-        if let Some(at) = envelope.and_then(|s| s.body_start)
-            && at < line.len()
-            && is_block_line(&line[at..])
-        {
-            return Kind::Block(at);
-        }
-        return Kind::Header;
+    if !starts_record_scanned(line, envelope.is_some()) {
+        return None;
     }
-    if is_prompt(line) {
-        Kind::Stray
-    } else {
-        Kind::Wrapped
+    // A bare `tag: ` before the record (`2149: `, `10.0.0.8: `) is a prefix its continuation
+    // lines carry too.
+    if envelope.is_none()
+        && !starts_inner(line)
+        && let Some((_, _, body)) = super::envelope::tag_prefix(line)
+    {
+        return Some(Kind::Header(body));
     }
+    // A syslog-prefixed klog block line: `… kubelet[1]: \tline` or `… kubelet[1]:  >`.
+    if let Some(at) = envelope.and_then(|s| s.body_start)
+        && at < line.len()
+        && is_block_line(&line[at..])
+    {
+        return Some(Kind::Block(at));
+    }
+    Some(Kind::Header(0))
+}
+
+/// What a continuation line is once its record's prefix is stripped: a klog block line, text
+/// (`Some(Wrapped)`), or `None` when nothing is left (a quoted blank line ends the record).
+fn continuation(rest: &str) -> Option<Kind> {
+    if rest.bytes().all(is_space) {
+        return None;
+    }
+    if is_block_line(rest) {
+        return Some(Kind::Block(0));
+    }
+    match at_column_0(rest) {
+        Some(Kind::Block(b)) => Some(Kind::Block(b)),
+        _ => Some(Kind::Wrapped(0)),
+    }
+}
+
+/// A record after leading whitespace (`\tI0613 …`, a tab-indented paste).
+fn indented_record(line: &str) -> Option<usize> {
+    let at = line.len() - line.trim_start_matches([' ', '\t']).len();
+    (at < line.len() && at_column_0(&line[at..]).is_some_and(|k| matches!(k, Kind::Header(_))))
+        .then_some(at)
+}
+
+/// Markdown markup around a pasted log: a code fence (```` ``` ````, `~~~`, also quoted or
+/// indented) or a quoted blank line (`>`, `> >`; an indented ` >` ends a klog block).
+fn is_markup(line: &str) -> bool {
+    let rest = line.trim_start_matches(['>', ' ', '\t']);
+    (rest.is_empty() && line.starts_with('>')) || rest.starts_with("```") || rest.starts_with("~~~")
 }
 
 fn is_block_line(s: &str) -> bool {
@@ -197,13 +269,15 @@ fn is_block_line(s: &str) -> bool {
 }
 
 /// A shell prompt or command echo: the first word ends in `$`, `#` or `>`
-/// (`user@node-a:~>`, `bash-5.1#`, `#`, `$`, `>`), or a journalctl `-- ` meta line.
+/// (`user@node-a:~>`, `bash-5.1#`, `#`, `$`; not a lone `>`, a Markdown quote), or a
+/// journalctl `-- ` meta line.
 fn is_prompt(line: &str) -> bool {
     if line.starts_with("-- ") {
         return true;
     }
     let first = line.split([' ', '\t']).next().unwrap_or("");
-    !first.is_empty() && first.ends_with(['$', '#', '>'])
+    // A lone `>` is a Markdown quote, not a prompt.
+    !first.is_empty() && first != ">" && first.ends_with(['$', '#', '>'])
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use std::borrow::Cow;
 use super::record::{Envelope, EnvelopeKind, Inner, ParseContext, anchored};
 use super::shape::{inner, inner_or_plain};
 use super::text::parse_u32;
-use super::time::{self, Yearless, hms, month_abbrev};
+use super::time::{self, Yearless, hms, month_name};
 
 /// Positions of a syslog or RFC 3339 envelope, found without resolving its time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,8 +44,8 @@ pub(crate) fn scan(s: &str) -> Option<Scan> {
         let t = time::rfc3339(b, 0, jiff::tz::Offset::UTC)?;
         (EnvelopeKind::SyslogRfc3339, None, t.end, false)
     } else {
-        let month = month_abbrev(b, 0)?;
-        syslog_time(b, month)?
+        let (month, len) = month_name(b, 0)?;
+        syslog_time(b, month, len)?
     };
     let mut sc = Scan {
         kind,
@@ -122,13 +122,17 @@ pub(crate) fn detect<'a>(
     Some((env, inner_or_plain(&s[body_start..], ctx), false))
 }
 
-/// `Mon DD HH:MM:SS[.frac]` from `b[0..]`, month already read. Returns the envelope kind, the
+/// `Mon DD HH:MM:SS[.frac]` from `b[0..]`, month already read (`month_len` bytes). Returns the envelope kind, the
 /// time, the index after it and whether the text ended inside the timestamp.
-fn syslog_time(b: &[u8], month: i8) -> Option<(EnvelopeKind, Option<Yearless>, usize, bool)> {
-    if b.get(3) != Some(&b' ') {
+fn syslog_time(
+    b: &[u8],
+    month: i8,
+    month_len: usize,
+) -> Option<(EnvelopeKind, Option<Yearless>, usize, bool)> {
+    if b.get(month_len) != Some(&b' ') {
         return None;
     }
-    let mut i = 4;
+    let mut i = month_len + 1;
     if b.get(i) == Some(&b' ') {
         i += 1; // space-padded day
     }

@@ -242,6 +242,80 @@ pub(crate) fn kubelet<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
     Some(inner)
 }
 
+/// Members of a log shipper's or cloud logging export's object that hold the record it wraps,
+/// tried first (any other string member is tried after them): Fluent Bit and Docker's
+/// json-file `log`, Filebeat and CloudWatch `message`, Google Cloud Logging `textPayload` and
+/// `jsonPayload`, Azure `LogEntry`, Loki `line`.
+const WRAPPED_KEYS: &[&str] = &[
+    "log",
+    "message",
+    "MESSAGE",
+    "textPayload",
+    "jsonPayload",
+    "LogEntry",
+    "line",
+    "Message",
+    "body",
+];
+/// How deep wrapper objects may nest (`{"jsonPayload":{"MESSAGE":…}}` is 2).
+const MAX_WRAP_DEPTH: usize = 3;
+/// Members that give a wrapper's own time when the record inside has none.
+const WRAPPER_TIME_KEYS: &[&str] = &["time", "timestamp", "@timestamp", "TimeGenerated", "ts"];
+
+/// Parses an object that wraps a record in one of its members (a log shipper's or cloud
+/// logging export's JSON: `{"log":"I0613 …\n","stream":"stderr","time":"…"}`,
+/// `{"textPayload":"E0601 …","timestamp":"…"}`, `{"jsonPayload":{"MESSAGE":"…"}}`). The record
+/// is the first member (see [`WRAPPED_KEYS`]) that reads as a record of a known shape; its
+/// time, when it has none, is the wrapper's. `None` when no member holds a record. Strings are
+/// unescaped once, so Windows paths (`C:\\var\\log`) and quotes inside come out as written.
+pub(crate) fn wrapper(s: &str, ctx: &ParseContext) -> Option<Inner<'static>> {
+    wrapper_at(s, ctx, 0)
+}
+
+fn wrapper_at(s: &str, ctx: &ParseContext, depth: usize) -> Option<Inner<'static>> {
+    if depth >= MAX_WRAP_DEPTH {
+        return None;
+    }
+    let obj = object(s, 0)?;
+    let rank = |k: &str| {
+        WRAPPED_KEYS
+            .iter()
+            .position(|w| *w == k)
+            .unwrap_or(WRAPPED_KEYS.len())
+    };
+    let mut order: Vec<usize> = (0..obj.members.len()).collect();
+    order.sort_by_key(|&i| rank(&obj.members[i].0));
+    let mut found = None;
+    for i in order {
+        let inner = match &obj.members[i].1 {
+            FieldValue::Quoted(text) => super::parse::owned_record(text, ctx),
+            FieldValue::Json(nested) if nested.starts_with('{') => kubelet(nested, ctx)
+                .map(super::parse::owned_inner)
+                .or_else(|| wrapper_at(nested, ctx, depth + 1)),
+            _ => None,
+        };
+        if inner.is_some() {
+            found = inner;
+            break;
+        }
+    }
+    let mut inner = found?;
+    if inner.time.is_none() {
+        inner.time = obj
+            .members
+            .iter()
+            .filter(|(k, _)| WRAPPER_TIME_KEYS.contains(&&**k))
+            .find_map(|(_, v)| {
+                let t = v.as_str();
+                time::rfc3339(t.as_bytes(), 0, ctx.offset)
+                    .map(|t| t.time)
+                    .or_else(|| time::epoch_decimal(t, 1_000_000))
+            });
+    }
+    inner.truncated |= obj.truncated;
+    Some(inner)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

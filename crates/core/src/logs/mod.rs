@@ -34,6 +34,7 @@ mod json;
 mod klog;
 mod kv;
 mod parse;
+mod prefix;
 pub mod record;
 mod shape;
 mod text;

@@ -15,10 +15,13 @@
 
 use std::borrow::Cow;
 
-use super::record::{Component, Format, ParseContext, ParsedLine, from_inner, merge_envelope};
+use super::record::{
+    Component, EnvelopeKind, Format, Inner, ParseContext, ParsedLine, from_inner, merge_envelope,
+    owned_fields,
+};
 use super::shape::{inner, starts_inner};
 use super::text::trim_end;
-use super::{envelope, journald};
+use super::{envelope, journald, prefix};
 
 /// Parses one record (a line without its newline, or a record joined by
 /// [`LineAssembler`](super::LineAssembler)) and advances `ctx`.
@@ -30,27 +33,9 @@ use super::{envelope, journald};
 /// with the raw text in `msg`. Trailing whitespace is ignored.
 pub fn parse<'a>(line: &'a str, ctx: &mut ParseContext) -> ParsedLine<'a> {
     let s = trim_end(line);
-    let journald = if s.starts_with('{') {
-        journald::parse(line, s, ctx)
-    } else {
-        None
-    };
-    let mut out = if let Some(p) = journald {
-        p
-    } else if let Some((env, inner, truncated)) = envelope::detect(s, ctx) {
-        let mut p = from_inner(line, inner);
-        p.truncated |= truncated;
-        merge_envelope(&mut p, env);
-        p
-    } else if let Some(i) = inner(s, ctx) {
-        from_inner(line, i)
-    } else if let Some((env, inner)) = envelope::tag(s, ctx) {
-        let mut p = from_inner(line, inner);
-        merge_envelope(&mut p, env);
-        p
-    } else {
-        fallback(line, s, ctx)
-    };
+    let mut out = at_start(line, s, ctx)
+        .or_else(|| prefixed(line, s, ctx))
+        .unwrap_or_else(|| fallback(line, s, ctx));
     if let Some(t) = out.time {
         ctx.observe(t);
     }
@@ -62,6 +47,104 @@ pub fn parse<'a>(line: &'a str, ctx: &mut ParseContext) -> ParsedLine<'a> {
             .map(Component::from_ident);
     }
     out
+}
+
+/// A record of a known shape starting at `s[0]` (`s` trimmed at the end; `raw` is the whole
+/// record, kept in [`ParsedLine::raw`]).
+fn at_start<'a>(raw: &'a str, s: &'a str, ctx: &ParseContext) -> Option<ParsedLine<'a>> {
+    if s.starts_with('{')
+        && let Some(p) = journald::parse(raw, s, ctx)
+    {
+        return Some(p);
+    }
+    if let Some((env, inner, truncated)) = envelope::detect(s, ctx) {
+        let mut p = from_inner(raw, inner);
+        p.truncated |= truncated;
+        merge_envelope(&mut p, env);
+        return Some(p);
+    }
+    if let Some(i) = inner(s, ctx) {
+        return Some(from_inner(raw, i));
+    }
+    let (env, inner) = envelope::tag(s, ctx)?;
+    let mut p = from_inner(raw, inner);
+    merge_envelope(&mut p, env);
+    Some(p)
+}
+
+/// A record after a prefix (see [`prefix`](super::prefix)): the first candidate position
+/// where a record of a known shape starts and reads as one ([`real_record`]).
+fn prefixed<'a>(raw: &'a str, s: &'a str, ctx: &ParseContext) -> Option<ParsedLine<'a>> {
+    prefix::candidates(s)
+        .filter(|&i| starts_record(&s[i..]))
+        .find_map(|i| at_start(raw, &s[i..], ctx).filter(real_record))
+}
+
+/// Where a record starts after a prefix in `line` (a physical line, not trimmed), when none
+/// starts at column 0: the index, checked by parsing the record (the year does not matter to
+/// the check).
+pub(crate) fn prefixed_start(line: &str) -> Option<usize> {
+    let s = trim_end(line);
+    let ctx = ParseContext::new(2000);
+    prefix::candidates(s).find(|&i| {
+        starts_record(&s[i..]) && at_start(s, &s[i..], &ctx).is_some_and(|p| real_record(&p))
+    })
+}
+
+/// Whether a record found after a prefix is one: a known shape that says when or where it was
+/// written (a time, a klog caller) or carries structured fields; an envelope's bare text
+/// (`Format::Plain`) only when it names its writer (`host ident[pid]: …`). So `see {x}` or a
+/// sentence that mentions `E0613` is not a record.
+fn real_record(p: &ParsedLine<'_>) -> bool {
+    let plain_ok = p.format != Format::Plain
+        || p.envelope
+            .as_ref()
+            .is_some_and(|e| e.ident.is_some() && e.kind != EnvelopeKind::Tag);
+    plain_ok
+        && !matches!(p.format, Format::Unparsed | Format::Message)
+        && (p.time.is_some() || p.caller.is_some() || !p.fields.is_empty())
+}
+
+/// `i` with everything owned.
+pub(crate) fn owned_inner(i: Inner<'_>) -> Inner<'static> {
+    Inner {
+        format: i.format,
+        time: i.time,
+        severity: i.severity,
+        guess: i.guess,
+        pid: i.pid,
+        caller: i.caller.map(|c| Cow::Owned(c.into_owned())),
+        msg: Cow::Owned(i.msg.into_owned()),
+        fields: owned_fields(i.fields),
+        truncated: i.truncated,
+    }
+}
+
+/// A record of a known shape in `text`, a string the caller owns (a JSON member unescaped
+/// from a log shipper's or cloud export's object), with everything owned. The envelope's
+/// time, PID and writer are merged into the record.
+pub(crate) fn owned_record(text: &str, ctx: &ParseContext) -> Option<Inner<'static>> {
+    let s = trim_end(text);
+    let p = at_start(s, s, ctx)
+        .or_else(|| prefixed(s, s, ctx))
+        .filter(real_record)?;
+    let guess = p.component.or_else(|| {
+        p.envelope
+            .as_ref()
+            .and_then(|e| e.ident.as_deref())
+            .map(Component::from_ident)
+    });
+    Some(owned_inner(Inner {
+        format: p.format,
+        time: p.time,
+        severity: p.severity,
+        guess,
+        pid: p.pid,
+        caller: p.caller,
+        msg: p.msg,
+        fields: p.fields,
+        truncated: p.truncated,
+    }))
 }
 
 fn fallback<'a>(line: &'a str, s: &'a str, ctx: &ParseContext) -> ParsedLine<'a> {
@@ -82,6 +165,11 @@ pub(crate) fn starts_record_scanned(s: &str, has_envelope: bool) -> bool {
     starts_inner(s)
         || has_envelope
         || envelope::tag_prefix(s).is_some_and(|(_, _, body)| starts_inner(&s[body..]))
+}
+
+/// [`starts_record_scanned`] with its own envelope scan.
+fn starts_record(s: &str) -> bool {
+    starts_record_scanned(s, envelope::scan(s).is_some())
 }
 
 #[cfg(test)]

@@ -178,13 +178,34 @@ pub enum Component {
 }
 
 impl Component {
-    /// Maps a syslog identifier or systemd unit name to a component.
+    /// Whether `ident` is a distribution's all-in-one binary that runs the kubelet and other
+    /// components in one process and logs them under one identifier (k3s, rke2, k0s,
+    /// MicroK8s's `kubelite`): the record's own shape then says who wrote it (klog: the
+    /// kubelet).
+    pub fn is_all_in_one(ident: &str) -> bool {
+        let id = ident.strip_suffix(".service").unwrap_or(ident);
+        let base = id.split('-').next().unwrap_or(id);
+        [
+            "k3s",
+            "rke2",
+            "k0s",
+            "k0sworker",
+            "k0scontroller",
+            "kubelite",
+            "microk8s",
+        ]
+        .iter()
+        .any(|w| base.eq_ignore_ascii_case(w))
+    }
+
+    /// Maps a syslog identifier or systemd unit name to a component (OpenShift's
+    /// `kubenswrapper` is the kubelet).
     pub fn from_ident(ident: &str) -> Component {
         let id = ident.strip_suffix(".service").unwrap_or(ident).as_bytes();
         let is = |w: &[u8]| id.eq_ignore_ascii_case(w);
         let starts = |w: &[u8]| id.len() >= w.len() && id[..w.len()].eq_ignore_ascii_case(w);
         let has = |w: &[u8]| id.windows(w.len()).any(|x| x.eq_ignore_ascii_case(w));
-        if is(b"kubelet") || is(b"hyperkube") || has(b"kubelet") {
+        if is(b"kubelet") || is(b"hyperkube") || has(b"kubelet") || is(b"kubenswrapper") {
             Component::Kubelet
         } else if starts(b"containerd") {
             Component::Containerd
@@ -341,14 +362,7 @@ impl<'a> ParsedLine<'a> {
             pid: self.pid,
             caller: self.caller.map(|c| Cow::Owned(c.into_owned())),
             msg: Cow::Owned(self.msg.into_owned()),
-            fields: self
-                .fields
-                .into_iter()
-                .map(|f| Field {
-                    key: Cow::Owned(f.key.into_owned()),
-                    value: f.value.into_owned(),
-                })
-                .collect(),
+            fields: owned_fields(self.fields),
             truncated: self.truncated,
         }
     }
@@ -430,6 +444,17 @@ pub(crate) fn from_inner<'a>(raw: &'a str, i: Inner<'a>) -> ParsedLine<'a> {
     }
 }
 
+/// `fields` with every key and value owned.
+pub(crate) fn owned_fields(fields: Vec<Field<'_>>) -> Vec<Field<'static>> {
+    fields
+        .into_iter()
+        .map(|f| Field {
+            key: Cow::Owned(f.key.into_owned()),
+            value: f.value.into_owned(),
+        })
+        .collect()
+}
+
 /// Merges an envelope into a record parsed from its body: the inner time, severity and pid win;
 /// the envelope's identifier names the component (a talosctl IP tag names none).
 pub(crate) fn merge_envelope<'a>(p: &mut ParsedLine<'a>, env: Envelope<'a>) {
@@ -441,7 +466,8 @@ pub(crate) fn merge_envelope<'a>(p: &mut ParsedLine<'a>, env: Envelope<'a>) {
     }
     if let Some(ident) = env.ident.as_deref() {
         let c = Component::from_ident(ident);
-        if c != Component::Other || env.kind != EnvelopeKind::Tag {
+        let keep_guess = p.component.is_some() && Component::is_all_in_one(ident);
+        if (c != Component::Other || env.kind != EnvelopeKind::Tag) && !keep_guess {
             p.component = Some(c);
         }
     }

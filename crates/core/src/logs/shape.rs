@@ -28,7 +28,7 @@ pub(crate) fn inner<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
         b'I' | b'W' | b'E' | b'F' if b.get(1).is_some_and(u8::is_ascii_digit) => {
             klog::parse(s, ctx)
         }
-        b'{' => json::kubelet(s, ctx),
+        b'{' => json::kubelet(s, ctx).or_else(|| json::wrapper(s, ctx)),
         b't' if s.starts_with("time=") => kv::logfmt(s, ctx),
         b'l' if s.starts_with("level=") => kv::logfmt(s, ctx),
         b'P' | b'F' | b'E' | b'W' | b'I' | b'D' | b'T' => logrus_text(s),

@@ -99,24 +99,68 @@ pub(crate) fn hms(b: &[u8], at: usize) -> Option<(i8, i8, i8, i32, usize)> {
     Some((h as i8, m as i8, s.min(59) as i8, nanos, i))
 }
 
-/// Month number (1–12) of a three-letter English month abbreviation at `at`.
-pub(crate) fn month_abbrev(b: &[u8], at: usize) -> Option<i8> {
-    let m = b.get(at..at + 3)?;
-    Some(match m {
-        b"Jan" => 1,
-        b"Feb" => 2,
-        b"Mar" => 3,
-        b"Apr" => 4,
-        b"May" => 5,
-        b"Jun" => 6,
-        b"Jul" => 7,
-        b"Aug" => 8,
-        b"Sep" => 9,
-        b"Oct" => 10,
-        b"Nov" => 11,
-        b"Dec" => 12,
-        _ => return None,
-    })
+/// Month names as journalctl and syslog print them under the C locale and under the locales
+/// seen in pasted journals (French `sept.`, `févr.`, `déc.`; German `Mär`, `Okt`, `Dez`; Spanish
+/// `ene`, `abr`, `ago`, `dic`): glibc's `%b` abbreviations, any case, a trailing `.` included.
+/// Longest first, so `juil.` is not read as `jui`.
+const MONTH_NAMES: &[(&str, i8)] = &[
+    ("janv.", 1),
+    ("févr.", 2),
+    ("avr.", 4),
+    ("juil.", 7),
+    ("août", 8),
+    ("sept.", 9),
+    ("déc.", 12),
+    ("mars", 3),
+    ("juin", 6),
+    ("oct.", 10),
+    ("nov.", 11),
+    ("mai", 5),
+    ("jan", 1),
+    ("feb", 2),
+    ("mar", 3),
+    ("mär", 3),
+    ("apr", 4),
+    ("may", 5),
+    ("jun", 6),
+    ("jul", 7),
+    ("aug", 8),
+    ("sep", 9),
+    ("oct", 10),
+    ("okt", 10),
+    ("nov", 11),
+    ("dec", 12),
+    ("dez", 12),
+    ("ene", 1),
+    ("abr", 4),
+    ("ago", 8),
+    ("dic", 12),
+];
+
+/// A month name at `at` (see [`MONTH_NAMES`]): the month (1–12) and the name's length in bytes.
+/// The name must be followed by a space.
+pub(crate) fn month_name(b: &[u8], at: usize) -> Option<(i8, usize)> {
+    let rest = b.get(at..)?;
+    for &(name, month) in MONTH_NAMES {
+        let n = name.as_bytes();
+        if rest.len() > n.len() && rest[n.len()] == b' ' && eq_ignore_case_utf8(&rest[..n.len()], n)
+        {
+            return Some((month, n.len()));
+        }
+    }
+    None
+}
+
+/// ASCII-case-insensitive comparison that also folds the Latin-1 capitals of `é`, `û`, `ä`
+/// (`FÉVR.`, `AOÛT`, `MÄR`).
+fn eq_ignore_case_utf8(a: &[u8], lower: &[u8]) -> bool {
+    if a.eq_ignore_ascii_case(lower) {
+        return true;
+    }
+    let Ok(a) = std::str::from_utf8(a) else {
+        return false;
+    };
+    a.to_lowercase().as_bytes() == lower
 }
 
 /// An RFC 3339-like timestamp found by [`rfc3339`].
