@@ -24,38 +24,12 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use expect_test::expect_file;
 use jiff::Timestamp;
 use podcoroner_core::log_rules::{LogKind, LoggedEvent, diagnose_with_logs};
 use podcoroner_core::logs::{LineAssembler, ParseContext, classify, parse};
-use podcoroner_core::{Config, EvidenceSource, Finding, FindingKind as K, NodeView, Severity as S};
+use podcoroner_core::{Config, EvidenceSource, Finding, FindingKind as K, NodeView};
 use podcoroner_logs::{Source, read};
-
-/// A finding the run must produce (fields left `None` or empty are not compared).
-struct Want {
-    kind: K,
-    severity: S,
-    /// (namespace, name)
-    pod: Option<(&'static str, &'static str)>,
-    /// The pod UID, or a cut one as `prefix…`.
-    uid: Option<&'static str>,
-    sandbox: Option<&'static str>,
-    container: Option<&'static str>,
-    /// Words the summary holds.
-    says: &'static [&'static str],
-    /// Words some evidence line holds.
-    shows: &'static [&'static str],
-}
-
-const WANT: Want = Want {
-    kind: K::LeakedSandbox,
-    severity: S::Warning,
-    pod: None,
-    uid: None,
-    sandbox: None,
-    container: None,
-    says: &[],
-    shows: &[],
-};
 
 /// One offline diagnosis: the logs of one node.
 struct Run {
@@ -69,7 +43,6 @@ struct Run {
     /// message-only mode, so these go through the core pipeline with
     /// `ParseContext::message_only`, as kubelet log text.
     messages: &'static [&'static str],
-    want: &'static [Want],
     /// Kinds `expected.md` rules out (already excluded by the exact match; listed for the reader).
     never: &'static [K],
 }
@@ -79,7 +52,6 @@ const RUN: Run = Run {
     kubelet: &[],
     runtime: &[],
     messages: &[],
-    want: &[],
     never: &[],
 };
 
@@ -92,18 +64,6 @@ struct Case {
     offline_gap: &'static str,
 }
 
-const SB_D2A2: &str = "d2a22654e52de76722e6d3548dc4817df1f4ea5a3fe0227e9db9b058bd296718";
-const SB_CAE5: &str = "cae59246074a27247c54d43ffd3f68be61121bcc741133b940e7188002e34f60";
-const SB_463C: &str = "463c9db192540a2d697772a72db4853c92ff73a1fa85b56b7b1a145ae8505118";
-const SB_636F: &str = "636f41863b1e9b0da2c3a72bbe55f937f71197a20253fd1c6128019403e1ad3a";
-const SB_FF25: &str = "ff252b2872f45846e140c96bb096d5a23100dcd13bd25cecbf858655b336093e";
-const SB_6B2A: &str = "6b2a4b9e5ea9c3afbe2774a8fcbe40602d50af24066356ebd314f1d0dfe4b024";
-const SB_8599: &str = "859999c1d8d33e2f9fc54e2011ed3ce02122eb6e4725a3e9825ecfb6e621a38c";
-const SB_4285: &str = "4285ab7ef1b33097068f6e2dfbf2a71c96129f45d0d6655d47d3dc80db5f0399";
-const SB_055B: &str = "055b221e44a28ce8d9120f771d5e1ef201f2457ce49c58999a0147104cca2708";
-const SB_5B45: &str = "5b457b6bb989b9aad8157831100599811765823793722e7ab0c3b42cb8b31607";
-const SB_73E5: &str = "73e56b55f18f947a4cd6712987777888cb4087674f8ad36193df3b6b88296c21";
-
 const CRICTL: &str = "crictl output: the CRI view, which --offline does not read";
 
 const CASES: &[Case] = &[
@@ -111,14 +71,6 @@ const CASES: &[Case] = &[
         slug: "01-docker-dead-sandbox-shm-busy",
         runs: &[Run {
             kubelet: &["kubelet.log"],
-            // warning: a leak that grows; expected.md says warning.
-            want: &[Want {
-                kind: K::SandboxStopFailing,
-                sandbox: Some(SB_D2A2),
-                says: &["removing pod sandbox", "shm mount is busy", "GC retries"],
-                shows: &["kuberuntime_gc.go:142", "remote_runtime.go:126"],
-                ..WANT
-            }],
             ..RUN
         }],
         not_logs: &[],
@@ -130,7 +82,6 @@ const CASES: &[Case] = &[
             node: "node-a",
             kubelet: &["messages.log"],
             runtime: &["containerd.log"],
-            want: &[],
             // crictl called with a pod name is not a runtime problem.
             never: &[K::FindContainerRace, K::SandboxStopFailing],
             ..RUN
@@ -156,42 +107,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "node-a",
             runtime: &["containerd.log"],
-            // info: benign, do not alert (expected.md).
-            want: &[
-                Want {
-                    kind: K::FindContainerRace,
-                    severity: S::Info,
-                    container: Some(
-                        "a168cc42e01b7c518230afa4c00675c2538d0449974e9a27b4657f53592fe3c2",
-                    ),
-                    says: &["benign"],
-                    ..WANT
-                },
-                Want {
-                    kind: K::FindContainerRace,
-                    severity: S::Info,
-                    container: Some(
-                        "03f5320bfb0963761a0db2c059902280993479f705369e35ca7d4a1252c39c12",
-                    ),
-                    ..WANT
-                },
-                Want {
-                    kind: K::FindContainerRace,
-                    severity: S::Info,
-                    container: Some(
-                        "164ee1aee3ab2113df05566528f7f186b68df4bedbe73b309856b8730376890d",
-                    ),
-                    ..WANT
-                },
-                // cut inside the ID: reported as the prefix that survived
-                Want {
-                    kind: K::FindContainerRace,
-                    severity: S::Info,
-                    container: Some("4b31f1c4af5594effb2cf9…"),
-                    says: &["cut before the error"],
-                    ..WANT
-                },
-            ],
             ..RUN
         }],
         not_logs: &[],
@@ -202,28 +117,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "node-a",
             kubelet: &["kubelet.log"],
-            // info; the E and I lines of one lookup are one finding, and the last line (cut,
-            // no ID) is left out rather than guessed.
-            want: &[
-                Want {
-                    kind: K::FindContainerRace,
-                    severity: S::Info,
-                    container: Some(
-                        "72871aad1084fcbb0c3e6a1ec2eb29c3aff1c75b1e173426d435b9b10f49419f",
-                    ),
-                    says: &["GC", "leftover log"],
-                    ..WANT
-                },
-                Want {
-                    kind: K::FindContainerRace,
-                    severity: S::Info,
-                    container: Some(
-                        "9429919f1fba524a457f4b8d913c24bfcdc550bcdacf7fe0901858d15bb966d4",
-                    ),
-                    says: &["2 records"],
-                    ..WANT
-                },
-            ],
             ..RUN
         }],
         not_logs: &[],
@@ -236,18 +129,6 @@ const CASES: &[Case] = &[
             // The CNI plugin's own log given as the runtime's: its "Unable to enter namespace"
             // warning is teardown noise, not a failure (no StopPodSandbox error follows).
             runtime: &["cilium-cni.log"],
-            // info; the cut NotFound line names no ID and belongs to the RemoveContainer just
-            // before it; ebfe0fdb (the second ContainerDied) has no error and no finding.
-            want: &[Want {
-                kind: K::FindContainerRace,
-                severity: S::Info,
-                pod: Some(("default", "test-sts-a-0")),
-                uid: Some("ab7e1b0b-453f-4627-a749-47e48c2265a6"),
-                container: Some("6cf761b38acb743ec5940d7f0b0a445c68066fe307c2fdbb75aaf2ea260713f0"),
-                says: &["removed twice"],
-                shows: &["\"RemoveContainer\""],
-                ..WANT
-            }],
             never: &[K::SandboxStopFailing],
             ..RUN
         }],
@@ -258,25 +139,6 @@ const CASES: &[Case] = &[
         slug: "08-orphaned-pod-vsphere-k8s16",
         runs: &[Run {
             kubelet: &["kubelet.log"],
-            // warning (expected.md); the cut `0ea83064-3383-11e7-` is the same pod, not a third.
-            want: &[
-                Want {
-                    kind: K::OrphanedPodVolumes,
-                    uid: Some("0ea83064-3383-11e7-b2b1-005056b7dc12"),
-                    says: &["2 records"],
-                    ..WANT
-                },
-                Want {
-                    kind: K::OrphanedPodVolumes,
-                    uid: Some("f97942cf-337e-11e7-b2b1-005056b7dc12"),
-                    says: &["could not reconstruct its volumes"],
-                    shows: &[
-                        "left: /var/lib/kubelet/pods/f97942cf-337e-11e7-b2b1-005056b7dc12/volumes/kubernetes.io~vsphere-volume/pvc-f969cb9e-337e-11e7-b2b1-005056b7dc12",
-                        "left: /var/lib/kubelet/pods/f97942cf-337e-11e7-b2b1-005056b7dc12/volumes/kubernetes.io~vsphere-volume/pvc-f94ac56f-337e-11e7-b2b1-005056b7dc12",
-                    ],
-                    ..WANT
-                },
-            ],
             ..RUN
         }],
         not_logs: &[],
@@ -289,42 +151,20 @@ const CASES: &[Case] = &[
             Run {
                 node: "node-a",
                 kubelet: &["kubelet-1.14.3-journald.log"],
-                want: &[Want {
-                    kind: K::OrphanedPodVolumes,
-                    uid: Some("5da3387d-ad1c-11ea-a025-525400767782"),
-                    says: &["volume paths"],
-                    ..WANT
-                }],
                 ..RUN
             },
             Run {
                 kubelet: &["kubelet-1.14.8-wrapped.log"],
-                want: &[Want {
-                    kind: K::OrphanedPodVolumes,
-                    uid: Some("2b363d17-e69d-11ea-bda2-44a842186bcd"),
-                    says: &["volume subpaths"],
-                    ..WANT
-                }],
                 ..RUN
             },
             Run {
                 kubelet: &["kubelet-2018-description.log"],
-                want: &[Want {
-                    kind: K::OrphanedPodVolumes,
-                    uid: Some("2815f27a-219b-11e8-8a2a-ec0d9a3a445a"),
-                    ..WANT
-                }],
                 ..RUN
             },
             // the etcd line is another program's and gives nothing
             Run {
                 node: "node-b",
                 kubelet: &["messages-1.14.3.log"],
-                want: &[Want {
-                    kind: K::OrphanedPodVolumes,
-                    uid: Some("0fbdedac-ebfe-11e9-a2b6-00…"),
-                    ..WANT
-                }],
                 ..RUN
             },
         ],
@@ -339,16 +179,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "node-a",
             kubelet: &["kubelet.log"],
-            // warning; the repeats every 2 s are one finding; numErrs=2 → "at least 2".
-            want: &[Want {
-                kind: K::OrphanedPodVolumes,
-                uid: Some("6ac9044e-b7ca-44d1-9bb3-90d50093f6d8"),
-                says: &["at least 2 orphaned pods"],
-                shows: &[
-                    "left: /var/lib/kubelet/pods/6ac9044e-b7ca-44d1-9bb3-90d50093f6d8/volumes/kubernetes.io~configmap/config-volume",
-                ],
-                ..WANT
-            }],
             ..RUN
         }],
         not_logs: &[],
@@ -359,19 +189,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "node-a",
             kubelet: &["kubelet.log"],
-            want: &[Want {
-                kind: K::OrphanedPodVolumes,
-                uid: Some("11cfbe01-0e47-4835-97e4-dbf46dfccd66"),
-                says: &[
-                    "volume subpaths",
-                    "at least 3",
-                    "volumes/ directory was cleaned",
-                ],
-                shows: &[
-                    "left: /var/lib/kubelet/pods/11cfbe01-0e47-4835-97e4-dbf46dfccd66/volume-subpaths/app-certs/kernel-module-injector/0",
-                ],
-                ..WANT
-            }],
             ..RUN
         }],
         not_logs: &[],
@@ -382,42 +199,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "node-a",
             kubelet: &["kubelet.log"],
-            // expected.md's rule: two "outdated" deletions of one pod within a minute are a
-            // loop (its "error" → warning); a single one is normal (info). In this 5 s excerpt
-            // kube-scheduler and kube-apiserver are deleted once each.
-            want: &[
-                Want {
-                    kind: K::MirrorPodRecreateLoop,
-                    pod: Some(("kube-system", "kube-controller-manager-node-a")),
-                    says: &[
-                        "d4746eba-4156-11e8-84f4-0050569b7580 → d5e29b69-4156-11e8-84f4-0050569b7580",
-                        "loop",
-                    ],
-                    ..WANT
-                },
-                Want {
-                    kind: K::MirrorPodRecreateLoop,
-                    pod: Some(("kube-system", "etcd-node-a")),
-                    says: &[
-                        "d50d021a-4156-11e8-84f4-0050569b7580 → d6d6c835-4156-11e8-84f4-0050569b7580",
-                    ],
-                    ..WANT
-                },
-                Want {
-                    kind: K::MirrorPodRecreateLoop,
-                    severity: S::Info,
-                    pod: Some(("kube-system", "kube-scheduler-node-a")),
-                    says: &["d52b8124-4156-11e8-84f4-0050569b7580", "once"],
-                    ..WANT
-                },
-                Want {
-                    kind: K::MirrorPodRecreateLoop,
-                    severity: S::Info,
-                    pod: Some(("kube-system", "kube-apiserver-node-a")),
-                    says: &["d5a59d14-4156-11e8-84f4-0050569b7580", "once"],
-                    ..WANT
-                },
-            ],
             ..RUN
         }],
         not_logs: &[],
@@ -428,12 +209,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "kubernetes-master",
             kubelet: &["kubelet.log"],
-            want: &[Want {
-                kind: K::MirrorPodCreateFailed,
-                pod: Some(("default", "etcd-server-kubernetes-master")),
-                says: &["already exists"],
-                ..WANT
-            }],
             ..RUN
         }],
         not_logs: &[(
@@ -447,21 +222,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "node-a",
             kubelet: &["kubelet.log"],
-            // info: the lifecycle of a removed manifest, with its mirror pod deleted 278 ms
-            // later (the missing grace period of k/k #90999); joined by full name.
-            want: &[Want {
-                kind: K::StaticPodRemoved,
-                severity: S::Info,
-                pod: Some(("openshift-kube-apiserver", "kube-apiserver-node-a")),
-                uid: Some("60d66dd8b81c2a4756d2e2f69ec1e3fc"),
-                says: &[
-                    "08b81ce8-b243-11e9-a38f-fa163e8871d1",
-                    "278ms later",
-                    "grace period",
-                ],
-                shows: &["Reducing cpu to minimum"],
-                ..WANT
-            }],
             ..RUN
         }],
         not_logs: &[],
@@ -472,20 +232,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "10.0.0.11",
             kubelet: &["kubelet.log"],
-            // REMOVE source="file", then KillPodSandbox fails (the cut "failed to destr" is a
-            // CNI teardown): expected.md's "error" → warning (from the logs the sandbox's state
-            // is unknown; the state rule says critical when it sees it READY).
-            want: &[Want {
-                kind: K::StaticPodNotRemoved,
-                pod: Some(("team-ns", "static-nginx-10.0.0.11")),
-                uid: Some("5d6d2cc2c526ec6310afc8c64fac7052"),
-                says: &["removed from its file source", "CNI teardown"],
-                shows: &[
-                    "7d0f1944976c8b4d75f44226e5f1ae59d08da416e4d776f47a2a265a2015548a",
-                    "SyncLoop REMOVE",
-                ],
-                ..WANT
-            }],
             never: &[K::StuckTerminatingPod, K::StaticPodRemoved],
             ..RUN
         }],
@@ -498,15 +244,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "127.0.0.1",
             kubelet: &["kubelet-part1.log", "kubelet-part2.log"],
-            // What the two windows show is the removal (info). "Container not found in pod's
-            // containers" is benign and not reported.
-            want: &[Want {
-                kind: K::StaticPodRemoved,
-                severity: S::Info,
-                pod: Some(("default", "mypod-127.0.0.1")),
-                uid: Some("7c0663d52f9e8c61c7a733304c23b60f"),
-                ..WANT
-            }],
             never: &[K::FindContainerRace],
             ..RUN
         }],
@@ -520,16 +257,6 @@ const CASES: &[Case] = &[
             node: "node-a",
             // one journal: containerd and kubelet lines
             kubelet: &["node-journal.log"],
-            // The 3 failure lines (containerd, remote_runtime, kuberuntime_gc) are one finding
-            // with one attempt; the cause from the lines that still hold it. expected.md's
-            // "error" → warning (one sandbox).
-            want: &[Want {
-                kind: K::SandboxStopFailing,
-                sandbox: Some(SB_CAE5),
-                says: &["CNI teardown", "1 attempt, 3 log records", "GC retries"],
-                shows: &["del cmd: failed to process delete request"],
-                ..WANT
-            }],
             ..RUN
         }],
         not_logs: &[],
@@ -540,15 +267,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "node-a",
             kubelet: &["kubelet.log"],
-            // warning (expected.md; error only once it repeats over GC periods). The ID-less
-            // "Error deleting network" belongs to the stop failure next to it.
-            want: &[Want {
-                kind: K::SandboxStopFailing,
-                pod: Some(("debug", "app-1-3391168842-1cbzd")),
-                sandbox: Some(SB_463C),
-                says: &["network namespace is gone", "3 log records"],
-                ..WANT
-            }],
             ..RUN
         }],
         not_logs: &[],
@@ -559,16 +277,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "node-a",
             kubelet: &["messages.log"],
-            // critical: "every sandbox teardown on the node will fail the same way" (node-wide).
-            // dockerd's "is already stopped" is a consequence, not a finding.
-            want: &[Want {
-                kind: K::SandboxStopFailing,
-                severity: S::Critical,
-                pod: Some(("jaeger", "es-master-7fb4d9447d-bj7z8")),
-                sandbox: Some(SB_636F),
-                says: &["plugin flannel", "every sandbox teardown"],
-                ..WANT
-            }],
             ..RUN
         }],
         not_logs: &[],
@@ -579,24 +287,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "node-a",
             kubelet: &["kubelet.log"],
-            // Two findings: stuck-terminating by an empty flannel netconf ("error" → warning),
-            // and the orphaned pod directory (warning), numErrs=34.
-            want: &[
-                Want {
-                    kind: K::StuckTerminatingPod,
-                    pod: Some(("team-ns", "pvc-tester-mqwqq")),
-                    uid: Some("e1909e28-5731-4111-8031-3c989b5dc0cd"),
-                    sandbox: Some(SB_FF25),
-                    says: &["empty cached CNI result", "flannel"],
-                    ..WANT
-                },
-                Want {
-                    kind: K::OrphanedPodVolumes,
-                    uid: Some("04bd08f8-a895-4a4a-939b-e6521d5f17d0"),
-                    says: &["at least 34"],
-                    ..WANT
-                },
-            ],
             ..RUN
         }],
         not_logs: &[],
@@ -607,27 +297,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "node-a",
             kubelet: &["kubelet.log"],
-            // critical: "node-wide: every teardown will fail" (the weave-net binary cannot
-            // run). d8f03fbd is tied to 859999c1 by adjacency ("Failed to stop sandbox", then
-            // "killPodWithSyncResult failed"); a6b466fa's line is cut before the reason.
-            want: &[
-                Want {
-                    kind: K::StuckTerminatingPod,
-                    severity: S::Critical,
-                    uid: Some("a6b466fa-60e6-4ced-9eef-380d0e41d63f"),
-                    sandbox: Some(SB_6B2A),
-                    says: &["weave-net", "every sandbox teardown"],
-                    ..WANT
-                },
-                Want {
-                    kind: K::StuckTerminatingPod,
-                    severity: S::Critical,
-                    uid: Some("d8f03fbd-0add-47eb-b972-491f9a465ad1"),
-                    sandbox: Some(SB_8599),
-                    says: &["plugin weave-net", "3 log records"],
-                    ..WANT
-                },
-            ],
             ..RUN
         }],
         not_logs: &[],
@@ -639,12 +308,6 @@ const CASES: &[Case] = &[
             // The logs alone: containerd's transient "cni plugin not initialized" (warning).
             Run {
                 runtime: &["containerd.log"],
-                want: &[Want {
-                    kind: K::SandboxStopFailing,
-                    sandbox: Some(SB_4285),
-                    says: &["cni plugin not initialized"],
-                    ..WANT
-                }],
                 ..RUN
             },
             // With the kubectl describe event read as message text (the API's copy of the
@@ -654,13 +317,6 @@ const CASES: &[Case] = &[
             Run {
                 runtime: &["containerd.log"],
                 messages: &["kubectl-describe-event.txt"],
-                want: &[Want {
-                    kind: K::StuckTerminatingPod,
-                    uid: Some("a7ea2280-7361-4329-8566-89975485b20e"),
-                    sandbox: Some(SB_4285),
-                    says: &["empty cached CNI result", "aws-cni"],
-                    ..WANT
-                }],
                 ..RUN
             },
         ],
@@ -677,13 +333,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "node-a",
             messages: &["kubelet-message.txt"],
-            // warning (expected.md).
-            want: &[Want {
-                kind: K::SandboxStopFailing,
-                sandbox: Some(SB_055B),
-                says: &["empty cached CNI result", "cbr0"],
-                ..WANT
-            }],
             ..RUN
         }],
         not_logs: &[
@@ -707,26 +356,12 @@ const CASES: &[Case] = &[
             Run {
                 node: "node-a",
                 kubelet: &["node-a-journal.log"],
-                want: &[Want {
-                    kind: K::SandboxStopFailing,
-                    sandbox: Some(SB_5B45),
-                    shows: &["failed to stop infra container"],
-                    ..WANT
-                }],
                 ..RUN
             },
             // node-b: hard-wrapped lines; the pod from the k8s_POD_… infra container name.
             Run {
                 node: "node-b",
                 kubelet: &["node-b-kubelet-wrapped.log"],
-                want: &[Want {
-                    kind: K::StuckTerminatingPod,
-                    pod: Some(("f48db403-dcfd-5852-90f9-dd8210f46a9e", "app-1-0")),
-                    uid: Some("6abac9df-1ac3-4ec1-8375-66bdead3b596"),
-                    sandbox: Some(SB_73E5),
-                    says: &["ttrpc: closed", "2 log records"],
-                    ..WANT
-                }],
                 ..RUN
             },
         ],
@@ -740,14 +375,6 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "10.0.0.8",
             kubelet: &["kubelet-part1.jsonl", "kubelet-part2.jsonl"],
-            // critical (expected.md): PLEG inactive 16h, runtime calls time out. The invalidated
-            // token is a client's problem, not a finding.
-            want: &[Want {
-                kind: K::RuntimeUnhealthy,
-                severity: S::Critical,
-                says: &["last active 16h14m ago", "2 calls to the runtime timed out"],
-                ..WANT
-            }],
             ..RUN
         }],
         not_logs: &[],
@@ -759,13 +386,6 @@ const CASES: &[Case] = &[
             node: "node-a",
             kubelet: &["kubelet.log"],
             runtime: &["containerd.log"],
-            // critical (expected.md): PLEG inactive 66h, the runtime down.
-            want: &[Want {
-                kind: K::RuntimeUnhealthy,
-                severity: S::Critical,
-                says: &["last active 2d18h ago", "container runtime is down"],
-                ..WANT
-            }],
             ..RUN
         }],
         not_logs: &[],
@@ -848,22 +468,6 @@ fn diagnose(dir: &Path, run: &Run) -> Vec<Finding> {
     d.findings
 }
 
-fn matches(f: &Finding, w: &Want) -> bool {
-    let pod = f.pod.as_ref();
-    f.kind == w.kind
-        && f.severity == w.severity
-        && w.pod
-            .is_none_or(|(ns, name)| pod.is_some_and(|p| p.namespace == ns && p.name == name))
-        && w.uid.is_none_or(|u| pod.is_some_and(|p| p.uid == u))
-        && w.sandbox.is_none_or(|s| f.sandbox_id.as_deref() == Some(s))
-        && w.container
-            .is_none_or(|c| f.container_id.as_deref() == Some(c))
-        && w.says.iter().all(|s| f.summary.contains(s))
-        && w.shows
-            .iter()
-            .all(|s| f.evidence.iter().any(|e| e.detail.contains(s)))
-}
-
 fn show(f: &Finding) -> String {
     let pod = f.pod.as_ref().map_or(String::new(), |p| {
         format!(" pod={}/{} uid={}", p.namespace, p.name, p.uid)
@@ -912,7 +516,7 @@ fn cases_diagnosed_offline() {
             .unwrap()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n != "source.txt" && n != "expected.md")
+            .filter(|n| n != "source.txt" && n != "expected.md" && n != "findings.txt")
             .collect();
         let used: BTreeSet<String> = case
             .runs
@@ -927,33 +531,28 @@ fn cases_diagnosed_offline() {
             "{}",
             case.slug
         );
-        assert!(
-            case.runs.iter().all(|r| !r.want.is_empty()) || !case.offline_gap.is_empty(),
-            "{}: a case without findings offline says why",
-            case.slug
-        );
         let text: String = on_disk
             .iter()
             .map(|f| fs::read_to_string(dir.join(f)).unwrap())
             .collect();
 
+        let prefix = format!("{}/", dir.display());
+        let mut golden = format!(
+            "# {}: the findings of `diagnose --offline` (UPDATE_EXPECT=1 cargo test -p \
+             podcoroner-logs --test case_findings writes this file; expected.md is the human reading)\n",
+            case.slug
+        );
+        let mut any = false;
         for (n_run, run) in case.runs.iter().enumerate() {
             let found = diagnose(&dir, run);
             let here = format!("{} run {n_run}", case.slug);
-            let mut unmatched: Vec<&Finding> = found.iter().collect();
-            for w in run.want {
-                match unmatched.iter().position(|f| matches(f, w)) {
-                    Some(at) => {
-                        unmatched.remove(at);
-                    }
-                    None => failures.push(format!(
-                        "{here}: no {:?} {:?} pod={:?} uid={:?} sandbox={:?} container={:?} says={:?} shows={:?}",
-                        w.kind, w.severity, w.pod, w.uid, w.sandbox, w.container, w.says, w.shows
-                    )),
-                }
-            }
-            for f in &unmatched {
-                failures.push(format!("{here}: unexpected {}", show(f)));
+            any |= !found.is_empty();
+            golden.push_str(&format!(
+                "\n## run {n_run}: --kubelet-log {:?} --runtime-log {:?} messages {:?}\n",
+                run.kubelet, run.runtime, run.messages
+            ));
+            for f in &found {
+                golden.push_str(&f.to_text(&prefix));
             }
             for f in &found {
                 if run.never.contains(&f.kind) {
@@ -984,12 +583,14 @@ fn cases_diagnosed_offline() {
                     failures.push(format!("{here}: offline evidence from a view: {}", show(f)));
                 }
             }
-            if !failures.is_empty() && !unmatched.is_empty() {
-                for f in &found {
-                    failures.push(format!("{here}:   found {}", show(f)));
-                }
-            }
         }
+        if !any && case.offline_gap.is_empty() {
+            failures.push(format!(
+                "{}: no finding offline, and the case does not say why",
+                case.slug
+            ));
+        }
+        expect_file![dir.join("findings.txt")].assert_eq(&golden);
     }
     assert!(
         failures.is_empty(),
