@@ -113,6 +113,10 @@ struct DaemonArgs {
     /// Where findings and log positions are kept across restarts.
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
+    /// On the first start (no saved log position), read the logs back this far (0s: only
+    /// what comes next).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    log_lookback: Option<Duration>,
     /// Garbage collection of leaked sandboxes: off (default), plan, apply.
     #[arg(long, value_enum, value_name = "MODE")]
     gc: Option<podcoroner_daemon::config::GcMode>,
@@ -677,6 +681,9 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
     if let Some(v) = args.state_dir.clone() {
         c.state_dir = v;
     }
+    if let Some(v) = args.log_lookback {
+        c.log_lookback = v;
+    }
     c.no_apiserver |= args.no_apiserver;
     let [kubelet_log, runtime_log] = log_sources(
         [
@@ -719,6 +726,7 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
             max_connections: c.http_max_connections,
         },
         max_events: c.max_log_events,
+        log_lookback: c.log_lookback,
         gc: (
             args.gc.unwrap_or(c.gc),
             podcoroner_daemon::gc::GcOptions {

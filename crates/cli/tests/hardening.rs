@@ -312,3 +312,73 @@ impl Drop for Daemon {
         }
     }
 }
+
+/// A first start (no saved read position) reads the kubelet log back `log_lookback` (1 h by
+/// default), not only what comes next: a pod seen 30 minutes ago has a timeline, one seen 2 hours
+/// ago does not, and `/readyz` says how far back it read and how many older records it skipped.
+/// A restart then resumes at its saved position and reads no line twice.
+#[test]
+fn a_first_start_reads_the_log_back_log_lookback() {
+    let dir = ok(tempfile::tempdir());
+    let log = dir.path().join("kubelet.log");
+    let line = |mins: i64, pod: &str| {
+        let t = jiff::Timestamp::now() - jiff::SignedDuration::from_mins(mins);
+        format!(
+            "I{}    1234 kubelet.go:2431] \"SyncLoop ADD\" source=\"api\" pods=[\"shop/{pod}\"]\n",
+            t.strftime("%m%d %H:%M:%S%.6f")
+        )
+    };
+    ok(std::fs::write(
+        &log,
+        line(120, "old-0") + &line(30, "recent-0") + &line(1, "recent-1"),
+    ));
+    let config = format!("kubelet_log: {}\n", log.display());
+    let port = free_port();
+    let daemon_ = Daemon(Some(daemon(dir.path(), port, &config)));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let detail = loop {
+        let (_, body) = get(port, "/readyz");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        let d = v["sources"]["kubelet_log"]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if d.contains("3 lines") {
+            break d;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "kubelet_log never read 3 lines: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        detail.contains("first start: read back to")
+            && detail.contains("(log_lookback), 1 older records skipped"),
+        "{detail}"
+    );
+    assert_eq!(get(port, "/pods/shop%2Frecent-0/timeline").0, 200);
+    assert_eq!(get(port, "/pods/shop%2Frecent-1/timeline").0, 200);
+    assert_eq!(get(port, "/pods/shop%2Fold-0/timeline").0, 404);
+    daemon_.terminate();
+
+    // A restart resumes after the last line: one new line, read once, and no look back.
+    ok(std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .and_then(|mut f| f.write_all(line(0, "after-0").as_bytes())));
+    let daemon_ = Daemon(Some(daemon(dir.path(), port, &config)));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let m = get(port, "/metrics").1;
+        if m.contains("podcoroner_log_lines_total{source=\"kubelet_log\"} 1") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the line after the restart: {m}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_, body) = get(port, "/readyz");
+    assert!(!body.contains("first start"), "{body}");
+    assert_eq!(get(port, "/pods/shop%2Fafter-0/timeline").0, 200);
+    daemon_.terminate();
+}
