@@ -485,6 +485,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         let diagnosis =
             podcoroner_core::log_rules::diagnose_with_logs(&snap.view, &snap.events, &config, now);
         DiagnosisReport::new(&snap.meta.node, now, snap.sources, &diagnosis)
+            .with_too_young(&snap.view, config.min_age)
     } else {
         let opts = source_options(&args.sources, args.offline)?;
         let gathered = gather::gather(&opts).await?;
@@ -496,6 +497,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             now,
         );
         DiagnosisReport::new(&opts.node_name, now, gathered.sources, &diagnosis)
+            .with_too_young(&gathered.view, config.min_age)
     };
     let text = match args.output {
         Output::Table => render::table(&report),

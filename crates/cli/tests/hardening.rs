@@ -382,3 +382,67 @@ fn a_first_start_reads_the_log_back_log_lookback() {
     assert_eq!(get(port, "/pods/shop%2Fafter-0/timeline").0, 200);
     daemon_.terminate();
 }
+
+/// The bundled sample with the default `--min-age 10m`: the table and the JSON say how many
+/// objects were too young to judge, of which kinds, and from when they will be judged.
+#[test]
+fn objects_too_young_to_judge_are_counted_with_their_time() {
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/sample-node");
+    let (_, table, err) = podcoroner(&args(&["diagnose", "--snapshot", sample]));
+    assert!(
+        table.contains(
+            "NOT JUDGED YET\n  37 objects younger than --min-age 10m0s (12 containers, 11 pod dirs, 14 sandboxes): all judged from 2026-11-29T16:32:57Z"
+        ),
+        "{table}{err}"
+    );
+    let (_, json, _) = podcoroner(&args(&["diagnose", "--snapshot", sample, "-o", "json"]));
+    let v: serde_json::Value = ok(serde_json::from_str(&json));
+    assert_eq!(
+        v["too_young"],
+        serde_json::json!({
+            "count": 37,
+            "counts": {"containers": 12, "pod_dirs": 11, "sandboxes": 14},
+            "min_age_seconds": 600,
+            "until": v["too_young"]["until"],
+        })
+    );
+    assert!(
+        v["too_young"]["until"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-11-29T16:32:5"),
+        "{v}"
+    );
+    // Judging everything: nothing left out, and nothing said.
+    let (_, json, _) = podcoroner(&args(&[
+        "diagnose",
+        "--snapshot",
+        sample,
+        "--min-age",
+        "0s",
+        "-o",
+        "json",
+    ]));
+    let v: serde_json::Value = ok(serde_json::from_str(&json));
+    assert_eq!(v.get("too_young"), None, "{v}");
+}
+
+/// `--offline` skips the state rule of `StaticPodNotRemoved` (it needs the CRI view) while the
+/// log rule still reports one: the skip says it is partial, and why, instead of contradicting the
+/// finding below it; the SOURCES column is aligned on its longest name (`kubelet_log`).
+#[test]
+fn offline_skips_agree_with_the_findings_reported() {
+    let log = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/cases/18-static-pod-not-removed-killpodsandbox-cni/kubelet.log"
+    );
+    let (_, table, err) = podcoroner(&args(&["diagnose", "--offline", "--kubelet-log", log]));
+    assert!(
+        table.contains(
+            "  StaticPodNotRemoved (in part): the CRI view is unavailable; findings of this kind from the logs alone are still reported\n"
+        ) && table.contains("\nWARNING (1)\n  StaticPodNotRemoved  "),
+        "{table}{err}"
+    );
+    assert!(table.contains("\n  kubelet_log  ok    "), "{table}");
+    assert!(table.contains("\n  cri          unavailable  "), "{table}");
+}
