@@ -473,6 +473,21 @@ fn log_sources(
     }))
 }
 
+/// The node a report names: with `--offline` the logs may come from any node, so this machine's
+/// hostname is not named unless `--node-name` (or `$NODE_NAME`) says which node it is.
+fn report_node(args: &SourceArgs, offline: bool, resolved: &str) -> String {
+    let named =
+        args.node_name.is_some() || std::env::var("NODE_NAME").is_ok_and(|n| !n.trim().is_empty());
+    if offline && !named {
+        OFFLINE_NODE.to_string()
+    } else {
+        resolved.to_string()
+    }
+}
+
+/// What an `--offline` report names as its node without `--node-name`.
+const OFFLINE_NODE: &str = "unknown (--offline reads logs only: --node-name names their node)";
+
 async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
     let config = podcoroner_core::Config {
         min_age: args.min_age,
@@ -496,8 +511,13 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             &config,
             now,
         );
-        DiagnosisReport::new(&opts.node_name, now, gathered.sources, &diagnosis)
-            .with_too_young(&gathered.view, config.min_age)
+        DiagnosisReport::new(
+            &report_node(&args.sources, args.offline, &opts.node_name),
+            now,
+            gathered.sources,
+            &diagnosis,
+        )
+        .with_too_young(&gathered.view, config.min_age)
     };
     let text = match args.output {
         Output::Table => render::table(&report),
@@ -618,7 +638,7 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
         (
             gathered.view,
             gathered.events,
-            opts.node_name,
+            report_node(&args.sources, args.offline, &opts.node_name),
             jiff::Timestamp::now(),
         )
     };

@@ -446,3 +446,36 @@ fn offline_skips_agree_with_the_findings_reported() {
     assert!(table.contains("\n  kubelet_log  ok    "), "{table}");
     assert!(table.contains("\n  cri          unavailable  "), "{table}");
 }
+
+/// `--offline` judges logs that may come from any node: without `--node-name` the header does
+/// not name this machine's hostname; with it, it names that node.
+#[test]
+fn offline_reports_name_the_logs_node_not_this_host() {
+    let dir = ok(tempfile::tempdir());
+    let log = kubelet_log(dir.path());
+    let run = |extra: &[&str]| {
+        let out = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+            .args(["diagnose", "--offline", "--kubelet-log", &log])
+            .args(extra)
+            .env_remove("NODE_NAME")
+            .output());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let host = ok(std::fs::read_to_string("/proc/sys/kernel/hostname"))
+        .trim()
+        .to_lowercase();
+    let table = run(&[]);
+    let header = table.lines().next().unwrap();
+    assert!(
+        header.starts_with(
+            "podcoroner diagnose: node unknown (--offline reads logs only: --node-name names their node) at "
+        ),
+        "{header}"
+    );
+    assert!(!header.contains(&format!("node {host} ")), "{header}");
+    let table = run(&["--node-name", "node-a"]);
+    assert!(
+        table.starts_with("podcoroner diagnose: node node-a at "),
+        "{table}"
+    );
+}
