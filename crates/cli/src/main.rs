@@ -142,8 +142,9 @@ struct ExplainArgs {
     /// Explain from a snapshot written by `podcoroner collect`.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "no_apiserver", "kubelet_log", "runtime_log", "journal_dir"])]
     snapshot: Option<PathBuf>,
-    /// Output format: the timeline as a table, oldest entry first, or the
-    /// podcoroner.timeline/v1 JSON schema (docs/output.md).
+    /// Output format: the timeline as a table, oldest entry first (entries without a
+    /// time last), or the podcoroner.timeline/v1 JSON schema (`/pods/{uid}/timeline` serves the
+    /// same).
     #[arg(short, long, value_enum, default_value_t = Output::Table)]
     output: Output,
 }
