@@ -113,6 +113,10 @@ struct DaemonArgs {
     /// Where findings and log positions are kept across restarts.
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
+    /// On the first start (no saved log position), read the logs back this far (0s: only
+    /// what comes next).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    log_lookback: Option<Duration>,
     /// Garbage collection of leaked sandboxes: off (default), plan, apply.
     #[arg(long, value_enum, value_name = "MODE")]
     gc: Option<podcoroner_daemon::config::GcMode>,
@@ -138,8 +142,9 @@ struct ExplainArgs {
     /// Explain from a snapshot written by `podcoroner collect`.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "no_apiserver", "kubelet_log", "runtime_log", "journal_dir"])]
     snapshot: Option<PathBuf>,
-    /// Output format: the timeline as a table, oldest entry first, or the
-    /// podcoroner.timeline/v1 JSON schema (docs/output.md).
+    /// Output format: the timeline as a table, oldest entry first (entries without a
+    /// time last), or the podcoroner.timeline/v1 JSON schema (`/pods/{uid}/timeline` serves the
+    /// same).
     #[arg(short, long, value_enum, default_value_t = Output::Table)]
     output: Output,
 }
@@ -469,6 +474,21 @@ fn log_sources(
     }))
 }
 
+/// The node a report names: with `--offline` the logs may come from any node, so this machine's
+/// hostname is not named unless `--node-name` (or `$NODE_NAME`) says which node it is.
+fn report_node(args: &SourceArgs, offline: bool, resolved: &str) -> String {
+    let named =
+        args.node_name.is_some() || std::env::var("NODE_NAME").is_ok_and(|n| !n.trim().is_empty());
+    if offline && !named {
+        OFFLINE_NODE.to_string()
+    } else {
+        resolved.to_string()
+    }
+}
+
+/// What an `--offline` report names as its node without `--node-name`.
+const OFFLINE_NODE: &str = "unknown (--offline reads logs only: --node-name names their node)";
+
 async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
     let config = podcoroner_core::Config {
         min_age: args.min_age,
@@ -481,6 +501,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         let diagnosis =
             podcoroner_core::log_rules::diagnose_with_logs(&snap.view, &snap.events, &config, now);
         DiagnosisReport::new(&snap.meta.node, now, snap.sources, &diagnosis)
+            .with_too_young(&snap.view, config.min_age)
     } else {
         let opts = source_options(&args.sources, args.offline)?;
         let gathered = gather::gather(&opts).await?;
@@ -491,7 +512,13 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             &config,
             now,
         );
-        DiagnosisReport::new(&opts.node_name, now, gathered.sources, &diagnosis)
+        DiagnosisReport::new(
+            &report_node(&args.sources, args.offline, &opts.node_name),
+            now,
+            gathered.sources,
+            &diagnosis,
+        )
+        .with_too_young(&gathered.view, config.min_age)
     };
     let text = match args.output {
         Output::Table => render::table(&report),
@@ -612,7 +639,7 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
         (
             gathered.view,
             gathered.events,
-            opts.node_name,
+            report_node(&args.sources, args.offline, &opts.node_name),
             jiff::Timestamp::now(),
         )
     };
@@ -677,6 +704,9 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
     if let Some(v) = args.state_dir.clone() {
         c.state_dir = v;
     }
+    if let Some(v) = args.log_lookback {
+        c.log_lookback = v;
+    }
     c.no_apiserver |= args.no_apiserver;
     let [kubelet_log, runtime_log] = log_sources(
         [
@@ -719,6 +749,7 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
             max_connections: c.http_max_connections,
         },
         max_events: c.max_log_events,
+        log_lookback: c.log_lookback,
         gc: (
             args.gc.unwrap_or(c.gc),
             podcoroner_daemon::gc::GcOptions {

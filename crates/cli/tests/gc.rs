@@ -14,7 +14,7 @@ use podcoroner_test_support::{BrokenCni, CniFault, ContainerdLab, PodSpec};
 use serde_json::{Value, json};
 
 mod common;
-use common::{ok, pod, pod_list, podcoroner};
+use common::{free_port, get, ok, pod, pod_list, podcoroner, terminate};
 
 const NODE: &str = "gc-node-1";
 
@@ -706,6 +706,15 @@ impl Tmpfs {
         );
         Tmpfs(dir.to_path_buf())
     }
+
+    /// A 16 KiB tmpfs on `dir`, filled (written until the disk says no) by the file returned.
+    fn full(dir: &Path) -> (Tmpfs, PathBuf) {
+        let tmpfs = Tmpfs::mount(dir, "16k");
+        let filler = dir.join("filler");
+        let mut f = ok(std::fs::File::create(&filler));
+        while std::io::Write::write_all(&mut f, &[0u8; 4096]).is_ok() {}
+        (tmpfs, filler)
+    }
 }
 
 impl Drop for Tmpfs {
@@ -725,13 +734,7 @@ impl Drop for Tmpfs {
 async fn apply_does_nothing_unaudited_on_a_full_state_disk() {
     let (gc, _) = leaked_node(2, 300).await;
     let state = gc.dir.path().join("state");
-    let _tmpfs = Tmpfs::mount(&state, "16k");
-    // Fill it: write until the disk says no.
-    let filler = state.join("filler");
-    let mut f = ok(std::fs::File::create(&filler));
-    let chunk = vec![0u8; 4096];
-    while std::io::Write::write_all(&mut f, &chunk).is_ok() {}
-    drop(f);
+    let (_tmpfs, filler) = Tmpfs::full(&state);
 
     let apply = ["--gc-min-age", "1s", "--gc-rate", "600", "--apply"];
     let (code, out, err) = podcoroner(&gc.args(&apply));
@@ -841,4 +844,81 @@ async fn gc_min_age_zero_with_a_fresh_pods_file_plans() {
         "{refused}"
     );
     assert_eq!(stale["removals"], json!([]));
+}
+
+/// The daemon with `gc: apply` on a full state disk does what `gc --apply` does: it removes
+/// nothing it cannot audit first, counts each refused run in
+/// `podcoroner_gc_actions_total{result="refused"}` and reports the `state` source unhealthy in
+/// `/readyz`; with room again, its next run removes the leak, intent first.
+#[tokio::test]
+async fn the_daemon_does_nothing_unaudited_on_a_full_state_disk() {
+    let (gc, _) = leaked_node(1, 600).await;
+    let state = gc.dir.path().join("state");
+    let (_tmpfs, filler) = Tmpfs::full(&state);
+    let config = gc.dir.path().join("config.yaml");
+    ok(std::fs::write(
+        &config,
+        "gc: apply\ngc_min_age: 1s\ngc_interval: 1s\ngc_rate: 600\nevaluate_interval: 1s\n",
+    ));
+    let port = free_port();
+    let mut daemon = ok(std::process::Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args(["daemon", "--listen", &format!("127.0.0.1:{port}")])
+        .args([
+            "--runtime-endpoint",
+            &gc.lab.endpoint(),
+            "--node-name",
+            NODE,
+        ])
+        .arg("--config")
+        .arg(&config)
+        .arg("--manifest-dir")
+        .arg(gc.dir.path().join("manifests"))
+        .arg("--kubelet-root-dir")
+        .arg(gc.dir.path().join("kubelet"))
+        .arg("--pods")
+        .arg(gc.pods_json())
+        .arg("--state-dir")
+        .arg(&state)
+        .args(["--min-age", "0s", "--log-level", "warn"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn());
+    let refused = "podcoroner_gc_actions_total{result=\"refused\"}";
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let m = get(port, "/metrics").1;
+        if m.lines().any(|l| l.starts_with(refused)) {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = daemon.kill();
+            panic!("no refused GC run within 30 s: {m}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let readyz: Value = ok(serde_json::from_str(&get(port, "/readyz").1));
+    let error = readyz["sources"]["state"]["last_error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(gc.sandboxes().await, gc.leaked, "removed unaudited");
+    assert!(
+        !get(port, "/metrics").1.contains("result=\"removed\""),
+        "a removal was counted"
+    );
+    ok(std::fs::remove_file(&filler));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !gc.audit().iter().any(|r| r["result"] == "removed") {
+        if Instant::now() > deadline {
+            let _ = daemon.kill();
+            panic!("no removal within 30 s of freeing the disk");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(gc.audit_all()[0]["result"], "intent");
+    terminate(daemon);
+    assert!(
+        error.contains("cannot write the audit log") || error.contains("No space left"),
+        "{error}"
+    );
 }

@@ -279,7 +279,9 @@ fn daemon_follows_a_journal_directory_across_restarts() {
     let journal_dir = dir.path().join("host-journal");
     ok(std::fs::create_dir(&journal_dir));
     let journal = ok(TestJournal::new(&journal_dir));
-    // Written before the daemon starts: history it does not read (it follows from its start).
+    // Written before the daemon starts: history within `log_lookback` (1h by default), which a
+    // first start reads; and one entry older than that, which it does not.
+    ok(journal.append(&gc_entries(ago(90), 1)));
     ok(journal.append(&gc_entries(ago(5), 1)));
     let state = dir.path().join("state");
     let config = dir.path().join("config.yaml");
@@ -306,8 +308,15 @@ fn daemon_follows_a_journal_directory_across_restarts() {
     // journalctl -f is running before the entries are written.
     std::thread::sleep(Duration::from_millis(1500));
     ok(journal.append(&gc_entries(Timestamp::now(), 3)));
-    let source = wait_for_kubelet_log(port, &format!("journald {key}: 3 entries"));
+    let source = wait_for_kubelet_log(port, &format!("journald {key}: 4 entries"));
     assert_eq!(source["healthy"], true, "{source:#}");
+    assert!(
+        source["detail"]
+            .as_str()
+            .unwrap()
+            .contains("first start: read back to"),
+        "{source:#}"
+    );
     common::terminate(daemon);
     let saved: Value = ok(serde_json::from_str(&ok(std::fs::read_to_string(
         state.join("log-checkpoints.json"),
@@ -317,8 +326,8 @@ fn daemon_follows_a_journal_directory_across_restarts() {
         .unwrap_or_default()
         .to_string();
     assert!(
-        cursor.contains(";i=4;"),
-        "the 4th entry's cursor under {key}: {saved:#}"
+        cursor.contains(";i=5;"),
+        "the 5th entry's cursor under {key}: {saved:#}"
     );
 
     // Two entries while the daemon is down: a restart reads exactly those.

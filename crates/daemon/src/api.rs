@@ -4,9 +4,10 @@
 //! renaming or removing one needs a new schema version.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use jiff::Timestamp;
-use podcoroner_core::{Diagnosis, Finding, Severity, SkippedRule};
+use podcoroner_core::{Diagnosis, Finding, NodeView, Severity, SkippedRule};
 use serde::{Deserialize, Serialize};
 
 /// The schema name and version, the value of [`DiagnosisReport::schema`].
@@ -29,6 +30,68 @@ pub struct DiagnosisReport {
     pub summary: Summary,
     /// The findings, critical first.
     pub findings: Vec<FindingView>,
+    /// Objects younger than the minimum age, which no rule judged yet; absent when there are
+    /// none (or for a report that does not know the view).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub too_young: Option<TooYoung>,
+}
+
+/// What was left unjudged for being younger than `--min-age` (`min_age`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TooYoung {
+    /// How many objects in all.
+    pub count: usize,
+    /// Per kind of object: `sandboxes`, `containers`, `mirror_pods`, `pod_dirs`.
+    pub counts: BTreeMap<String, usize>,
+    /// The minimum age, in seconds.
+    pub min_age_seconds: u64,
+    /// When the youngest of them is old enough to be judged, RFC 3339.
+    pub until: Timestamp,
+}
+
+/// The objects of `view` created less than `min_age` before `now` (pod directories by their
+/// modification time), which the state rules leave alone (`rules.rs` `past_min_age`); `None`
+/// when there are none.
+pub fn too_young(view: &NodeView, min_age: Duration, now: Timestamp) -> Option<TooYoung> {
+    let min = jiff::SignedDuration::try_from(min_age).unwrap_or(jiff::SignedDuration::MAX);
+    let mut counts = BTreeMap::new();
+    let mut until: Option<Timestamp> = None;
+    let mut note = |what: &str, created: Timestamp| {
+        let Ok(at) = created.checked_add(min) else {
+            return;
+        };
+        if at > now {
+            *counts.entry(what.to_string()).or_insert(0) += 1;
+            until = Some(until.map_or(at, |u| u.max(at)));
+        }
+    };
+    if let Some(cri) = &view.cri {
+        for sb in &cri.sandboxes {
+            note("sandboxes", sb.created_at);
+        }
+        for c in &cri.containers {
+            note("containers", c.created_at);
+        }
+    }
+    if let Some(api) = &view.api {
+        for p in api.pods.iter().filter(|p| p.mirror_hash().is_some()) {
+            if let Some(t) = p.created_at {
+                note("mirror_pods", t);
+            }
+        }
+    }
+    for d in view.pod_dirs.iter().flatten() {
+        if let Some(t) = d.modified_at {
+            note("pod_dirs", t);
+        }
+    }
+    let until = until?;
+    Some(TooYoung {
+        count: counts.values().sum(),
+        counts,
+        min_age_seconds: min_age.as_secs(),
+        until,
+    })
 }
 
 /// Whether an input could be read.
@@ -235,7 +298,30 @@ impl DiagnosisReport {
                 .collect(),
             summary,
             findings: diagnosis.findings.iter().map(FindingView::from).collect(),
+            too_young: None,
         }
+        .consistent_skips()
+    }
+
+    /// With what [`too_young`] says of `view`.
+    pub fn with_too_young(mut self, view: &NodeView, min_age: Duration) -> DiagnosisReport {
+        self.too_young = too_young(view, min_age, self.generated_at);
+        self
+    }
+
+    /// A rule listed as skipped whose kind the log rules still reported (`--offline`: the
+    /// state rule needs the CRI view, the log rule does not) ran in part: it says so.
+    fn consistent_skips(mut self) -> DiagnosisReport {
+        for s in &mut self.skipped_rules {
+            if !s.partial && self.findings.iter().any(|f| f.kind == s.kind) {
+                s.partial = true;
+                s.reason = format!(
+                    "{}; findings of this kind from the logs alone are still reported",
+                    s.reason
+                );
+            }
+        }
+        self
     }
 
     /// The highest severity among the findings, if any.

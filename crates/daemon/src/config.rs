@@ -119,6 +119,12 @@ pub struct FileConfig {
     /// are dropped first).
     #[serde(default = "default_max_log_events")]
     pub max_log_events: usize,
+    /// On the first start (no saved read position), the kubelet's and the runtime's logs are
+    /// read back this far: records since `max(now - log_lookback, boot time)` (as
+    /// node-problem-detector's `lookback`), from at most the last 64 MiB of a file; `0s` reads
+    /// only what comes next. A restart resumes where it stopped instead. Flag: `--log-lookback`.
+    #[serde(default = "default_log_lookback", with = "humantime_serde")]
+    pub log_lookback: Duration,
     /// GC: only sandboxes older than this (and, with `pods_file`, created before the file was
     /// written).
     #[serde(default = "default_gc_min_age", with = "humantime_serde")]
@@ -213,6 +219,9 @@ fn default_gc_interval() -> Duration {
 }
 fn default_max_log_events() -> usize {
     10_000
+}
+fn default_log_lookback() -> Duration {
+    Duration::from_secs(3600)
 }
 fn default_gc_min_age() -> Duration {
     Duration::from_secs(3600)

@@ -87,6 +87,24 @@ fn table_raw(report: &DiagnosisReport) -> String {
             let _ = writeln!(out, "  {}{part}: {}", s.kind, s.reason);
         }
     }
+    if let Some(y) = &report.too_young {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "NOT JUDGED YET");
+        let parts: Vec<String> = y
+            .counts
+            .iter()
+            .map(|(k, v)| format!("{v} {}", k.replace('_', " ")))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {} object{} younger than --min-age {} ({}): all judged from {}; --min-age 0s judges them now",
+            y.count,
+            if y.count == 1 { "" } else { "s" },
+            crate::gc::humanize(std::time::Duration::from_secs(y.min_age_seconds)),
+            parts.join(", "),
+            y.until.round(jiff::Unit::Second).unwrap_or(y.until)
+        );
+    }
     for sev in [Severity::Critical, Severity::Warning, Severity::Info] {
         let group: Vec<_> = report
             .findings

@@ -30,6 +30,18 @@
 //!   not read before the truncation is lost; either way `truncations` counts it. A sibling that
 //!   looks like a copy of the live file while the live file was not truncated (a copy in
 //!   progress, or logrotate's `copy`) is not read.
+//! - **Fast rotation** (a writer that renames its file away faster than the follower leaves the
+//!   previous one, e.g. `mv log log.1` ten times a second, each rename overwriting the last
+//!   rotation): while the file being read is no longer at the path, every file the path names
+//!   is opened and held (at most [`MAX_HELD`]), so renaming over it or deleting it loses
+//!   nothing, and [`spawn`] polls five times as often ([`Follower::rotating`]). Held files are
+//!   read in turn after the current one, after any sibling not accounted for that was created
+//!   before them (birth time). A file left without reading for `rotate_wait` since its last
+//!   write is quiet at once. A rotation noticed while [`MAX_HELD`] files are held counts in
+//!   `rotations_missed`. Measured (`rename_rotation_ten_times_a_second_loses_nothing_uncounted`,
+//!   11 files of 100 lines renamed over `.1` every ~100 ms): before, 201 of 1,101 lines were
+//!   read, 1 rotation seen, nothing counted; now all 1,101, once, in order. A file created and
+//!   renamed away within one fast poll (50 ms by default) is still not seen, nor counted.
 //! - **Deletion**: the open handle is read to its end (like a rename), then the follower waits
 //!   for the path to name a file again and reads that one from 0. A file deleted while nothing
 //!   holds it open (the daemon was down) is gone, with whatever it held that was not read.
@@ -151,6 +163,11 @@ pub enum ReadFrom {
     /// After the last complete line of the current file (an unfinished last line is read when
     /// it is finished).
     End,
+    /// At most about this many last bytes of the current file: from the start of the line
+    /// holding the byte this many before the end (the whole file when it is smaller). For a
+    /// first start that looks back (the daemon's `log_lookback`), bounded however large the
+    /// file. A line longer than [`FollowConfig::max_line_bytes`] there is read from the cut.
+    Tail(u64),
 }
 
 /// What [`spawn`] does with a batch when the channel is full.
@@ -443,6 +460,10 @@ pub struct FollowStats {
     pub rotations: u64,
     /// Times a file was found truncated (copytruncate, `: > file`), while running or while down.
     pub truncations: u64,
+    /// Files that were at the path and may have been lost unread: a rotation noticed while
+    /// [`MAX_HELD`] files were already held open, whose file could not be held (see the module
+    /// docs, *Fast rotation*).
+    pub rotations_missed: u64,
     /// Restarts whose checkpointed file could not be found.
     pub checkpoint_misses: u64,
     /// When the last line was handed out.
@@ -485,6 +506,8 @@ const FORGET_AFTER_MISSES: u8 = 3;
 const MAX_KNOWN: usize = 1024;
 /// Read buffer size.
 const READ_CHUNK: usize = 64 * 1024;
+/// Files the follower holds open at most while it drains an earlier one (see *Fast rotation*).
+pub const MAX_HELD: usize = 16;
 /// Steps one poll takes at most.
 const MAX_STEPS_PER_POLL: usize = 10_000;
 
@@ -508,12 +531,18 @@ struct Open {
     line: u64,
     /// The path named this file at some poll.
     was_live: bool,
+    /// The path named this file at the last step.
+    live: bool,
+    /// When the file was created (`statx` birth time, else its modification time), to order
+    /// files held during fast rotation among the siblings.
+    born: Option<SystemTime>,
     /// The size at which the end was reached, and since when it has not grown.
     eof: Option<(u64, Instant)>,
 }
 
 impl Open {
     fn at(entry: Entry, offset: u64, line: u64) -> Open {
+        let born = born(&entry.file);
         Open {
             file: entry.file,
             id: entry.id,
@@ -525,6 +554,8 @@ impl Open {
             pending_len: 0,
             line,
             was_live: false,
+            live: false,
+            born,
             eof: None,
         }
     }
@@ -554,8 +585,19 @@ impl Open {
         self.eof = None;
     }
 
+    /// Read to its end, and not grown for `wait`: since the end was reached, or by its
+    /// modification time (a file held open during fast rotation was written long before).
     fn quiet(&self, wait: Duration) -> bool {
-        self.eof.is_some_and(|(_, since)| since.elapsed() >= wait)
+        self.eof.is_some_and(|(size, since)| {
+            since.elapsed() >= wait
+                || self.file.metadata().is_ok_and(|m| {
+                    m.len() == size
+                        && m.modified()
+                            .ok()
+                            .and_then(|t| t.elapsed().ok())
+                            .is_some_and(|e| e >= wait)
+                })
+        })
     }
 
     fn position(&self) -> FilePosition {
@@ -616,6 +658,11 @@ pub struct Follower {
     /// A truncated file set aside while its copy is read; read from 0 after the copy if it is no
     /// longer listed (deleted), otherwise found again through the listing.
     orphan: Option<Open>,
+    /// Files the path named while an earlier file was still being drained, held open (so a
+    /// rename over them or a deletion loses nothing), oldest first, at most [`MAX_HELD`].
+    held: Vec<Open>,
+    /// The last file that could not be held, counted once in `rotations_missed`.
+    unheld: Option<FileId>,
     known: HashMap<FileId, Known>,
     /// Insertion order of `known`, to bound it.
     known_order: Vec<FileId>,
@@ -643,6 +690,8 @@ impl Follower {
             start: Some(checkpoint),
             current: None,
             orphan: None,
+            held: Vec::new(),
+            unheld: None,
             known: HashMap::new(),
             known_order: Vec::new(),
             stats: FollowStats::default(),
@@ -663,6 +712,40 @@ impl Follower {
     /// The counters.
     pub fn stats(&self) -> &FollowStats {
         &self.stats
+    }
+
+    /// True while a rotation is being followed: the file being read is no longer at the path
+    /// and not yet left, or newer files are held. [`spawn`] then polls five times as often, so
+    /// a writer rotating faster than [`FollowConfig::poll_interval`] has each of its files seen.
+    pub fn rotating(&self) -> bool {
+        !self.held.is_empty()
+            || self
+                .current
+                .as_ref()
+                .is_some_and(|c| !c.live && !c.quiet(self.config.rotate_wait))
+    }
+
+    /// While the file being read is no longer at the path: holds the file now at the path open,
+    /// unless it is already read, held or being read.
+    fn hold_path_file(&mut self, cur: &Open) -> io::Result<()> {
+        let Some(e) = open_entry(&self.path)? else {
+            return Ok(());
+        };
+        if e.id == cur.id || self.held.iter().any(|h| h.id == e.id) || self.is_known(&e) {
+            return Ok(());
+        }
+        if self.held.len() >= MAX_HELD {
+            if self.unheld != Some(e.id) {
+                self.unheld = Some(e.id);
+                self.stats.rotations_missed += 1;
+            }
+            return Ok(());
+        }
+        let mut open = Open::at(e, 0, 0);
+        open.was_live = true;
+        open.live = true;
+        self.held.push(open);
+        Ok(())
     }
 
     /// Where a follower would resume right after the lines handed out so far: the checkpoint
@@ -789,6 +872,10 @@ impl Follower {
                 let at = match self.config.read_from {
                     ReadFrom::Beginning => 0,
                     ReadFrom::End => last_line_start(&p.file, p.size, self.config.max_line_bytes)?,
+                    ReadFrom::Tail(n) if p.size <= n => 0,
+                    ReadFrom::Tail(n) => {
+                        last_line_start(&p.file, p.size - n, self.config.max_line_bytes)?
+                    }
                 };
                 self.current = Some(Open::at(p, at, 0));
             }
@@ -854,13 +941,26 @@ impl Follower {
             return Ok(Some(orphan));
         }
         let Listing { siblings, path } = listing;
+        // Files held during a fast rotation come before the path, after any sibling not
+        // accounted for that was created before the oldest of them.
+        let first_held = self.held.first().and_then(|h| h.born);
         for e in siblings {
-            if path.as_ref().is_some_and(|p| p.id == e.id) {
+            if path.as_ref().is_some_and(|p| p.id == e.id) || self.held.iter().any(|h| h.id == e.id)
+            {
                 continue;
             }
             if !self.is_known(&e) && !deferred(&e, live_head.as_deref()) {
-                return Ok(Some(Open::at(e, 0, 0)));
+                let older = match (born(&e.file), first_held) {
+                    (Some(a), Some(b)) => a <= b,
+                    _ => true,
+                };
+                if self.held.is_empty() || older {
+                    return Ok(Some(Open::at(e, 0, 0)));
+                }
             }
+        }
+        if !self.held.is_empty() {
+            return Ok(Some(self.held.remove(0)));
         }
         Ok(path.map(|p| {
             if self.is_known(&p) {
@@ -905,6 +1005,8 @@ impl Follower {
                         pending_len: 0,
                         line: 0,
                         was_live: cur.was_live,
+                        live: false,
+                        born: cur.born,
                         eof: None,
                     };
                     self.orphan = Some(truncated);
@@ -925,6 +1027,10 @@ impl Follower {
         }
         let live = stat_id(&self.path)? == Some(cur.id);
         cur.was_live |= live;
+        cur.live = live;
+        if !live {
+            self.hold_path_file(cur)?;
+        }
         if cur.read_pos == 0 {
             // Nothing read yet (the file was empty when opened): siblings listed before it and
             // not accounted for (copies of an earlier content of it) come first; it is found
@@ -1141,6 +1247,13 @@ impl Follower {
     }
 }
 
+/// When `file` was created: its birth time where the file system keeps one, else when it was
+/// last modified.
+fn born(file: &File) -> Option<SystemTime> {
+    let m = file.metadata().ok()?;
+    m.created().or_else(|_| m.modified()).ok()
+}
+
 /// Not read yet: empty, or maybe a copy (in progress, or logrotate `copy`) of the live file.
 fn deferred(e: &Entry, live_head: Option<&[u8]>) -> bool {
     e.size == 0 || live_head.is_some_and(|h| !h.is_empty() && related(&e.head, h))
@@ -1324,8 +1437,13 @@ async fn run(mut follower: Follower, tx: mpsc::Sender<Batch>, stats: watch::Send
                 }
                 stats.send_replace(follower.stats.clone());
                 if caught_up {
+                    let wait = if follower.rotating() {
+                        interval / 5
+                    } else {
+                        interval
+                    };
                     tokio::select! {
-                        () = tokio::time::sleep(interval) => {}
+                        () = tokio::time::sleep(wait) => {}
                         () = tx.closed() => return,
                     }
                 }

@@ -144,8 +144,43 @@ fn wakes(kind: podcoroner_core::logs::EventKind) -> bool {
         )
 }
 
+/// At most this many last bytes of a log file are read on a first start that looks back.
+pub const MAX_LOOKBACK_BYTES: u64 = 64 << 20;
+
+/// Where a first start reads from: `max(now - lookback, boot time)` (node-problem-detector's
+/// `GetStartTime`: nothing from before the node booted); `None` for a zero lookback.
+pub fn lookback_start(lookback: Duration, now: Timestamp) -> Option<Timestamp> {
+    if lookback.is_zero() {
+        return None;
+    }
+    let back = jiff::SignedDuration::try_from(lookback).unwrap_or(jiff::SignedDuration::MAX);
+    let from = now.checked_sub(back).unwrap_or(Timestamp::MIN);
+    Some(boot_time().map_or(from, |boot| from.max(boot)))
+}
+
+/// When this machine booted: `btime` of `/proc/stat`.
+fn boot_time() -> Option<Timestamp> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let secs = stat
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse::<i64>()
+        .ok()?;
+    Timestamp::from_second(secs).ok()
+}
+
+/// The first start's look back: records older than `from` are skipped (and counted) until the
+/// follower has caught up with the file once; after that nothing is filtered.
+#[derive(Debug, Default)]
+struct Lookback {
+    from: Option<Timestamp>,
+    skipped: u64,
+}
+
 /// Parses and classifies one record, keeping its event; counts it. Returns whether the event
 /// should wake the evaluator ([`wakes`]).
+#[allow(clippy::too_many_arguments)]
 fn ingest(
     shared: &Shared,
     name: &str,
@@ -154,6 +189,7 @@ fn ingest(
     text: &str,
     origin: &str,
     line: u64,
+    lookback: &mut Lookback,
 ) -> bool {
     let labels = metrics::SourceLabels {
         source: name.to_string(),
@@ -167,6 +203,12 @@ fn ingest(
     let Some(event) = classify(&parsed) else {
         return false;
     };
+    if let (Some(from), Some(t)) = (lookback.from, event.time)
+        && t < from
+    {
+        lookback.skipped += 1;
+        return false;
+    }
     let wake = wakes(event.kind);
     *lock(&shared.events_changed) = true;
     let mut events = lock(&shared.events);
@@ -186,9 +228,21 @@ fn ingest(
 /// Follows a log file across rotation by rename and by copytruncate.
 pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, kind: LogKind) {
     let checkpoint = lock(&shared.checkpoints).files.get(&path).cloned();
+    // A restart resumes at its checkpoint; a first start looks back `log_lookback`.
+    let mut lookback = Lookback {
+        from: checkpoint
+            .is_none()
+            .then(|| lookback_start(shared.options.log_lookback, Timestamp::now()))
+            .flatten(),
+        skipped: 0,
+    };
+    let first_start = lookback.from;
     let config = FollowConfig {
-        // A first start reads only what comes next; a restart resumes at its checkpoint.
-        read_from: ReadFrom::End,
+        read_from: if lookback.from.is_some() {
+            ReadFrom::Tail(MAX_LOOKBACK_BYTES)
+        } else {
+            ReadFrom::End
+        },
         // Under a flood, drop (and count) rather than grow.
         on_full: OnFull::Drop,
         ..FollowConfig::default()
@@ -210,13 +264,17 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                 for l in &batch.lines {
                     if let Some(rec) = asm.push(&l.text) {
                         let (text, first) = (rec.text.to_string(), rec.first_line);
-                        new |= ingest(&shared, name, kind, &mut ctx, &text, &l.origin.display().to_string(), first);
+                        new |= ingest(&shared, name, kind, &mut ctx, &text, &l.origin.display().to_string(), first, &mut lookback);
                     }
                 }
                 // A record is complete once the next begins, or when the writer pauses.
                 if batch.caught_up && let Some(rec) = asm.finish() {
                     let (text, first) = (rec.text.to_string(), rec.first_line);
-                    new |= ingest(&shared, name, kind, &mut ctx, &text, &path.display().to_string(), first);
+                    new |= ingest(&shared, name, kind, &mut ctx, &text, &path.display().to_string(), first, &mut lookback);
+                }
+                if batch.caught_up {
+                    // The history is read: from now on every record counts, whatever its clock.
+                    lookback.from = None;
                 }
                 lock(&shared.checkpoints).files.insert(path.clone(), batch.checkpoint.clone());
                 if new {
@@ -237,13 +295,22 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                 } else {
                     let last = stats.last_line_at.and_then(|t| Timestamp::try_from(t).ok());
                     shared.ok(name, Some(format!(
-                        "{}: {} lines, last line {}, {} rotations, {} truncations, {} dropped",
+                        "{}: {} lines, last line {}, {} rotations{}, {} truncations, {} dropped{}",
                         path.display(),
                         stats.lines_read,
                         last.map_or("none yet".to_string(), |t| t.to_string()),
                         stats.rotations,
+                        if stats.rotations_missed > 0 {
+                            format!(" ({} may have been missed: rotating faster than it can be followed)", stats.rotations_missed)
+                        } else {
+                            String::new()
+                        },
                         stats.truncations,
-                        stats.lines_dropped
+                        stats.lines_dropped,
+                        first_start.map_or(String::new(), |t| format!(
+                            "; first start: read back to {t} (log_lookback), {} older records skipped",
+                            lookback.skipped
+                        ))
                     )));
                 }
             }
@@ -263,8 +330,14 @@ pub async fn journal_loop(
 ) {
     let key = podcoroner_logs::journal_name(&unit, directory.as_deref());
     let cursor = lock(&shared.checkpoints).journald.get(&key).cloned();
+    // Without a cursor (a first start), from `log_lookback` back, as for files.
+    let since = cursor
+        .is_none()
+        .then(|| lookback_start(shared.options.log_lookback, Timestamp::now()))
+        .flatten();
     let config = follow::JournalConfig {
         directory,
+        since: since.map(|t| format!("@{}", t.as_second())),
         ..follow::JournalConfig::default()
     };
     let follower = follow::JournalFollower::new(unit, cursor, config);
@@ -283,7 +356,7 @@ pub async fn journal_loop(
                     return;
                 };
                 n += 1;
-                if ingest(&shared, name, kind, &mut ctx, &line.text, &origin, n) {
+                if ingest(&shared, name, kind, &mut ctx, &line.text, &origin, n, &mut Lookback::default()) {
                     shared.wake.notify_one();
                 }
                 lock(&shared.checkpoints).journald.insert(key.clone(), line.cursor.clone());
@@ -296,7 +369,11 @@ pub async fn journal_loop(
                     let s = handle.stats();
                     match &s.last_error {
                         Some(e) => shared.failed(name, e.message.clone()),
-                        None => shared.ok(name, Some(format!("journald {key}: {n} entries, last {}s ago", last_ok.elapsed().as_secs()))),
+                        None => shared.ok(name, Some(format!(
+                            "journald {key}: {n} entries, last {}s ago{}",
+                            last_ok.elapsed().as_secs(),
+                            since.map_or(String::new(), |t| format!("; first start: read back to {t} (log_lookback)"))
+                        ))),
                     }
                 }
             }

@@ -62,6 +62,10 @@ pub struct AgentOptions {
     pub http: serve::Limits,
     /// At most this many log events are kept for the rules and timelines (oldest dropped).
     pub max_events: usize,
+    /// On a first start (no saved read position), how far back the logs are read: records
+    /// since `max(now - log_lookback, boot time)`, as node-problem-detector's `lookback`; zero
+    /// reads only what comes next. A restart resumes at its saved position instead.
+    pub log_lookback: Duration,
     /// Garbage collection: `off`, `plan` (candidates as the `podcoroner_gc_candidates` metric and
     /// `gc_eligible` findings) or `apply` (through `gc::run`, audited), with its options.
     pub gc: (crate::config::GcMode, crate::gc::GcOptions),

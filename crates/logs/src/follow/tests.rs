@@ -477,6 +477,29 @@ fn read_from_end_starts_after_the_last_complete_line() {
 }
 
 #[test]
+fn read_from_tail_starts_at_the_line_holding_the_cut() {
+    let log = Log::new();
+    // 5 lines of 7 bytes ("line N\n"); the last 10 bytes begin inside line 4.
+    log.append(&numbered(1, 5));
+    let tail = |n| FollowConfig {
+        read_from: ReadFrom::Tail(n),
+        ..config()
+    };
+    let mut f = Follower::new(&log.path, None, tail(10));
+    assert_eq!(texts(&drain(&mut f)), ["line 4", "line 5"]);
+    // A tail as long as the file (or longer) reads all of it.
+    let mut f = Follower::new(&log.path, None, tail(35));
+    assert_eq!(drain(&mut f).len(), 5);
+    let mut f = Follower::new(&log.path, None, tail(1 << 20));
+    assert_eq!(drain(&mut f).len(), 5);
+    // A checkpoint wins over it.
+    let ck = f.checkpoint();
+    log.append(&numbered(6, 6));
+    let mut f = Follower::new(&log.path, ck, tail(1 << 20));
+    assert_eq!(texts(&drain(&mut f)), ["line 6"]);
+}
+
+#[test]
 fn a_copy_without_truncation_is_never_read() {
     // logrotate `copy` (or a copy whose truncate has not happened yet).
     let log = Log::new();
@@ -1540,4 +1563,86 @@ async fn real_journalctl_refuses_a_malformed_cursor() {
     assert_eq!((stats.restarts, stats.cursor_resets), (1, 1), "{stats:?}");
     assert_eq!(stats.cursor.as_deref(), Some(got[0].cursor.as_str()));
     handle.abort();
+}
+
+/// A writer that appends while renaming its file away about 10 times a second (`mv log log.1`,
+/// overwriting the last rotation, then a new file, as `rotate 1` does), for 10 rotations of 100
+/// lines each, against a follower with the default poll interval and rotate wait. Every line of
+/// every rotation is read once, in order, or, where one could not be, it is counted in
+/// `rotations_missed`. Bounded: 1,100 lines, about 1.2 s of writing, 15 s in all.
+#[test]
+fn rename_rotation_ten_times_a_second_loses_nothing_uncounted() {
+    let log = Log::new();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        append(&log.path, "line 0\n");
+        let (mut rx, handle) = spawn(Follower::new(&log.path, None, FollowConfig::default()));
+        // Let it open the first file.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let path = log.path.clone();
+        let one = log.sibling(1);
+        let writer = std::thread::spawn(move || {
+            let mut n = 1;
+            for _ in 0..11 {
+                let mut f = OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(&path)
+                    .unwrap();
+                for _ in 0..100 {
+                    f.write_all(format!("line {n}\n").as_bytes()).unwrap();
+                    n += 1;
+                    std::thread::sleep(Duration::from_micros(900));
+                }
+                drop(f);
+                std::fs::rename(&path, &one).unwrap();
+            }
+            File::create(&path).unwrap();
+            n
+        });
+        let written = tokio::task::spawn_blocking(move || writer.join().unwrap())
+            .await
+            .unwrap();
+        let mut got: Vec<u32> = Vec::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+        while got.len() < written as usize {
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some(batch)) => got.extend(batch.lines.iter().map(|l| {
+                    l.text
+                        .strip_prefix("line ")
+                        .unwrap()
+                        .parse::<u32>()
+                        .unwrap()
+                })),
+                _ => break,
+            }
+        }
+        let stats = handle.stats();
+        let mut sorted = got.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), got.len(), "a line was read twice");
+        assert!(got.windows(2).all(|w| w[0] < w[1]), "out of order: {got:?}");
+        // Each rotation of 100 lines the follower did not read is counted.
+        let missing = written as usize - got.len();
+        assert_eq!(
+            missing.div_ceil(100) as u64,
+            stats.rotations_missed,
+            "{} of {written} lines read, {} rotations seen, {} counted missed",
+            got.len(),
+            stats.rotations,
+            stats.rotations_missed
+        );
+        assert_eq!(
+            got.len(),
+            written as usize,
+            "{} of {written} lines read, {} rotations seen, {} counted missed",
+            got.len(),
+            stats.rotations,
+            stats.rotations_missed
+        );
+    });
 }
