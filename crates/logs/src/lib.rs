@@ -140,8 +140,13 @@ pub struct LogRead {
     pub parsed: u64,
     /// Records that fit no shape.
     pub unparsed: u64,
-    /// The first [`MAX_KEPT_UNPARSED`] unparsed records, with their positions.
+    /// The first [`MAX_KEPT_UNPARSED`] unparsed records that are not blank lines, prompts or
+    /// markup ([`non_record`](podcoroner_core::logs::non_record)), with their positions.
     pub unparsed_samples: Vec<Unparsed>,
+    /// Whether the source was understood: its records counted as understood, not understood
+    /// and non-records (see [`Understanding`](podcoroner_core::logs::Understanding)), over every
+    /// file read.
+    pub understanding: podcoroner_core::logs::Understanding,
     /// Records before `since`, skipped.
     pub before_since: u64,
     /// Every classified event, in the order read.
