@@ -90,29 +90,9 @@ pub enum FindingKind {
 }
 
 impl FindingKind {
-    /// Every kind, in documentation order.
-    pub const ALL: [FindingKind; 20] = [
-        FindingKind::LeakedSandbox,
-        FindingKind::DuplicateReadySandboxes,
-        FindingKind::OrphanedContainer,
-        FindingKind::StaticPodNotRemoved,
-        FindingKind::MissingMirrorPod,
-        FindingKind::StaleMirrorPod,
-        FindingKind::OrphanedMirrorPod,
-        FindingKind::OrphanedPodDirectory,
-        FindingKind::InvalidStaticPodManifest,
-        FindingKind::FailedPodNotCleaned,
-        FindingKind::SandboxStopFailing,
-        FindingKind::FindContainerRace,
-        FindingKind::StuckPodWorker,
-        FindingKind::StaticPodRemovalBlocked,
-        FindingKind::MirrorPodRecreateLoop,
-        FindingKind::MirrorPodCreateFailed,
-        FindingKind::OrphanedPodVolumes,
-        FindingKind::StuckTerminatingPod,
-        FindingKind::RuntimeUnhealthy,
-        FindingKind::StaticPodRemoved,
-    ];
+    /// Every kind, in documentation order: generated from `rules::registry::RULES` (a kind
+    /// added there without its count here does not compile).
+    pub const ALL: [FindingKind; 20] = crate::rules::registry::kinds();
 
     /// The stable name, e.g. `LeakedSandbox`.
     pub fn as_str(self) -> &'static str {

@@ -15,7 +15,7 @@
 //! flat.
 //!
 //! Measured, each on the same file from the page cache (it is read once first):
-//! - `wc -l`, `rg -c` (one `-F -e` per [`MESSAGE_KEYS`] entry), and [`read`] as `diagnose`
+//! - `wc -l`, `rg -c` (one `-F -e` per [`message_keys`] entry), and [`read`] as `diagnose`
 //!   calls it (every line counted, every record parsed and classified, the events kept), best of
 //!   [`RUNS`];
 //! - the peak RSS (`VmHWM`) of a child process that reads 256 MiB, 512 MiB and 1 GiB prefixes
@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use podcoroner_core::logs::catalogue::MESSAGE_KEYS;
+use podcoroner_core::logs::catalogue::message_keys;
 use podcoroner_logs::{LogKind, Source, read, read_each};
 
 /// Timed runs of each tool; the best is reported.
@@ -66,7 +66,7 @@ fn main() {
     let wc = best_of(|| command_count("wc", &["-l"], big));
     rows.push(Row::new("wc -l", wc.0, bytes, format!("{} lines", wc.1)));
     let mut rg_args = vec!["-c".to_string(), "-F".to_string()];
-    for key in MESSAGE_KEYS {
+    for key in message_keys() {
         rg_args.push("-e".to_string());
         rg_args.push((*key).to_string());
     }
@@ -74,7 +74,7 @@ fn main() {
     let rg = which("rg").map(|_| best_of(|| command_count("rg", &rg_args, big)));
     match rg {
         Some(rg) => rows.push(Row::new(
-            &format!("rg -c -F ({} patterns)", MESSAGE_KEYS.len()),
+            &format!("rg -c -F ({} patterns)", message_keys().len()),
             rg.0,
             bytes,
             format!("{} matching lines", rg.1),

@@ -25,6 +25,9 @@ use super::ids::{self, IdKind, Ids};
 use super::record::{Component, Format, Level, ParsedLine};
 use super::text::contains;
 
+pub mod messages;
+use messages::{Cond, Wording};
+
 /// The kubelet pod-config operation of a `SyncLoop` line (`pkg/kubelet/types/pod_update.go`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -583,555 +586,72 @@ pub fn classify<'p>(line: &'p ParsedLine<'_>) -> Option<Event<'p>> {
     })
 }
 
-/// The message table, dispatched on the first byte.
-fn match_msg(s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> Option<Hit> {
-    use EventKind::*;
-    let b = s.as_bytes();
-    let starts = |p: &str| s.starts_with(p);
-    macro_rules! has {
-        ($lit:literal) => {
-            contains!(s, $lit)
-        };
+/// The wordings of [`messages::FAMILIES`] by the first byte of what they start with, in table
+/// order: a message is compared with the few that can fit.
+static BY_FIRST_BYTE: LazyLock<Vec<Vec<&'static Wording>>> = LazyLock::new(|| {
+    let mut index = vec![Vec::new(); 256];
+    for w in messages::wordings() {
+        index[usize::from(w.starts.as_bytes()[0])].push(w);
     }
-    match *b.first()? {
-        b'S' => {
-            if starts("SyncLoop (PLEG)") {
-                return hit(Pleg(PlegType::Other), "SyncLoop (PLEG)");
-            }
-            if starts("SyncLoop (housekeeping, skipped)") {
-                return hit(
-                    HousekeepingSkippedSourcesNotReady,
-                    "SyncLoop (housekeeping, skipped)",
-                );
-            }
-            if let Some(rest) = s.strip_prefix("SyncLoop ") {
-                let rest = rest.strip_prefix('(').unwrap_or(rest);
-                let op = [
-                    ("ADD", SyncOp::Add),
-                    ("UPDATE", SyncOp::Update),
-                    ("DELETE", SyncOp::Delete),
-                    ("REMOVE", SyncOp::Remove),
-                    ("RECONCILE", SyncOp::Reconcile),
-                ]
-                .into_iter()
-                .find(|(w, _)| {
-                    rest.starts_with(w)
-                        && !rest
-                            .as_bytes()
-                            .get(w.len())
-                            .is_some_and(u8::is_ascii_alphabetic)
-                })?;
-                return hit(SyncLoop(op.1), "SyncLoop");
-            }
-            if starts("StopPodSandbox from runtime service failed")
-                || (starts("StopPodSandbox \"") && has!("from runtime service failed"))
-            {
-                return hit(StopPodSandboxFailed, "StopPodSandbox");
-            }
-            if starts("StopPodSandbox for ") {
-                return hit(
-                    if has!("returns successfully") {
-                        StopPodSandboxDone
-                    } else if s.ends_with("failed") || has!("\" failed") {
-                        StopPodSandboxFailed
-                    } else {
-                        StopPodSandboxStarted
-                    },
-                    "StopPodSandbox for ",
-                );
-            }
-            if starts("Stopping pod sandbox: ") {
-                return hit(StopPodSandboxStarted, "Stopping pod sandbox");
-            }
-            if starts("Stopped pod sandbox: ") || starts("Stopped pod sandbox (already stopped)") {
-                return hit(StopPodSandboxDone, "Stopped pod sandbox");
-            }
-            if starts("Skipping pod synchronization")
-                && (has!("PLEG is not healthy")
-                    || err.is_some_and(|e| {
-                        contains!(e, "PLEG is not healthy")
-                            || (line.truncated && ends_with_start_of(e, "PLEG is not healthy", 8))
-                    }))
-            {
-                return hit(PlegUnhealthy, "Skipping pod synchronization");
-            }
-            if starts("Status from runtime service failed") {
-                return hit(RuntimeCallFailed, "Status from runtime service failed");
-            }
-            None
+    index
+});
+
+/// The first wording `s` fits, in table order.
+fn match_msg(s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> Option<Hit> {
+    let first = *s.as_bytes().first()?;
+    BY_FIRST_BYTE[usize::from(first)]
+        .iter()
+        .find(|w| s.starts_with(w.starts) && holds(w, s, line, err))
+        .and_then(|w| hit(w.kind, w.starts))
+}
+
+/// Whether `s`, which starts with `w.starts`, meets the wording's condition.
+fn holds(w: &Wording, s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> bool {
+    let failed = || s.ends_with("failed") || s.contains("\" failed");
+    match w.cond {
+        Cond::None => true,
+        Cond::Exact => s.len() == w.starts.len(),
+        Cond::Word => !s
+            .as_bytes()
+            .get(w.starts.len())
+            .is_some_and(u8::is_ascii_alphabetic),
+        Cond::Has(p) => s.contains(p),
+        Cond::HasOrErr(p) => s.contains(p) || err.is_some_and(|e| e.contains(p)),
+        Cond::HasOrCutErr(p) => {
+            s.contains(p)
+                || err.is_some_and(|e| {
+                    e.contains(p) || (line.truncated && ends_with_start_of(e, p, 8))
+                })
         }
-        b'R' => {
-            if starts("RemovePodSandbox from runtime service failed")
-                || (starts("RemovePodSandbox \"") && has!("from runtime service failed"))
-            {
-                return hit(RemovePodSandboxFailed, "RemovePodSandbox");
-            }
-            if starts("RemovePodSandbox \"") && has!("returns successfully") {
-                return hit(RemovePodSandboxDone, "RemovePodSandbox");
-            }
-            if starts("RemovePodSandbox for ") {
-                return hit(
-                    if s.ends_with("failed") || has!("\" failed") {
-                        RemovePodSandboxFailed
-                    } else if has!("returns successfully") {
-                        RemovePodSandboxDone
-                    } else {
-                        RemovePodSandboxStarted
-                    },
-                    "RemovePodSandbox for ",
-                );
-            }
-            if starts("RemoveContainer for ") {
-                return hit(
-                    if has!("returns successfully") {
-                        RemoveContainerDone
-                    } else if s.ends_with("failed") || has!("\" failed") {
-                        RemoveContainerFailed
-                    } else {
-                        RemoveContainer
-                    },
-                    "RemoveContainer for ",
-                );
-            }
-            if s == "RemoveContainer" || starts("RemoveContainer ") {
-                return hit(RemoveContainer, "RemoveContainer");
-            }
-            if starts("RunPodSandbox from runtime service failed") {
-                return hit(CreatePodSandboxFailed, "RunPodSandbox");
-            }
-            if starts("RunPodSandbox for ") {
-                return hit(
-                    if has!("returns sandbox id") {
-                        RunPodSandboxDone
-                    } else if has!(" failed") {
-                        RunPodSandboxFailed
-                    } else {
-                        RunPodSandboxStarted
-                    },
-                    "RunPodSandbox for ",
-                );
-            }
-            if starts("Running pod sandbox: ") {
-                return hit(RunPodSandboxStarted, "Running pod sandbox");
-            }
-            if starts("Ran pod sandbox ") {
-                return hit(RunPodSandboxDone, "Ran pod sandbox");
-            }
-            if starts("Removing sandbox") {
-                return hit(GcRemovingSandbox, "Removing sandbox");
-            }
-            if starts("Removing pod sandbox: ") {
-                return hit(RemovePodSandboxStarted, "Removing pod sandbox");
-            }
-            if starts("Removed pod sandbox: ") {
-                return hit(RemovePodSandboxDone, "Removed pod sandbox");
-            }
-            None
-        }
-        b'C' => {
-            if starts("ContainerStatus from runtime service failed")
-                || (starts("ContainerStatus \"") && has!("from runtime service failed"))
-            {
-                return hit(ContainerStatusFailed, "ContainerStatus");
-            }
-            // containerd logs `ContainerStatus for "<id>"` at error level only when it failed;
-            // a cut line keeps the level (case 04).
-            if starts("ContainerStatus for ")
-                && (s.ends_with("failed")
-                    || has!("\" failed")
-                    || (line.truncated && line.severity == Some(Level::Error)))
-            {
-                return hit(ContainerStatusFailed, "ContainerStatus for ");
-            }
-            if starts("Container garbage collection failed") {
-                return hit(ContainerGcFailed, "Container garbage collection failed");
-            }
-            if starts("Clean up containers for orphaned pod")
-                || starts("Clean up orphaned pod containers")
-            {
-                return hit(CleanUpOrphanedPod, "Clean up");
-            }
-            if starts("Container not found in pod's containers") {
-                return hit(
-                    ContainerNotFoundInPod,
-                    "Container not found in pod's containers",
-                );
-            }
-            if starts("Could not construct volume information") {
-                return hit(
-                    VolumeReconstructionFailed,
-                    "Could not construct volume information",
-                );
-            }
-            if starts("Cleaned up orphaned pod volumes dir") {
-                return hit(
-                    OrphanedPodVolumesCleaned,
-                    "Cleaned up orphaned pod volumes dir",
-                );
-            }
-            if starts("CreatePodSandbox for pod") && has!("failed") {
-                return hit(CreatePodSandboxFailed, "CreatePodSandbox for pod");
-            }
-            None
-        }
-        b'D' => {
-            if starts("DeleteContainer returned error") {
-                return hit(DeleteContainerFailed, "DeleteContainer returned error");
-            }
-            if starts("Deleted mirror pod because it is outdated")
-                || ((starts("Deleted mirror pod \"") || starts("Deleting mirror pod \""))
-                    && has!("because it is outdated"))
-            {
-                return hit(MirrorPodOutdatedDeleted, "Deleted mirror pod");
-            }
-            if starts("Deleting a mirror pod") {
-                return hit(MirrorPodDeleting, "Deleting a mirror pod");
-            }
-            None
-        }
-        b'[' => {
-            if starts("[pod_container_deletor] DeleteContainer returned error") {
-                return hit(
-                    DeleteContainerFailed,
-                    "[pod_container_deletor] DeleteContainer returned error",
-                );
-            }
-            if starts("[topologymanager] RemoveContainer") {
-                return hit(RemoveContainer, "[topologymanager] RemoveContainer");
-            }
-            None
-        }
-        b'E' => {
-            if starts("Error syncing pod") {
-                return hit(ErrorSyncingPod, "Error syncing pod");
-            }
-            if starts("Error getting ContainerStatus for containerID") {
-                return hit(
-                    GcContainerStatusFailed,
-                    "Error getting ContainerStatus for containerID",
-                );
-            }
-            if starts("Error deleting network") {
-                return hit(DestroyNetworkFailed, "Error deleting network");
-            }
-            None
-        }
-        b'F' => {
-            if starts("Failed to stop sandbox before removing")
-                || (starts("Failed to stop sandbox \"") && has!("before removing"))
-            {
-                return hit(StopSandboxBeforeRemoveFailed, "Failed to stop sandbox");
-            }
-            if starts("Failed to stop sandbox") {
-                return hit(KillPodSandboxFailed, "Failed to stop sandbox");
-            }
-            if starts("Failed to remove sandbox") {
-                return hit(RemoveSandboxFailed, "Failed to remove sandbox");
-            }
-            if starts("Failed to remove container") {
-                return hit(RemoveContainerFailed, "Failed to remove container");
-            }
-            if starts("Failed creating a mirror pod") {
-                return hit(MirrorPodCreateFailed, "Failed creating a mirror pod");
-            }
-            if starts("Failed to destroy network for sandbox") {
-                return hit(
-                    DestroyNetworkFailed,
-                    "Failed to destroy network for sandbox",
-                );
-            }
-            if starts("Failed killing the pod") {
-                return hit(KillPodFailed, "Failed killing the pod");
-            }
-            if starts("Failed to get podSandbox status for container event for sandboxID") {
-                return hit(SandboxNotFound, "Failed to get podSandbox status");
-            }
-            if starts("Failed to create sandbox for pod") {
-                return hit(CreatePodSandboxFailed, "Failed to create sandbox for pod");
-            }
-            if starts("Failed to delete pod")
-                && (has!("sources aren't ready yet")
-                    || err.is_some_and(|e| contains!(e, "sources aren't ready yet")))
-            {
-                return hit(SkippingDeleteSourcesNotReady, "Failed to delete pod");
-            }
-            None
-        }
-        b'G' if starts("Generic (PLEG): container finished") => {
-            hit(ContainerFinished, "Generic (PLEG): container finished")
-        }
-        b'K' => {
-            if starts("Killing container with a grace period") || starts("Killing container \"") {
-                return hit(KillingContainer, "Killing container");
-            }
-            if starts("Killing unwanted pod") {
-                return hit(KillingUnwantedPod, "Killing unwanted pod");
-            }
-            None
-        }
-        b'k' if starts("killPodWithSyncResult failed") => {
-            hit(KillPodFailed, "killPodWithSyncResult failed")
-        }
-        b'L' => {
-            if (starts("ListContainers") || starts("ListPodSandbox"))
-                && has!("from runtime service failed")
-            {
-                return hit(RuntimeCallFailed, "List");
-            }
-            if starts("Loaded sandbox") {
-                return hit(SandboxLoaded, "Loaded sandbox");
-            }
-            None
-        }
-        b'O' => {
-            if starts("Orphaned pod \"") {
-                return hit(
-                    if has!("volumes not yet removed") {
-                        OrphanedPodPendingVolumes
-                    } else {
-                        OrphanedPodVolumes
-                    },
-                    "Orphaned pod",
-                );
-            }
-            if starts("Orphaned pod found, but volumes are not cleaned up") || s == "Orphan pod" {
-                return hit(OrphanedPodVolumes, "Orphan");
-            }
-            None
-        }
-        b'P' => {
-            let table = [
-                (
-                    "Pod worker has been requested for removal but is still not fully terminated",
-                    PodWorkerNotTerminated,
-                ),
-                (
-                    "Pod has been terminated and is no longer known to the kubelet, remove all history",
-                    RemoveAllHistory,
-                ),
-                ("Pod is orphaned and must be torn down", PodOrphanedTornDown),
-                ("Pod is being synced for the first time", PodSyncedFirstTime),
-                ("Pod terminated all containers successfully", PodTerminated),
-                (
-                    "Pod terminated all orphaned containers successfully",
-                    PodTerminated,
-                ),
-                ("Pod has been deleted and must be killed", PodMustBeKilled),
-            ];
-            table
-                .into_iter()
-                .find(|(p, _)| starts(p))
-                .and_then(|(p, k)| hit(k, p))
-        }
-        b'T' => {
-            if starts("TearDown network for sandbox ") && has!("successfully") {
-                return hit(TearDownNetworkDone, "TearDown network for sandbox");
-            }
-            if starts("There were many similar errors")
-                && (has!("rphaned pod") || err.is_some_and(|e| contains!(e, "rphaned pod")))
-            {
-                return hit(OrphanedPodVolumes, "There were many similar errors");
-            }
-            None
-        }
-        b'c' if starts("cleaning up after shim disconnected") => {
-            hit(ShimDisconnected, "cleaning up after shim disconnected")
-        }
-        b'f' => {
-            if starts("failed to reserve sandbox name") {
-                return hit(SandboxNameReserved, "failed to reserve sandbox name");
-            }
-            if starts("failed to reserve container name") {
-                return hit(ContainerNameReserved, "failed to reserve container name");
-            }
-            if starts("failed to destroy network for sandbox") {
-                return hit(
-                    DestroyNetworkFailed,
-                    "failed to destroy network for sandbox",
-                );
-            }
-            None
-        }
-        b's' => {
-            if starts("skipping pod synchronization") && has!("PLEG is not healthy") {
-                return hit(PlegUnhealthy, "skipping pod synchronization");
-            }
-            if starts("sandbox \"") && has!("is not found when stopping it") {
-                return hit(SandboxNotFound, "sandbox");
-            }
-            None
-        }
-        _ => {
-            let _ = line;
-            None
+        Cond::Failed => failed(),
+        Cond::FailedOrCutError => {
+            failed() || (line.truncated && line.severity == Some(Level::Error))
         }
     }
 }
 
 /// The catalogue's message set as fixed strings, what `grep -F` needs to find the lines
-/// [`classify`] names: each message's words up to its first quote (structured lines escape
-/// quotes), or, where a message counts only together with a phrase, that phrase. Every record
-/// the catalogue names contains one of them, except a structured message cut short by the end
-/// of its line (case 05). `message_keys_cover_the_message_table` checks the list against the
-/// source of the message table: a new catalogue entry needs its key here.
-pub const MESSAGE_KEYS: &[&str] = &[
-    // kubelet: pod config and lifecycle
-    "SyncLoop (PLEG)",
-    "SyncLoop (housekeeping, skipped)",
-    "SyncLoop ADD",
-    "SyncLoop UPDATE",
-    "SyncLoop DELETE",
-    "SyncLoop REMOVE",
-    "SyncLoop RECONCILE",
-    "SyncLoop (ADD",
-    "SyncLoop (UPDATE",
-    "SyncLoop (DELETE",
-    "SyncLoop (REMOVE",
-    "SyncLoop (RECONCILE",
-    "Generic (PLEG): container finished",
-    "Pod has been deleted and must be killed",
-    "Killing container with a grace period",
-    "Killing container ",
-    "RemoveContainer",
-    "Container not found in pod's containers",
-    "Error syncing pod",
-    "killPodWithSyncResult failed",
-    "Failed killing the pod",
-    "KillPodSandbox",
-    "Killing unwanted pod",
-    "CreatePodSandbox for pod",
-    "Failed to create sandbox for pod",
-    "RunPodSandbox from runtime service failed",
-    // kubelet: CRI client errors
-    "from runtime service failed",
-    "ContainerStatus for ",
-    // kubelet: deletion and garbage collection
-    "DeleteContainer returned error",
-    "Failed to remove container",
-    "Error getting ContainerStatus for containerID",
-    "Removing sandbox",
-    "Failed to stop sandbox",
-    "Failed to remove sandbox",
-    "Container garbage collection failed",
-    // kubelet: housekeeping, orphans, pod workers
-    "Orphaned pod ",
-    "Orphaned pod found, but volumes are not cleaned up",
-    "Orphan pod",
-    "There were many similar errors",
-    "Cleaned up orphaned pod volumes dir",
-    "Could not construct volume information",
-    "Clean up containers for orphaned pod",
-    "Clean up orphaned pod containers",
-    "Pod worker has been requested for removal but is still not fully terminated",
-    "Pod has been terminated and is no longer known to the kubelet, remove all history",
-    "Pod is being synced for the first time",
-    "Pod is orphaned and must be torn down",
-    "Pod terminated all containers successfully",
-    "Pod terminated all orphaned containers successfully",
-    "sources aren't ready yet",
-    "Skipping pod synchronization",
-    "skipping pod synchronization",
-    "PLEG is not healthy",
-    // kubelet: static and mirror pods
-    "Deleted mirror pod because it is outdated",
-    "Deleted mirror pod ",
-    "Deleting mirror pod ",
-    "Deleting a mirror pod",
-    "Failed creating a mirror pod",
-    // runtime: containerd CRI plugin, CRI-O
-    "RunPodSandbox for ",
-    "Running pod sandbox: ",
-    "Ran pod sandbox ",
-    "StopPodSandbox for ",
-    "Stopping pod sandbox: ",
-    "Stopped pod sandbox: ",
-    "Stopped pod sandbox (already stopped)",
-    "RemovePodSandbox for ",
-    "RemovePodSandbox ",
-    "Removing pod sandbox: ",
-    "Removed pod sandbox: ",
-    "TearDown network for sandbox ",
-    "Failed to destroy network for sandbox",
-    "failed to destroy network for sandbox",
-    "Error deleting network",
-    "an error occurred when try to find container",
-    "ID does not exist",
-    "could not find container",
-    "an error occurred when try to find sandbox",
-    "Failed to get podSandbox status for container event for sandboxID",
-    "is not found when stopping it",
-    "specified pod sandbox not found",
-    "PodSandbox with ID starting with",
-    "failed to reserve sandbox name",
-    "failed to reserve container name",
-    "cleaning up after shim disconnected",
-    "Loaded sandbox",
-];
+/// [`classify`] names: each wording's key ([`messages::key_of`]) and the words of each phrase
+/// before its first quote, once each. Every record the catalogue names contains one of them,
+/// except a structured message cut short by the end of its line (case 05).
+pub fn message_keys() -> &'static [&'static str] {
+    static KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+        let mut keys: Vec<&'static str> = Vec::new();
+        let phrases = messages::PHRASES
+            .iter()
+            .map(|(p, _)| p.trim_matches('"').split('"').next().unwrap_or(p));
+        for k in messages::wordings().map(messages::key_of).chain(phrases) {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        keys
+    });
+    &KEYS
+}
 
-/// Structured messages matched whole; a message cut by the end of the line (case 05:
-/// `"ContainerStatus from runtime ser`) matches the one it is the start of.
-const STRUCTURED: &[(&str, EventKind)] = &[
-    (
-        "ContainerStatus from runtime service failed",
-        EventKind::ContainerStatusFailed,
-    ),
-    (
-        "StopPodSandbox from runtime service failed",
-        EventKind::StopPodSandboxFailed,
-    ),
-    (
-        "RemovePodSandbox from runtime service failed",
-        EventKind::RemovePodSandboxFailed,
-    ),
-    (
-        "DeleteContainer returned error",
-        EventKind::DeleteContainerFailed,
-    ),
-    (
-        "Failed to stop sandbox before removing",
-        EventKind::StopSandboxBeforeRemoveFailed,
-    ),
-    ("Failed to remove sandbox", EventKind::RemoveSandboxFailed),
-    (
-        "Failed to remove container",
-        EventKind::RemoveContainerFailed,
-    ),
-    ("Error syncing pod, skipping", EventKind::ErrorSyncingPod),
-    (
-        "Error getting ContainerStatus for containerID",
-        EventKind::GcContainerStatusFailed,
-    ),
-    (
-        "Container garbage collection failed",
-        EventKind::ContainerGcFailed,
-    ),
-    (
-        "Deleted mirror pod because it is outdated",
-        EventKind::MirrorPodOutdatedDeleted,
-    ),
-    (
-        "Pod worker has been requested for removal but is still not fully terminated",
-        EventKind::PodWorkerNotTerminated,
-    ),
-    (
-        "Pod has been terminated and is no longer known to the kubelet, remove all history",
-        EventKind::RemoveAllHistory,
-    ),
-    (
-        "Pod is orphaned and must be torn down",
-        EventKind::PodOrphanedTornDown,
-    ),
-    (
-        "There were many similar errors. Turn up verbosity to see them.",
-        EventKind::OrphanedPodVolumes,
-    ),
-    (
-        "Killing container with a grace period",
-        EventKind::KillingContainer,
-    ),
-    ("killPodWithSyncResult failed", EventKind::KillPodFailed),
-];
-
+/// A structured message cut by the end of its line (case 05: `"ContainerStatus from runtime
+/// ser`) matches the whole structured message it is the start of.
 fn cut_message(msg: &str, line: &ParsedLine<'_>) -> Option<Hit> {
     let msg_cut = line.truncated
         && line.fields.is_empty()
@@ -1139,75 +659,27 @@ fn cut_message(msg: &str, line: &ParsedLine<'_>) -> Option<Hit> {
     if !msg_cut || msg.len() < 12 {
         return None;
     }
-    STRUCTURED
-        .iter()
-        .find(|(known, _)| known.starts_with(msg))
-        .map(|&(_, kind)| Hit {
-            kind,
+    messages::wordings()
+        .find(|w| w.structured.is_some_and(|known| known.starts_with(msg)))
+        .map(|w| Hit {
+            kind: w.kind,
             words_end: msg.len(),
         })
 }
 
-/// Phrases matched anywhere in the message or error when the message table has no entry.
+/// The first of [`messages::PHRASES`] in the message or the error, when no wording fits.
 fn fallback(msg: &str, err: Option<&str>) -> Option<Hit> {
-    use EventKind::*;
-    // Most lines name no catalogued event: one pass over each text rules out every phrase below.
+    // Most lines name no catalogued event: one pass over each text rules out every phrase.
     if !has_fallback_phrase(msg) && !err.is_some_and(has_fallback_phrase) {
         return None;
     }
-    let text = |f: &dyn Fn(&str) -> bool| f(msg) || err.is_some_and(f);
-    let kind = if text(&|t| contains!(t, "failed to reserve sandbox name")) {
-        SandboxNameReserved
-    } else if text(&|t| contains!(t, "failed to reserve container name")) {
-        ContainerNameReserved
-    } else if text(&|t| contains!(t, "an error occurred when try to find container")) {
-        ContainerNotFound
-    } else if text(&|t| contains!(t, "an error occurred when try to find sandbox")) {
-        SandboxNotFound
-    } else if text(&|t| {
-        contains!(t, "ID does not exist") || contains!(t, "could not find container")
-    }) {
-        ContainerNotFound
-    } else if text(&|t| {
-        contains!(t, "specified pod sandbox not found")
-            || contains!(t, "PodSandbox with ID starting with")
-    }) {
-        SandboxNotFound
-    } else if text(&|t| contains!(t, "skipping delete because sources aren't ready yet")) {
-        SkippingDeleteSourcesNotReady
-    } else if text(&|t| contains!(t, "sources aren't ready yet")) {
-        HousekeepingSkippedSourcesNotReady
-    } else if text(&|t| contains!(t, "\"KillPodSandbox\" for \"")) {
-        KillPodFailed
-    } else if text(&|t| contains!(t, "PLEG is not healthy")) {
-        PlegUnhealthy
-    } else if text(&|t| contains!(t, "from runtime service failed")) {
-        RuntimeCallFailed
-    } else {
-        return None;
-    };
-    Some(Hit { kind, words_end: 0 })
+    messages::PHRASES
+        .iter()
+        .find(|(p, _)| msg.contains(p) || err.is_some_and(|e| e.contains(p)))
+        .map(|&(_, kind)| Hit { kind, words_end: 0 })
 }
 
-/// Every phrase [`fallback`] looks for (a phrase that contains another is covered by it). A text
-/// with none of them is no fallback match. `fallback_phrases_cover_fallback` checks the list
-/// against the source of `fallback`.
-const FALLBACK_PHRASES: &[&str] = &[
-    "failed to reserve sandbox name",
-    "failed to reserve container name",
-    "an error occurred when try to find container",
-    "an error occurred when try to find sandbox",
-    "ID does not exist",
-    "could not find container",
-    "specified pod sandbox not found",
-    "PodSandbox with ID starting with",
-    "sources aren't ready yet",
-    "\"KillPodSandbox\" for \"",
-    "PLEG is not healthy",
-    "from runtime service failed",
-];
-
-/// Whether `text` contains one of [`FALLBACK_PHRASES`], in one SIMD pass.
+/// Whether `text` contains one of [`messages::PHRASES`], in one SIMD pass.
 fn has_fallback_phrase(text: &str) -> bool {
     static SEARCHER: LazyLock<AhoCorasick> = LazyLock::new(|| {
         // Panics: building fails only past the automaton's size limits, far above a dozen
@@ -1215,7 +687,7 @@ fn has_fallback_phrase(text: &str) -> bool {
         // Leftmost-first lets the SIMD (Teddy) prefilter run; any match answers `is_match`.
         AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostFirst)
-            .build(FALLBACK_PHRASES)
+            .build(messages::PHRASES.iter().map(|(p, _)| p))
             .expect("fallback phrases build a searcher")
     });
     SEARCHER.is_match(text)

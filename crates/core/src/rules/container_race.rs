@@ -79,7 +79,7 @@ pub(super) fn find_container_race(logs: &Logs<'_>, view: &NodeView, out: &mut Ve
             view,
             &group,
             None,
-            logs.container_pod.get(&id).map(String::as_str),
+            logs.container_pod.get(id.as_str()).copied(),
         );
         let summary = if lasting {
             format!(
@@ -154,4 +154,9 @@ pub(super) fn find_container_race(logs: &Logs<'_>, view: &NodeView, out: &mut Ve
         f.evidence = quote(&quoted);
         out.push(f);
     }
+}
+
+/// The registry's runner.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    find_container_race(input.logs, input.view, out);
 }

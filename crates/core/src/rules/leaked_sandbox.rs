@@ -203,17 +203,30 @@ pub(super) fn sandbox_name_reserved(logs: &Logs<'_>, view: &NodeView, out: &mut 
 /// Adds to every `LeakedSandbox` what the logs say of it: the kubelet's GC trying and failing
 /// (stop errors, with their cause) or not trying (a stuck pod worker), because the remedies differ.
 pub fn enrich(findings: &mut [Finding], events: &[LoggedEvent]) {
+    enrich_with(findings, &Logs::new(events));
+}
+
+/// [`enrich`] with the log index of the diagnosis.
+pub(super) fn enrich_with(findings: &mut [Finding], logs: &Logs<'_>) {
     if !findings
         .iter()
         .any(|f| f.kind == FindingKind::LeakedSandbox)
     {
         return;
     }
-    let logs = Logs::new(events);
-    let all_failures: Vec<&LoggedEvent> = events
-        .iter()
-        .filter(|e| e.event.kind.is_failure())
-        .collect();
+    // The failures of each sandbox (full ID), and those naming a cut one, in reading order.
+    let mut by_sandbox: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut cut: Vec<(String, usize)> = Vec::new();
+    for (i, e) in logs.all.iter().enumerate() {
+        if !e.event.kind.is_failure() {
+            continue;
+        }
+        match logs.sandbox_key(e) {
+            Some(k) if k.ends_with('…') => cut.push((k, i)),
+            Some(k) => by_sandbox.entry(k).or_default().push(i),
+            None => {}
+        }
+    }
     for f in findings
         .iter_mut()
         .filter(|f| f.kind == FindingKind::LeakedSandbox)
@@ -222,14 +235,20 @@ pub fn enrich(findings: &mut [Finding], events: &[LoggedEvent]) {
             continue;
         };
         let uid = f.pod.as_ref().map(|p| p.uid.clone()).unwrap_or_default();
-        let failures: Vec<&LoggedEvent> = all_failures
-            .iter()
-            .copied()
-            .filter(|e| {
-                logs.sandbox_key(e)
-                    .is_some_and(|k| k == id || id.starts_with(k.trim_end_matches('…')))
-            })
-            .collect();
+        let mut at: Vec<usize> = by_sandbox.get(&id).cloned().unwrap_or_default();
+        at.extend(
+            cut.iter()
+                .filter(|(k, _)| *k == id || id.starts_with(k.trim_end_matches('…')))
+                .map(|(_, i)| *i),
+        );
+        // A full key that is a prefix of the sandbox's ID (an ID of unstated length).
+        for (k, is) in &by_sandbox {
+            if *k != id && id.starts_with(k.as_str()) {
+                at.extend(is);
+            }
+        }
+        at.sort_unstable();
+        let failures: Vec<&LoggedEvent> = at.into_iter().map(|i| &logs.all[i]).collect();
         let stuck = logs
             .of(&[EventKind::PodWorkerNotTerminated])
             .any(|e| e.event.ids.pod_uid.as_deref() == Some(uid.as_str()));
@@ -261,4 +280,9 @@ pub fn enrich(findings: &mut [Finding], events: &[LoggedEvent]) {
             ));
         }
     }
+}
+
+/// The registry's runner of the name-reserved log rule.
+pub(super) fn run_name_reserved(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    sandbox_name_reserved(input.logs, input.view, out);
 }

@@ -20,7 +20,7 @@
 //! - an ID cut by the end of a line is reported as a prefix (`4b31f1c4…`), merged into the full
 //!   ID when another line names one that starts with it, and never completed by guessing.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 use jiff::{SignedDuration, Timestamp};
 
@@ -30,15 +30,10 @@ use crate::logs::{Component, EventKind, IdKind};
 use crate::model::{NodeView, PodRef};
 use crate::rules::{Config, Diagnosis, SkippedRule, diagnose, human, short};
 
-use super::container_race::find_container_race;
 pub use super::leaked_sandbox::enrich;
-use super::leaked_sandbox::sandbox_name_reserved;
-use super::mirror_pods::mirror_pods;
-use super::pod_dirs::orphaned_pod_volumes;
-use super::pod_workers::stuck_pod_workers;
-use super::runtime::runtime_unhealthy;
-use super::static_pods::{static_pod_removal_blocked, static_pod_removed};
-use super::teardown::{stuck_terminating_state, teardown_failures};
+use super::leaked_sandbox::enrich_with;
+pub(crate) use super::registry::LogInput;
+use super::registry::{RULES, Run};
 
 /// How many evidence lines of one group a finding quotes (first ones and the last).
 pub(super) const MAX_QUOTED: usize = 4;
@@ -72,8 +67,10 @@ pub fn diagnose_with_logs(
     if events.is_empty() {
         return d;
     }
-    let from_logs = diagnose_logs(events, view, config, now);
-    enrich(&mut d.findings, events);
+    // One index of the events for every log rule and the enrichment.
+    let logs = Logs::new(events);
+    let from_logs = run_log_rules(&logs, view, config, now);
+    enrich_with(&mut d.findings, &logs);
     merge(&mut d.findings, from_logs);
     d.findings.sort_by(crate::rules::report_order);
     d.skipped.retain(|s: &SkippedRule| !s.reason.is_empty());
@@ -87,18 +84,28 @@ pub fn diagnose_logs(
     config: &Config,
     now: Timestamp,
 ) -> Vec<Finding> {
-    let logs = Logs::new(events);
+    run_log_rules(&Logs::new(events), view, config, now)
+}
+
+/// Every log rule of [`RULES`] over `logs`, in its order.
+fn run_log_rules(
+    logs: &Logs<'_>,
+    view: &NodeView,
+    config: &Config,
+    now: Timestamp,
+) -> Vec<Finding> {
+    let input = LogInput {
+        logs,
+        view,
+        config,
+        now,
+    };
     let mut out = Vec::new();
-    let seen = stuck_terminating_state(&logs, view, config, now, &mut out);
-    teardown_failures(&logs, view, &seen, &mut out);
-    find_container_race(&logs, view, &mut out);
-    orphaned_pod_volumes(&logs, view, &mut out);
-    mirror_pods(&logs, &mut out);
-    stuck_pod_workers(&logs, view, &mut out);
-    static_pod_removal_blocked(&logs, &mut out);
-    runtime_unhealthy(&logs, &mut out);
-    sandbox_name_reserved(&logs, view, &mut out);
-    static_pod_removed(&logs, &mut out);
+    for rule in RULES {
+        if let Run::Logs(run) = rule.run {
+            run(&input, &mut out);
+        }
+    }
     out
 }
 
@@ -140,39 +147,61 @@ pub(super) fn same_subject(state: &Finding, log: &Finding) -> bool {
 
 // === the logs, indexed ===
 
-/// The events with what they say about identities.
-pub(super) struct Logs<'a> {
+/// A pod as a line names it: namespace (when given) and name.
+pub(crate) type NameKey<'a> = (Option<&'a str>, &'a str);
+
+/// The events with what they say about identities, and the positions of the events of each
+/// entity: built once per diagnosis, in one pass, borrowing every key from the events (no string
+/// is copied per event). A rule reads the records of the entities it judges, so each rule is
+/// linear in the records of its entity.
+pub(crate) struct Logs<'a> {
     /// Every event, in the order read (file order within each file).
     pub(super) all: &'a [LoggedEvent],
     /// Pod UID → (namespace, name), from lines naming both.
-    pub(super) names: BTreeMap<String, (String, String)>,
-    /// `namespace/name` → the UIDs named with it, in the order seen (a static pod's config hash,
+    pub(super) names: HashMap<&'a str, (&'a str, &'a str)>,
+    /// (namespace, name) → the UIDs named with it, in the order seen (a static pod's config hash,
     /// its mirror pods' API UIDs).
-    pub(super) uids: BTreeMap<String, Vec<String>>,
+    pub(super) uids: HashMap<(&'a str, &'a str), Vec<&'a str>>,
     /// Container ID → pod UID.
-    pub(super) container_pod: BTreeMap<String, String>,
+    pub(super) container_pod: HashMap<&'a str, &'a str>,
     /// Sandbox ID → pod UID.
-    pub(super) sandbox_pod: BTreeMap<String, String>,
+    pub(super) sandbox_pod: HashMap<&'a str, &'a str>,
     /// Every full sandbox and container ID named anywhere (to complete cut ones).
-    pub(super) full_ids: BTreeSet<String>,
+    pub(super) full_ids: BTreeSet<&'a str>,
     /// Every pod UID named anywhere.
-    pub(super) all_uids: BTreeSet<String>,
+    pub(super) all_uids: BTreeSet<&'a str>,
     /// The positions of the events of each kind, in reading order (the rules look at a few kinds
     /// per finding; a node's log holds millions of records).
     pub(super) by_kind: HashMap<EventKind, Vec<usize>>,
+    /// The positions of the events that name each pod UID as their own ([`own_uid`]).
+    pub(super) by_uid: HashMap<&'a str, Vec<usize>>,
+    /// The positions of the events whose first pod is this one ([`pod_name_key`]).
+    pub(super) by_name: HashMap<NameKey<'a>, Vec<usize>>,
+}
+
+/// The positions in `at` (ascending) before `i`.
+pub(super) fn before(at: &[usize], i: usize) -> &[usize] {
+    &at[..at.partition_point(|&j| j < i)]
+}
+
+/// The positions in `at` (ascending) after `i`.
+pub(super) fn after_pos(at: &[usize], i: usize) -> &[usize] {
+    &at[at.partition_point(|&j| j <= i)..]
 }
 
 impl<'a> Logs<'a> {
     pub(super) fn new(all: &'a [LoggedEvent]) -> Logs<'a> {
         let mut logs = Logs {
             all,
-            names: BTreeMap::new(),
-            uids: BTreeMap::new(),
-            container_pod: BTreeMap::new(),
-            sandbox_pod: BTreeMap::new(),
+            names: HashMap::new(),
+            uids: HashMap::new(),
+            container_pod: HashMap::new(),
+            sandbox_pod: HashMap::new(),
             full_ids: BTreeSet::new(),
             all_uids: BTreeSet::new(),
             by_kind: HashMap::new(),
+            by_uid: HashMap::new(),
+            by_name: HashMap::new(),
         };
         for (i, e) in all.iter().enumerate() {
             logs.by_kind.entry(e.event.kind).or_default().push(i);
@@ -181,39 +210,61 @@ impl<'a> Logs<'a> {
                 .into_iter()
                 .flatten()
             {
-                logs.full_ids.insert(id.to_string());
+                logs.full_ids.insert(id);
             }
-            let uid = own_uid(e);
-            if let Some(uid) = &uid {
-                logs.all_uids.insert(uid.clone());
+            if let Some(key) = name_key(e) {
+                logs.by_name.entry(key).or_default().push(i);
+            }
+            let uid = own_uid_ref(e);
+            if let Some(uid) = uid {
+                logs.all_uids.insert(uid);
+                logs.by_uid.entry(uid).or_default().push(i);
             }
             // A line naming one pod and a UID names that pod's UID.
-            if let (Some(uid), [pod]) = (&uid, ids.pods.as_slice())
+            if let (Some(uid), [pod]) = (uid, ids.pods.as_slice())
                 && pod.uid.as_deref().is_none_or(|u| u == uid)
                 && let Some(ns) = &pod.namespace
             {
-                logs.names
-                    .entry(uid.clone())
-                    .or_insert_with(|| (ns.to_string(), pod.name.to_string()));
-                let seen = logs.uids.entry(format!("{ns}/{}", pod.name)).or_default();
-                if !seen.contains(uid) {
-                    seen.push(uid.clone());
+                logs.names.entry(uid).or_insert((ns, &pod.name));
+                let seen = logs.uids.entry((ns, &pod.name)).or_default();
+                if !seen.contains(&uid) {
+                    seen.push(uid);
                 }
             }
-            if let Some(uid) = &uid {
+            if let Some(uid) = uid {
                 if let Some(c) = &ids.container_id {
-                    logs.container_pod
-                        .entry(c.to_string())
-                        .or_insert_with(|| uid.clone());
+                    logs.container_pod.entry(c).or_insert(uid);
                 }
                 if let Some(s) = &ids.sandbox_id {
-                    logs.sandbox_pod
-                        .entry(s.to_string())
-                        .or_insert_with(|| uid.clone());
+                    logs.sandbox_pod.entry(s).or_insert(uid);
                 }
             }
         }
         logs
+    }
+
+    /// The UIDs named with pod `namespace/name` (a `namespace/name` key), in the order seen.
+    pub(super) fn uids_of<'s>(&'s self, key: &'s str) -> &'s [&'s str] {
+        let uids: &'s HashMap<(&'s str, &'s str), Vec<&'s str>> = &self.uids;
+        key.split_once('/')
+            .and_then(|(ns, name)| uids.get(&(ns, name)))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The positions of the events naming `uid` as their own, in reading order.
+    pub(super) fn of_uid(&self, uid: &str) -> &[usize] {
+        self.by_uid.get(uid).map_or(&[], Vec::as_slice)
+    }
+
+    /// The positions of the events whose first pod is `key` (`namespace/name`, or a bare
+    /// name), in reading order.
+    pub(super) fn of_name<'s>(&'s self, key: &'s str) -> &'s [usize] {
+        let by_name: &'s HashMap<NameKey<'s>, Vec<usize>> = &self.by_name;
+        let k = match key.split_once('/') {
+            Some((ns, name)) => (Some(ns), name),
+            None => (None, key),
+        };
+        by_name.get(&k).map_or(&[], Vec::as_slice)
     }
 
     /// The events of `kinds`, in reading order.
@@ -252,22 +303,27 @@ impl<'a> Logs<'a> {
                     .ids
                     .container_id
                     .as_deref()
-                    .and_then(|c| self.container_pod.get(c).cloned())
+                    .and_then(|c| self.container_pod.get(c).map(|u| (*u).to_string()))
             })
             .or_else(|| {
                 e.event
                     .ids
                     .sandbox_id
                     .as_deref()
-                    .and_then(|s| self.sandbox_pod.get(s).cloned())
+                    .and_then(|s| self.sandbox_pod.get(s).map(|u| (*u).to_string()))
             })
     }
 
     /// A cut ID completed when exactly one full ID of `known` starts with it, else `prefix…`.
-    pub(super) fn complete(prefix: &str, known: &BTreeSet<String>) -> String {
-        let mut hits = known.iter().filter(|k| k.starts_with(prefix));
+    pub(super) fn complete(prefix: &str, known: &BTreeSet<&str>) -> String {
+        let mut hits = known
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
+            .take_while(|k| k.starts_with(prefix));
         match (hits.next(), hits.next()) {
-            (Some(full), None) => full.clone(),
+            (Some(full), None) => (*full).to_string(),
             _ => format!("{prefix}…"),
         }
     }
@@ -323,7 +379,7 @@ impl<'a> Logs<'a> {
         let uid = uid
             .map(str::to_string)
             .or_else(|| group.iter().find_map(|e| self.uid_of(e)))
-            .or_else(|| sandbox.and_then(|s| self.sandbox_pod.get(s).cloned()));
+            .or_else(|| sandbox.and_then(|s| self.sandbox_pod.get(s).map(|u| (*u).to_string())));
         if let Some(cri) = &view.cri
             && let Some(s) = cri.sandboxes.iter().find(|s| {
                 Some(s.id.as_str()) == sandbox || Some(s.pod.uid.as_str()) == uid.as_deref()
@@ -340,11 +396,14 @@ impl<'a> Logs<'a> {
                     p.name.to_string(),
                 )
             })
-            .or_else(|| uid.as_ref().and_then(|u| self.names.get(u).cloned()));
+            .or_else(|| {
+                let (ns, name) = self.names.get(uid.as_deref()?)?;
+                Some(((*ns).to_string(), (*name).to_string()))
+            });
         let uid = uid.or_else(|| {
             let (ns, name) = named.as_ref()?;
-            match self.uids.get(&format!("{ns}/{name}"))?.as_slice() {
-                [one] => Some(one.clone()),
+            match self.uids.get(&(ns.as_str(), name.as_str()))?.as_slice() {
+                [one] => Some((*one).to_string()),
                 _ => None,
             }
         });
@@ -360,6 +419,24 @@ impl<'a> Logs<'a> {
             }
         }
     }
+}
+
+/// The UID a line names for its pod (`podUID=`, a legacy `name_ns(uid)`, a runtime name),
+/// borrowed.
+pub(super) fn own_uid_ref(e: &LoggedEvent) -> Option<&str> {
+    let ids = &e.event.ids;
+    ids.pod_uid
+        .as_deref()
+        .or_else(|| ids.pods.first().and_then(|p| p.uid.as_deref()))
+}
+
+/// The first pod a line names, borrowed: (namespace, name).
+pub(super) fn name_key(e: &LoggedEvent) -> Option<NameKey<'_>> {
+    e.event
+        .ids
+        .pods
+        .first()
+        .map(|p| (p.namespace.as_deref(), &*p.name))
 }
 
 /// The UID a line names for its pod (`podUID=`, a legacy `name_ns(uid)`, a runtime name).

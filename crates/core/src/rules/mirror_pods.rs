@@ -207,12 +207,14 @@ impl Ctx<'_> {
 pub(super) fn mirror_pods(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let mut deleted: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
     let mut refused: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
-    for e in logs.all {
+    for e in logs.of(&[
+        EventKind::MirrorPodOutdatedDeleted,
+        EventKind::MirrorPodCreateFailed,
+    ]) {
         let Some(key) = pod_name_key(e) else { continue };
         match e.event.kind {
             EventKind::MirrorPodOutdatedDeleted => deleted.entry(key).or_default().push(e),
-            EventKind::MirrorPodCreateFailed => refused.entry(key).or_default().push(e),
-            _ => {}
+            _ => refused.entry(key).or_default().push(e),
         }
     }
     for (pod, mut group) in deleted {
@@ -325,11 +327,10 @@ pub(super) fn mirror_pods(logs: &Logs<'_>, out: &mut Vec<Finding>) {
 
 /// The static UID (32-hex config hash) the logs name for `ns/name`, if any.
 pub(super) fn static_uid(logs: &Logs<'_>, pod: &str) -> Option<String> {
-    logs.uids
-        .get(pod)?
+    logs.uids_of(pod)
         .iter()
         .find(|u| u.len() == 32 && is_pod_uid(u))
-        .cloned()
+        .map(|u| (*u).to_string())
 }
 
 pub(super) fn split_pod(key: &str) -> PodRef {
@@ -345,4 +346,9 @@ pub(super) fn split_pod(key: &str) -> PodRef {
             uid: String::new(),
         },
     }
+}
+
+/// The registry's runner of the log rules.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    mirror_pods(input.logs, out);
 }

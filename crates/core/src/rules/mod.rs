@@ -26,6 +26,7 @@ mod mirror_pods;
 mod orphaned_container;
 mod pod_dirs;
 mod pod_workers;
+pub mod registry;
 mod runtime;
 mod static_pods;
 mod teardown;
@@ -68,7 +69,7 @@ pub struct Diagnosis {
     pub skipped: Vec<SkippedRule>,
 }
 
-/// Runs every rule over `view` as of `now`.
+/// Runs every state rule of [`registry::RULES`] over `view` as of `now`, in its order.
 ///
 /// Pure and total: it never fails and never panics on any input; a view that is `None` makes
 /// the rules that need it skip.
@@ -77,14 +78,11 @@ pub fn diagnose(view: &NodeView, config: &Config, now: Timestamp) -> Diagnosis {
     let mut findings = Vec::new();
     let mut skipped = Vec::new();
 
-    ctx.leaked_sandboxes(&mut findings, &mut skipped);
-    ctx.duplicate_ready_sandboxes(&mut findings, &mut skipped);
-    ctx.orphaned_containers(&mut findings, &mut skipped);
-    ctx.static_pods_not_removed(&mut findings, &mut skipped);
-    ctx.mirror_pods(&mut findings, &mut skipped);
-    ctx.orphaned_pod_directories(&mut findings, &mut skipped);
-    ctx.invalid_manifests(&mut findings, &mut skipped);
-    ctx.failed_pods(&mut findings, &mut skipped);
+    for rule in registry::RULES {
+        if let registry::Run::State(run) = rule.run {
+            run(&ctx, &mut findings, &mut skipped);
+        }
+    }
 
     findings.sort_by(report_order);
     Diagnosis { findings, skipped }
@@ -103,7 +101,7 @@ pub fn report_order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
 }
 
 /// The indexes every rule shares, built once per diagnosis.
-struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     view: &'a NodeView,
     config: &'a Config,
     now: Timestamp,

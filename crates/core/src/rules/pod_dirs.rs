@@ -161,8 +161,13 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
             continue;
         }
         let related = |k: EventKind| -> Vec<&LoggedEvent> {
-            logs.of(&[k])
-                .filter(|e| full && own_uid(e).as_deref() == Some(&uid))
+            if !full {
+                return Vec::new();
+            }
+            logs.of_uid(&uid)
+                .iter()
+                .map(|&i| &logs.all[i])
+                .filter(|e| e.event.kind == k)
                 .collect()
         };
         let unreconstructed = related(EventKind::VolumeReconstructionFailed);
@@ -252,4 +257,9 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
         f.evidence.extend(quote(&quoted));
         out.push(f);
     }
+}
+
+/// The registry's runner of `OrphanedPodVolumes`.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    orphaned_pod_volumes(input.logs, input.view, out);
 }

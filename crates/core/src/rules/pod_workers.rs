@@ -47,12 +47,20 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         }
     }
     for (uid, group) in worker {
+        // "remove all history" then "orphaned, must be torn down" within 2 s: one sorted pass.
+        let mut torn_down: Vec<jiff::Timestamp> = group
+            .iter()
+            .filter(|o| o.event.kind == EventKind::PodOrphanedTornDown)
+            .filter_map(|o| o.event.time)
+            .collect();
+        torn_down.sort_unstable();
         let race = group.iter().any(|h| {
             h.event.kind == EventKind::RemoveAllHistory
-                && group.iter().any(|o| {
-                    o.event.kind == EventKind::PodOrphanedTornDown
-                        && matches!((h.event.time, o.event.time),
-                            (Some(a), Some(b)) if b >= a && b.duration_since(a) <= SignedDuration::from_secs(2))
+                && h.event.time.is_some_and(|a| {
+                    let at = torn_down.partition_point(|&b| b < a);
+                    torn_down
+                        .get(at)
+                        .is_some_and(|&b| b.duration_since(a) <= SignedDuration::from_secs(2))
                 })
         });
         if race {
@@ -83,27 +91,34 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         let Some(name) = pod_name_key(add) else {
             continue;
         };
-        let Some(remove) = all[..i]
+        let named = logs.of_name(&name);
+        let Some(remove) = before(named, i)
             .iter()
             .rev()
-            .find(|e| static_op(e, SyncOp::Remove) && pod_name_key(e).as_ref() == Some(&name))
+            .map(|&j| &all[j])
+            .find(|e| static_op(e, SyncOp::Remove))
         else {
             continue;
         };
-        let names = |e: &LoggedEvent| pod_name_key(e).as_ref() == Some(&name);
-        let uid_before = own_uid(remove)
-            .or_else(|| all[..i].iter().rev().filter(|e| names(e)).find_map(own_uid));
+        let uid_before = own_uid(remove).or_else(|| {
+            before(named, i)
+                .iter()
+                .rev()
+                .find_map(|&j| own_uid(&all[j]))
+        });
         let uid_after =
-            own_uid(add).or_else(|| all[i + 1..].iter().filter(|e| names(e)).find_map(own_uid));
+            own_uid(add).or_else(|| after_pos(named, i).iter().find_map(|&j| own_uid(&all[j])));
         let (Some(before), Some(uid)) = (uid_before, uid_after) else {
             continue;
         };
         if before != uid {
             continue;
         }
-        let started = logs
-            .of(&[EventKind::Pleg(crate::logs::PlegType::ContainerStarted)])
-            .any(|e| own_uid(e).as_deref() == Some(uid.as_str()) && after(e, add));
+        let started = logs.of_uid(&uid).iter().any(|&j| {
+            let e = &all[j];
+            e.event.kind == EventKind::Pleg(crate::logs::PlegType::ContainerStarted)
+                && after(e, add)
+        });
         let waited = match (add.event.time, end) {
             (Some(t), Some(end)) => end.duration_since(t) >= READD_START,
             _ => false,
@@ -154,4 +169,9 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         f.evidence = quote(&group);
         out.push(f);
     }
+}
+
+/// The registry's runner.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    stuck_pod_workers(input.logs, input.view, out);
 }

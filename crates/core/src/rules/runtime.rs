@@ -109,3 +109,8 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     f.evidence = quote(&all);
     out.push(f);
 }
+
+/// The registry's runner.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    runtime_unhealthy(input.logs, out);
+}

@@ -146,13 +146,14 @@ pub(super) fn static_pod_removed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         if !done.insert(name.clone()) {
             continue;
         }
+        let named: Vec<&LoggedEvent> = logs.of_name(&name).iter().map(|&i| &logs.all[i]).collect();
         let uid = own_uid(remove)
             .or_else(|| static_uid(logs, &name))
             .or_else(|| {
-                logs.all
+                named
                     .iter()
-                    .filter(|e| pod_name_key(e).as_ref() == Some(&name) && !after(remove, e))
-                    .find_map(own_uid)
+                    .filter(|e| !after(remove, e))
+                    .find_map(|e| own_uid(e))
             });
         let mut pod = split_pod(&name);
         pod.uid = uid.clone().unwrap_or_default();
@@ -169,23 +170,27 @@ pub(super) fn static_pod_removed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             continue;
         }
         let later = |e: &LoggedEvent| !after(remove, e);
-        let mirror_deleted = logs
-            .of(&[EventKind::MirrorPodDeleting])
-            .find(|e| pod_name_key(e).as_ref() == Some(&name) && later(e));
-        let mirror_api: Vec<&LoggedEvent> = logs
-            .of(&[
-                EventKind::SyncLoop(SyncOp::Delete),
-                EventKind::SyncLoop(SyncOp::Remove),
-            ])
+        let mirror_deleted = named
+            .iter()
+            .copied()
+            .find(|e| e.event.kind == EventKind::MirrorPodDeleting && later(e));
+        let mirror_api: Vec<&LoggedEvent> = named
+            .iter()
+            .copied()
             .filter(|e| {
-                e.event.config_source == Some(ConfigSource::Api)
-                    && pod_name_key(e).as_ref() == Some(&name)
+                matches!(
+                    e.event.kind,
+                    EventKind::SyncLoop(SyncOp::Delete) | EventKind::SyncLoop(SyncOp::Remove)
+                ) && e.event.config_source == Some(ConfigSource::Api)
                     && later(e)
             })
             .collect();
-        let pending = logs
-            .of(&[EventKind::OrphanedPodPendingVolumes])
-            .filter(|e| uid.is_some() && own_uid(e) == uid && later(e));
+        let pending = uid
+            .as_deref()
+            .map_or(&[][..], |u| logs.of_uid(u))
+            .iter()
+            .map(|&i| &logs.all[i])
+            .filter(|e| e.event.kind == EventKind::OrphanedPodPendingVolumes && later(e));
         let mirror_uid = mirror_api
             .iter()
             .filter_map(|e| own_uid(e))
@@ -245,4 +250,15 @@ pub(super) fn static_pod_removed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         f.evidence = quote(&quoted);
         out.push(f);
     }
+}
+
+/// The registry's runner of `StaticPodRemovalBlocked`.
+pub(super) fn run_removal_blocked(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    static_pod_removal_blocked(input.logs, out);
+}
+
+/// The registry's runner of `StaticPodRemoved`: after the rules whose findings say more of the
+/// same pod (`StaticPodNotRemoved`, `StuckPodWorker`), which it reads in `out`.
+pub(super) fn run_removed(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    static_pod_removed(input.logs, out);
 }

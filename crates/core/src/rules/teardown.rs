@@ -375,8 +375,21 @@ pub(super) fn teardown_failures(
         .map(|&i| &all[i])
         .find(|e| e.event.cause == Some(Cause::CniTeardown(CniFailure::PluginMissing)));
 
+    // The successful stops and removals of each sandbox, once for every incident.
+    let mut done: HashMap<String, Vec<usize>> = HashMap::new();
+    for kind in [
+        EventKind::StopPodSandboxDone,
+        EventKind::RemovePodSandboxDone,
+        EventKind::TearDownNetworkDone,
+    ] {
+        for &i in logs.by_kind.get(&kind).map_or(&[][..], Vec::as_slice) {
+            if let Some(k) = logs.sandbox_key(&all[i]) {
+                done.entry(k).or_default().push(i);
+            }
+        }
+    }
     for group in groups.into_values() {
-        incident(logs, view, seen, node_wide, &group, out);
+        incident(logs, view, seen, &done, node_wide, &group, out);
     }
 }
 
@@ -384,6 +397,7 @@ pub(super) fn incident(
     logs: &Logs<'_>,
     view: &NodeView,
     seen: &BTreeSet<String>,
+    done: &HashMap<String, Vec<usize>>,
     node_wide: Option<&LoggedEvent>,
     group: &[&LoggedEvent],
     out: &mut Vec<Finding>,
@@ -400,55 +414,57 @@ pub(super) fn incident(
     let uid = group.iter().find_map(|e| own_uid(e)).or_else(|| {
         sandbox
             .as_deref()
-            .and_then(|s| logs.sandbox_pod.get(s).cloned())
+            .and_then(|s| logs.sandbox_pod.get(s).map(|u| (*u).to_string()))
     });
     let pod = logs.pod_of(view, group, sandbox.as_deref(), uid.as_deref());
     let pod_key = pod
         .as_ref()
         .filter(|p| !p.name.is_empty())
         .map(|p| format!("{}/{}", p.namespace, p.name));
-    let names_pod = |e: &LoggedEvent| {
-        own_uid(e).is_some_and(|u| Some(&u) == uid.as_ref())
-            || pod_name_key(e).is_some_and(|k| Some(&k) == pod_key.as_ref())
-    };
+
+    // The events that name the pod, in reading order: by its UID or by its name.
+    let mut naming: Vec<usize> = uid.as_deref().map_or(&[][..], |u| logs.of_uid(u)).to_vec();
+    if let Some(k) = &pod_key {
+        naming.extend_from_slice(logs.of_name(k));
+        naming.sort_unstable();
+        naming.dedup();
+    }
+    let naming: Vec<&LoggedEvent> = naming.into_iter().map(|i| &logs.all[i]).collect();
 
     // A static pod REMOVEd from its source before the failures: its removal is what fails.
     let first = group[0];
-    let static_remove = logs.of(&[SyncLoop(SyncOp::Remove)]).find(|e| {
-        matches!(
-            e.event.config_source,
-            Some(ConfigSource::File | ConfigSource::Http)
-        ) && names_pod(e)
+    let static_remove = naming.iter().copied().find(|e| {
+        e.event.kind == SyncLoop(SyncOp::Remove)
+            && matches!(
+                e.event.config_source,
+                Some(ConfigSource::File | ConfigSource::Http)
+            )
             && !after(e, first)
     });
 
     // Failures after the last success are what is still failing.
-    let success = |s: &LoggedEvent| match s.event.kind {
-        StopPodSandboxDone | RemovePodSandboxDone | TearDownNetworkDone => {
-            logs.sandbox_key(s).is_some_and(|k| sandboxes.contains(&k))
+    let mut successes = Latest::default();
+    for s in &sandboxes {
+        for &i in done.get(s.as_str()).map_or(&[][..], Vec::as_slice) {
+            successes.add(&logs.all[i]);
         }
-        PodTerminated => own_uid(s).is_some_and(|u| Some(&u) == uid.as_ref()),
-        SyncLoop(SyncOp::Remove) => {
-            static_remove.is_none()
-                && s.event.config_source == Some(ConfigSource::Api)
-                && names_pod(s)
+    }
+    for e in &naming {
+        let success = match e.event.kind {
+            PodTerminated => own_uid_ref(e).is_some_and(|u| Some(u) == uid.as_deref()),
+            SyncLoop(SyncOp::Remove) => {
+                static_remove.is_none() && e.event.config_source == Some(ConfigSource::Api)
+            }
+            _ => false,
+        };
+        if success {
+            successes.add(e);
         }
-        _ => false,
-    };
-    let successes: Vec<&LoggedEvent> = logs
-        .of(&[
-            StopPodSandboxDone,
-            RemovePodSandboxDone,
-            TearDownNetworkDone,
-            PodTerminated,
-            SyncLoop(SyncOp::Remove),
-        ])
-        .filter(|s| success(s))
-        .collect();
+    }
     let failing: Vec<&LoggedEvent> = group
         .iter()
         .copied()
-        .filter(|f| !successes.iter().any(|s| after(s, f)))
+        .filter(|f| !successes.any_after(f))
         .collect();
     let Some((cause, said)) = best_cause(&failing) else {
         return;
@@ -642,9 +658,9 @@ pub(super) fn incident(
     };
     // What led to it: the REMOVE, the containers killed.
     if kind != FindingKind::SandboxStopFailing {
-        let killed = logs
-            .of(&[KillingContainer])
-            .filter(|e| names_pod(e) && static_remove.is_none_or(|r| !after(r, e)));
+        let killed = naming.iter().copied().filter(|e| {
+            e.event.kind == KillingContainer && static_remove.is_none_or(|r| !after(r, e))
+        });
         for e in static_remove.into_iter().chain(killed.take(2)) {
             f.evidence.push(line(e));
         }
@@ -674,6 +690,20 @@ pub(super) fn stuck_terminating_state(
     let (Some(api), Some(cri)) = (&view.api, &view.cri) else {
         return seen;
     };
+    // The failures of each pod UID and sandbox, once for every pod.
+    let mut failures_by_uid: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut failures_by_sandbox: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, e) in logs.all.iter().enumerate() {
+        if !e.event.kind.is_failure() {
+            continue;
+        }
+        if let Some(u) = logs.uid_of(e) {
+            failures_by_uid.entry(u).or_default().push(i);
+        }
+        if let Some(s) = e.event.ids.sandbox_id.as_deref() {
+            failures_by_sandbox.entry(s).or_default().push(i);
+        }
+    }
     for p in api.pods.iter().filter(|p| p.node_name == view.node_name) {
         let Some(deleted) = p.deletion_timestamp else {
             continue;
@@ -698,17 +728,17 @@ pub(super) fn stuck_terminating_state(
             continue;
         }
         seen.insert(uid.to_string());
-        let failures: Vec<&LoggedEvent> = logs
-            .all
-            .iter()
-            .filter(|e| {
-                e.event.kind.is_failure()
-                    && (logs.uid_of(e).as_deref() == Some(uid)
-                        || ready
-                            .iter()
-                            .any(|s| e.event.ids.sandbox_id.as_deref() == Some(s.id.as_str())))
-            })
-            .collect();
+        let mut at: Vec<usize> = failures_by_uid.get(uid).cloned().unwrap_or_default();
+        for s in &ready {
+            at.extend(
+                failures_by_sandbox
+                    .get(s.id.as_str())
+                    .map_or(&[][..], Vec::as_slice),
+            );
+        }
+        at.sort_unstable();
+        at.dedup();
+        let failures: Vec<&LoggedEvent> = at.into_iter().map(|i| &logs.all[i]).collect();
         let mut f = finding(
             FindingKind::StuckTerminatingPod,
             Severity::Warning,
@@ -744,4 +774,46 @@ pub(super) fn stuck_terminating_state(
         out.push(f);
     }
     seen
+}
+
+/// The registry's runner: the state side of `StuckTerminatingPod` first (its pods are not
+/// reported again from their log lines), then every teardown incident.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    let seen = stuck_terminating_state(input.logs, input.view, input.config, input.now, out);
+    teardown_failures(input.logs, input.view, &seen, out);
+}
+
+/// The latest of a set of records, to tell in one comparison whether any of them was logged
+/// after a record ([`after`] against each, in constant time).
+#[derive(Default)]
+pub(super) struct Latest<'e> {
+    /// The latest time among the timed records.
+    time: Option<Timestamp>,
+    /// Per file, the last line of an untimed record.
+    untimed_line: HashMap<&'e str, u64>,
+    /// Per file, the last line of any record.
+    line: HashMap<&'e str, u64>,
+}
+
+impl<'e> Latest<'e> {
+    pub(super) fn add(&mut self, e: &'e LoggedEvent) {
+        if let Some(t) = e.event.time {
+            self.time = self.time.max(Some(t));
+        } else {
+            let l = self.untimed_line.entry(&e.origin).or_default();
+            *l = (*l).max(e.line);
+        }
+        let l = self.line.entry(&e.origin).or_default();
+        *l = (*l).max(e.line);
+    }
+
+    /// Whether some record added was logged [`after`] `f`.
+    pub(super) fn any_after(&self, f: &LoggedEvent) -> bool {
+        let later_in =
+            |m: &HashMap<&str, u64>| m.get(f.origin.as_str()).is_some_and(|&l| l > f.line);
+        match f.event.time {
+            Some(t) => self.time.is_some_and(|s| s > t) || later_in(&self.untimed_line),
+            None => later_in(&self.line),
+        }
+    }
 }

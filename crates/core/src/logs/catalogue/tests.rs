@@ -987,128 +987,66 @@ fn partial_ids_are_never_full() {
     assert!(e.truncated);
 }
 
-// === the catalogue's literal lists against its source ===
-
-/// The string literals of `src` that follow `before` (e.g. `starts(`), unescaped.
-fn literals_after(src: &str, before: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = src;
-    while let Some(at) = rest.find(before) {
-        rest = &rest[at + before.len()..];
-        let body = rest.trim_start();
-        let Some(lit) = body.strip_prefix('"') else {
-            continue;
-        };
-        let mut text = String::new();
-        let mut chars = lit.chars();
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' => text.extend(chars.next()),
-                '"' => break,
-                c => text.push(c),
-            }
-        }
-        out.push(text);
-    }
-    out
-}
-
-/// The source of the item that starts with `head`, up to the first line that is just `}` or `];`.
-fn item<'s>(src: &'s str, head: &str) -> &'s str {
-    let start = src
-        .find(head)
-        .unwrap_or_else(|| panic!("{head} not in catalogue.rs"));
-    let len = src[start..]
-        .find("\n}\n")
-        .into_iter()
-        .chain(src[start..].find("\n];\n"))
-        .min()
-        .expect("item end");
-    &src[start..start + len]
-}
+// === the message table ===
 
 #[test]
-fn message_keys_cover_the_message_table() {
-    let src = include_str!("../catalogue.rs");
-    let table = item(src, "fn match_msg(");
-    let mut required: Vec<String> = literals_after(table, "starts(");
-    required.extend(literals_after(table, "s == "));
-    // The `Pod …` table: `("message", Kind)`.
-    required.extend(
-        literals_after(table, "(\n")
-            .into_iter()
-            .chain(literals_after(table, "[\n"))
-            .filter(|l| l.contains(' ')),
-    );
-    required.extend(
-        literals_after(item(src, "const STRUCTURED"), "(\n")
-            .into_iter()
-            .chain(literals_after(item(src, "const STRUCTURED"), "(")),
-    );
-    assert!(required.len() > 60, "too few messages found: {required:?}");
-    // Messages matched only together with a phrase: the phrase is the key.
-    let with_phrase = [
-        ("StopPodSandbox \"", "from runtime service failed"),
-        ("ContainerStatus \"", "from runtime service failed"),
-        ("ListContainers", "from runtime service failed"),
-        ("ListPodSandbox", "from runtime service failed"),
-        ("sandbox \"", "is not found when stopping it"),
-        ("Failed to delete pod", "sources aren't ready yet"),
-    ];
-    let mut missing = Vec::new();
-    for message in &required {
-        let words = message.split('"').next().unwrap_or("");
-        let phrase = with_phrase
-            .iter()
-            .find(|(m, _)| m == message)
-            .map(|(_, p)| *p);
-        let covered = match phrase {
-            Some(p) => MESSAGE_KEYS.contains(&p),
-            None => MESSAGE_KEYS.iter().any(|k| words.contains(k)),
+fn message_keys_cover_every_wording_and_phrase() {
+    let keys = message_keys();
+    assert!(keys.len() > 60, "too few keys: {keys:?}");
+    for w in messages::wordings() {
+        let key = messages::key_of(w);
+        assert!(!key.is_empty() && keys.contains(&key), "{w:?}");
+        // A message of this wording holds its key.
+        let phrase = match w.cond {
+            messages::Cond::Has(p)
+            | messages::Cond::HasOrErr(p)
+            | messages::Cond::HasOrCutErr(p) => p,
+            _ => "",
         };
-        if !covered {
-            missing.push(message.clone());
-        }
+        let msg = format!("{} x {phrase}", w.starts);
+        assert!(msg.contains(key), "{w:?}: {key:?}");
     }
-    // `SyncLoop ADD` and the legacy `SyncLoop (ADD, "api")`.
-    for op in ["ADD", "UPDATE", "DELETE", "REMOVE", "RECONCILE"] {
-        for key in [format!("SyncLoop {op}"), format!("SyncLoop ({op}")] {
-            if !MESSAGE_KEYS.contains(&key.as_str()) {
-                missing.push(key);
-            }
-        }
+    for (p, _) in messages::PHRASES {
+        assert!(keys.iter().any(|k| p.contains(k)), "{p:?}");
     }
-    for phrase in FALLBACK_PHRASES {
-        let words = phrase.trim_matches('"').split('"').next().unwrap_or("");
-        if !MESSAGE_KEYS.iter().any(|k| words.contains(k)) {
-            missing.push((*phrase).to_string());
-        }
-    }
-    assert!(
-        missing.is_empty(),
-        "messages without a key in MESSAGE_KEYS: {missing:#?}"
-    );
-    for key in MESSAGE_KEYS {
+    for key in keys {
         assert!(!key.contains('"') && !key.contains('\\'), "{key:?}");
     }
 }
 
 #[test]
-fn fallback_phrases_cover_fallback() {
-    let src = include_str!("../catalogue.rs");
-    let phrases = literals_after(item(src, "fn fallback("), "contains!(t,");
-    assert!(phrases.len() >= 12, "{phrases:?}");
-    for p in &phrases {
-        assert!(
-            FALLBACK_PHRASES.iter().any(|f| p.contains(f)),
-            "fallback looks for {p:?}, which FALLBACK_PHRASES does not cover"
-        );
+fn no_wording_is_shadowed_by_an_earlier_one() {
+    // A wording with no condition takes every message that starts with it: a later wording
+    // that starts with it too would never be reached.
+    let all: Vec<_> = messages::wordings().collect();
+    for (i, a) in all.iter().enumerate() {
+        for b in &all[i + 1..] {
+            let shadows = match a.cond {
+                messages::Cond::None => b.starts.starts_with(a.starts),
+                messages::Cond::Exact => b.starts == a.starts && b.cond == messages::Cond::Exact,
+                _ => false,
+            };
+            assert!(!shadows, "{:?} is shadowed by {:?}", b.starts, a.starts);
+        }
     }
-    // Each phrase alone, in the message or in the error, still reaches the chain.
-    for p in FALLBACK_PHRASES {
+}
+
+#[test]
+fn every_phrase_reaches_the_fallback() {
+    // Each phrase alone, in the message or in the error, names its kind.
+    for (p, kind) in messages::PHRASES {
         let msg = format!("x {p} y");
         assert!(fallback(&msg, None).is_some(), "{p:?} in the message");
         assert!(fallback("x", Some(&msg)).is_some(), "{p:?} in the error");
+        let first = messages::PHRASES
+            .iter()
+            .find(|(q, _)| msg.contains(q))
+            .unwrap();
+        assert_eq!(
+            fallback(&msg, None).map(|h| h.kind),
+            Some(first.1),
+            "{p:?} ({kind:?})"
+        );
     }
     assert!(fallback("Probe failed", Some("connection refused")).is_none());
 }

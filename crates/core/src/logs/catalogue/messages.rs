@@ -1,0 +1,569 @@
+//! The message table: one row per message family, each wording of each kubelet and runtime
+//! version written once, with the event kind it names. [`super::classify`] matches a message
+//! against it (rows tried in order, indexed by first byte), `message_keys` (what `grep -F`
+//! needs to find these lines) and the cut-message table are generated from it, and the phrase
+//! table is what a line the wordings miss is still matched by.
+//!
+//! A new message: add a wording to its family (or a family), with the kind it names; the keys
+//! follow. Sources: `kubelet-forensics.md` §5 and the lines in `testdata/cases/`.
+
+use super::{EventKind, PlegType, SyncOp};
+
+use EventKind::*;
+
+/// What a message must have besides starting with [`Wording::starts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cond {
+    /// Nothing more.
+    None,
+    /// The message is exactly the wording.
+    Exact,
+    /// The wording is a whole word: no letter follows it (`SyncLoop ADD`, not `ADDX`).
+    Word,
+    /// The message contains the phrase.
+    Has(&'static str),
+    /// The message or the `err` field contains the phrase.
+    HasOrErr(&'static str),
+    /// The message or the `err` field contains the phrase, or a cut `err` ends with its first 8
+    /// bytes or more.
+    HasOrCutErr(&'static str),
+    /// The message ends in `failed` or contains `" failed` (containerd's `… for "<id>" failed`).
+    Failed,
+    /// [`Cond::Failed`], or a cut line at error level (containerd logs `ContainerStatus for`
+    /// at error level only when it failed; case 04).
+    FailedOrCutError,
+}
+
+/// Which words of a wording find its lines with `grep -F`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    /// The wording up to its first quote (structured lines escape quotes).
+    Words,
+    /// The phrase of its [`Cond`]: the wording alone is too common (`ListContainers`).
+    Phrase,
+}
+
+/// One wording of a message.
+#[derive(Debug, Clone, Copy)]
+pub struct Wording {
+    /// What the message starts with.
+    pub starts: &'static str,
+    /// What else it needs.
+    pub cond: Cond,
+    /// The kind of event it names.
+    pub kind: EventKind,
+    /// The words `grep -F` looks for.
+    pub key: Key,
+    /// The whole structured message, for a structured call whose message a line may cut short
+    /// (case 05: `"ContainerStatus from runtime ser`).
+    pub structured: Option<&'static str>,
+}
+
+/// One message family: the wordings of one log call (or of one runtime's call and the
+/// kubelet's report of it) across versions.
+#[derive(Debug, Clone, Copy)]
+pub struct Family {
+    /// Who logs it, for a person.
+    pub source: &'static str,
+    /// Its wordings, tried in order (the first that fits names the kind).
+    pub wordings: &'static [Wording],
+}
+
+const fn w(starts: &'static str, kind: EventKind) -> Wording {
+    Wording {
+        starts,
+        cond: Cond::None,
+        kind,
+        key: Key::Words,
+        structured: None,
+    }
+}
+
+const fn with(starts: &'static str, cond: Cond, kind: EventKind) -> Wording {
+    Wording {
+        starts,
+        cond,
+        kind,
+        key: Key::Words,
+        structured: None,
+    }
+}
+
+/// A wording found by the phrase of its condition.
+const fn by_phrase(starts: &'static str, cond: Cond, kind: EventKind) -> Wording {
+    Wording {
+        starts,
+        cond,
+        kind,
+        key: Key::Phrase,
+        structured: None,
+    }
+}
+
+/// A structured message matched whole, or from its start when the line cut it.
+const fn structured(msg: &'static str, kind: EventKind) -> Wording {
+    Wording {
+        starts: msg,
+        cond: Cond::None,
+        kind,
+        key: Key::Words,
+        structured: Some(msg),
+    }
+}
+
+/// A structured message whose wording is its start (`Error syncing pod` of `Error syncing pod,
+/// skipping`).
+const fn structured_as(
+    starts: &'static str,
+    cond: Cond,
+    msg: &'static str,
+    kind: EventKind,
+) -> Wording {
+    Wording {
+        starts,
+        cond,
+        kind,
+        key: Key::Words,
+        structured: Some(msg),
+    }
+}
+
+const RUNTIME_FAILED: &str = "from runtime service failed";
+const SOURCES_NOT_READY: &str = "sources aren't ready yet";
+const PLEG_UNHEALTHY: &str = "PLEG is not healthy";
+
+/// Every message family.
+pub const FAMILIES: &[Family] = &[
+    // kubelet: pod config and lifecycle
+    Family {
+        source: "kubelet.go syncLoopIteration (PLEG, housekeeping)",
+        wordings: &[
+            w("SyncLoop (PLEG)", Pleg(PlegType::Other)),
+            w(
+                "SyncLoop (housekeeping, skipped)",
+                HousekeepingSkippedSourcesNotReady,
+            ),
+        ],
+    },
+    Family {
+        source: "kubelet.go syncLoopIteration: SyncLoop ADD/UPDATE/DELETE/REMOVE/RECONCILE (legacy `SyncLoop (ADD, \"api\")`)",
+        wordings: &[
+            with("SyncLoop ADD", Cond::Word, SyncLoop(SyncOp::Add)),
+            with("SyncLoop (ADD", Cond::Word, SyncLoop(SyncOp::Add)),
+            with("SyncLoop UPDATE", Cond::Word, SyncLoop(SyncOp::Update)),
+            with("SyncLoop (UPDATE", Cond::Word, SyncLoop(SyncOp::Update)),
+            with("SyncLoop DELETE", Cond::Word, SyncLoop(SyncOp::Delete)),
+            with("SyncLoop (DELETE", Cond::Word, SyncLoop(SyncOp::Delete)),
+            with("SyncLoop REMOVE", Cond::Word, SyncLoop(SyncOp::Remove)),
+            with("SyncLoop (REMOVE", Cond::Word, SyncLoop(SyncOp::Remove)),
+            with(
+                "SyncLoop RECONCILE",
+                Cond::Word,
+                SyncLoop(SyncOp::Reconcile),
+            ),
+            with(
+                "SyncLoop (RECONCILE",
+                Cond::Word,
+                SyncLoop(SyncOp::Reconcile),
+            ),
+        ],
+    },
+    Family {
+        source: "CRI StopPodSandbox: the kubelet's CRI client, containerd, CRI-O",
+        wordings: &[
+            structured_as(
+                "StopPodSandbox from runtime service failed",
+                Cond::None,
+                "StopPodSandbox from runtime service failed",
+                StopPodSandboxFailed,
+            ),
+            by_phrase(
+                "StopPodSandbox \"",
+                Cond::Has(RUNTIME_FAILED),
+                StopPodSandboxFailed,
+            ),
+            with(
+                "StopPodSandbox for ",
+                Cond::Has("returns successfully"),
+                StopPodSandboxDone,
+            ),
+            with("StopPodSandbox for ", Cond::Failed, StopPodSandboxFailed),
+            w("StopPodSandbox for ", StopPodSandboxStarted),
+            w("Stopping pod sandbox: ", StopPodSandboxStarted),
+            w("Stopped pod sandbox: ", StopPodSandboxDone),
+            w("Stopped pod sandbox (already stopped)", StopPodSandboxDone),
+        ],
+    },
+    Family {
+        source: "kubelet.go syncLoop with pleg/generic.go Healthy",
+        wordings: &[
+            with(
+                "Skipping pod synchronization",
+                Cond::HasOrCutErr(PLEG_UNHEALTHY),
+                PlegUnhealthy,
+            ),
+            with(
+                "skipping pod synchronization",
+                Cond::Has(PLEG_UNHEALTHY),
+                PlegUnhealthy,
+            ),
+        ],
+    },
+    Family {
+        source: "CRI client: Status, ListContainers, ListPodSandbox failing",
+        wordings: &[
+            w("Status from runtime service failed", RuntimeCallFailed),
+            by_phrase(
+                "ListContainers",
+                Cond::Has(RUNTIME_FAILED),
+                RuntimeCallFailed,
+            ),
+            by_phrase(
+                "ListPodSandbox",
+                Cond::Has(RUNTIME_FAILED),
+                RuntimeCallFailed,
+            ),
+        ],
+    },
+    Family {
+        source: "CRI RemovePodSandbox: the kubelet's CRI client, containerd, CRI-O",
+        wordings: &[
+            structured_as(
+                "RemovePodSandbox from runtime service failed",
+                Cond::None,
+                "RemovePodSandbox from runtime service failed",
+                RemovePodSandboxFailed,
+            ),
+            by_phrase(
+                "RemovePodSandbox \"",
+                Cond::Has(RUNTIME_FAILED),
+                RemovePodSandboxFailed,
+            ),
+            with(
+                "RemovePodSandbox \"",
+                Cond::Has("returns successfully"),
+                RemovePodSandboxDone,
+            ),
+            with(
+                "RemovePodSandbox for ",
+                Cond::Failed,
+                RemovePodSandboxFailed,
+            ),
+            with(
+                "RemovePodSandbox for ",
+                Cond::Has("returns successfully"),
+                RemovePodSandboxDone,
+            ),
+            w("RemovePodSandbox for ", RemovePodSandboxStarted),
+            w("Removing pod sandbox: ", RemovePodSandboxStarted),
+            w("Removed pod sandbox: ", RemovePodSandboxDone),
+        ],
+    },
+    Family {
+        source: "CRI RemoveContainer: containerd, the kubelet (kuberuntime_container.go, topology manager)",
+        wordings: &[
+            with(
+                "RemoveContainer for ",
+                Cond::Has("returns successfully"),
+                RemoveContainerDone,
+            ),
+            with("RemoveContainer for ", Cond::Failed, RemoveContainerFailed),
+            w("RemoveContainer for ", RemoveContainer),
+            with("RemoveContainer", Cond::Exact, RemoveContainer),
+            w("RemoveContainer ", RemoveContainer),
+            w("[topologymanager] RemoveContainer", RemoveContainer),
+        ],
+    },
+    Family {
+        source: "CRI RunPodSandbox: the kubelet (kuberuntime_sandbox.go, pod workers), containerd, CRI-O",
+        wordings: &[
+            w(
+                "RunPodSandbox from runtime service failed",
+                CreatePodSandboxFailed,
+            ),
+            with(
+                "RunPodSandbox for ",
+                Cond::Has("returns sandbox id"),
+                RunPodSandboxDone,
+            ),
+            with(
+                "RunPodSandbox for ",
+                Cond::Has(" failed"),
+                RunPodSandboxFailed,
+            ),
+            w("RunPodSandbox for ", RunPodSandboxStarted),
+            w("Running pod sandbox: ", RunPodSandboxStarted),
+            w("Ran pod sandbox ", RunPodSandboxDone),
+            with(
+                "CreatePodSandbox for pod",
+                Cond::Has("failed"),
+                CreatePodSandboxFailed,
+            ),
+            w("Failed to create sandbox for pod", CreatePodSandboxFailed),
+        ],
+    },
+    Family {
+        source: "kuberuntime_gc.go removeSandbox",
+        wordings: &[
+            w("Removing sandbox", GcRemovingSandbox),
+            structured(
+                "Failed to stop sandbox before removing",
+                StopSandboxBeforeRemoveFailed,
+            ),
+            with(
+                "Failed to stop sandbox \"",
+                Cond::Has("before removing"),
+                StopSandboxBeforeRemoveFailed,
+            ),
+            // killPodWithSyncResult's (no error), dockershim's (`Failed to stop sandbox "<id>": <err>`).
+            w("Failed to stop sandbox", KillPodSandboxFailed),
+            structured("Failed to remove sandbox", RemoveSandboxFailed),
+        ],
+    },
+    Family {
+        source: "CRI ContainerStatus: the kubelet's CRI client, containerd",
+        wordings: &[
+            structured(
+                "ContainerStatus from runtime service failed",
+                ContainerStatusFailed,
+            ),
+            by_phrase(
+                "ContainerStatus \"",
+                Cond::Has(RUNTIME_FAILED),
+                ContainerStatusFailed,
+            ),
+            with(
+                "ContainerStatus for ",
+                Cond::FailedOrCutError,
+                ContainerStatusFailed,
+            ),
+        ],
+    },
+    Family {
+        source: "kuberuntime_gc.go: container GC and log cleanup",
+        wordings: &[
+            structured("Container garbage collection failed", ContainerGcFailed),
+            structured("Failed to remove container", RemoveContainerFailed),
+            structured(
+                "Error getting ContainerStatus for containerID",
+                GcContainerStatusFailed,
+            ),
+        ],
+    },
+    Family {
+        source: "kubelet_pods.go HandlePodCleanups: orphaned pods' containers",
+        wordings: &[
+            w("Clean up containers for orphaned pod", CleanUpOrphanedPod),
+            w("Clean up orphaned pod containers", CleanUpOrphanedPod),
+        ],
+    },
+    Family {
+        source: "kuberuntime_manager.go computePodActions",
+        wordings: &[w(
+            "Container not found in pod's containers",
+            ContainerNotFoundInPod,
+        )],
+    },
+    Family {
+        source: "volume manager reconstruction, kubelet_volumes.go cleanupOrphanedPodDirs",
+        wordings: &[
+            w(
+                "Could not construct volume information",
+                VolumeReconstructionFailed,
+            ),
+            w(
+                "Cleaned up orphaned pod volumes dir",
+                OrphanedPodVolumesCleaned,
+            ),
+            with(
+                "Orphaned pod \"",
+                Cond::Has("volumes not yet removed"),
+                OrphanedPodPendingVolumes,
+            ),
+            w("Orphaned pod \"", OrphanedPodVolumes),
+            w(
+                "Orphaned pod found, but volumes are not cleaned up",
+                OrphanedPodVolumes,
+            ),
+            with("Orphan pod", Cond::Exact, OrphanedPodVolumes),
+            structured_as(
+                "There were many similar errors",
+                Cond::HasOrErr("rphaned pod"),
+                "There were many similar errors. Turn up verbosity to see them.",
+                OrphanedPodVolumes,
+            ),
+        ],
+    },
+    Family {
+        source: "pod_container_deletor.go",
+        wordings: &[
+            structured("DeleteContainer returned error", DeleteContainerFailed),
+            w(
+                "[pod_container_deletor] DeleteContainer returned error",
+                DeleteContainerFailed,
+            ),
+        ],
+    },
+    Family {
+        source: "kubelet.go syncPod: mirror pods judged outdated; mirror_client.go",
+        wordings: &[
+            structured(
+                "Deleted mirror pod because it is outdated",
+                MirrorPodOutdatedDeleted,
+            ),
+            with(
+                "Deleted mirror pod \"",
+                Cond::Has("because it is outdated"),
+                MirrorPodOutdatedDeleted,
+            ),
+            with(
+                "Deleting mirror pod \"",
+                Cond::Has("because it is outdated"),
+                MirrorPodOutdatedDeleted,
+            ),
+            w("Deleting a mirror pod", MirrorPodDeleting),
+            w("Failed creating a mirror pod", MirrorPodCreateFailed),
+        ],
+    },
+    Family {
+        source: "pod_workers.go: Error syncing pod",
+        wordings: &[structured_as(
+            "Error syncing pod",
+            Cond::None,
+            "Error syncing pod, skipping",
+            ErrorSyncingPod,
+        )],
+    },
+    Family {
+        source: "CNI teardown: dockershim, containerd, CRI-O",
+        wordings: &[
+            w("Error deleting network", DestroyNetworkFailed),
+            w(
+                "Failed to destroy network for sandbox",
+                DestroyNetworkFailed,
+            ),
+            w(
+                "failed to destroy network for sandbox",
+                DestroyNetworkFailed,
+            ),
+            with(
+                "TearDown network for sandbox ",
+                Cond::Has("successfully"),
+                TearDownNetworkDone,
+            ),
+        ],
+    },
+    Family {
+        source: "kuberuntime_manager.go killPodWithSyncResult, kubelet_pods.go",
+        wordings: &[
+            w("Failed killing the pod", KillPodFailed),
+            structured("killPodWithSyncResult failed", KillPodFailed),
+            structured("Killing container with a grace period", KillingContainer),
+            w("Killing container \"", KillingContainer),
+            w("Killing unwanted pod", KillingUnwantedPod),
+        ],
+    },
+    Family {
+        source: "kubelet generic PLEG: a sandbox's status for a container event",
+        wordings: &[w(
+            "Failed to get podSandbox status for container event for sandboxID",
+            SandboxNotFound,
+        )],
+    },
+    Family {
+        source: "kubelet.go HandlePodRemoves: sources not ready",
+        wordings: &[by_phrase(
+            "Failed to delete pod",
+            Cond::HasOrErr(SOURCES_NOT_READY),
+            SkippingDeleteSourcesNotReady,
+        )],
+    },
+    Family {
+        source: "kubelet generic PLEG: container finished",
+        wordings: &[w("Generic (PLEG): container finished", ContainerFinished)],
+    },
+    Family {
+        source: "containerd: sandboxes loaded at start",
+        wordings: &[w("Loaded sandbox", SandboxLoaded)],
+    },
+    Family {
+        source: "pod_workers.go and kubelet_pods.go: the pod lifecycle",
+        wordings: &[
+            structured(
+                "Pod worker has been requested for removal but is still not fully terminated",
+                PodWorkerNotTerminated,
+            ),
+            structured(
+                "Pod has been terminated and is no longer known to the kubelet, remove all history",
+                RemoveAllHistory,
+            ),
+            structured("Pod is orphaned and must be torn down", PodOrphanedTornDown),
+            w("Pod is being synced for the first time", PodSyncedFirstTime),
+            w("Pod terminated all containers successfully", PodTerminated),
+            w(
+                "Pod terminated all orphaned containers successfully",
+                PodTerminated,
+            ),
+            w("Pod has been deleted and must be killed", PodMustBeKilled),
+        ],
+    },
+    Family {
+        source: "containerd: shim disconnected",
+        wordings: &[w("cleaning up after shim disconnected", ShimDisconnected)],
+    },
+    Family {
+        source: "containerd CRI: sandbox and container name reservations",
+        wordings: &[
+            w("failed to reserve sandbox name", SandboxNameReserved),
+            w("failed to reserve container name", ContainerNameReserved),
+        ],
+    },
+    Family {
+        source: "containerd: a sandbox gone when stopping it",
+        wordings: &[by_phrase(
+            "sandbox \"",
+            Cond::Has("is not found when stopping it"),
+            SandboxNotFound,
+        )],
+    },
+];
+
+/// Phrases matched anywhere in the message or the error when no wording fits, in order (the
+/// first found names the kind): the runtime's errors quoted by whichever call hit them.
+pub const PHRASES: &[(&str, EventKind)] = &[
+    ("failed to reserve sandbox name", SandboxNameReserved),
+    ("failed to reserve container name", ContainerNameReserved),
+    (
+        "an error occurred when try to find container",
+        ContainerNotFound,
+    ),
+    (
+        "an error occurred when try to find sandbox",
+        SandboxNotFound,
+    ),
+    ("ID does not exist", ContainerNotFound),
+    ("could not find container", ContainerNotFound),
+    ("specified pod sandbox not found", SandboxNotFound),
+    ("PodSandbox with ID starting with", SandboxNotFound),
+    (
+        "skipping delete because sources aren't ready yet",
+        SkippingDeleteSourcesNotReady,
+    ),
+    (SOURCES_NOT_READY, HousekeepingSkippedSourcesNotReady),
+    ("\"KillPodSandbox\" for \"", KillPodFailed),
+    (PLEG_UNHEALTHY, PlegUnhealthy),
+    (RUNTIME_FAILED, RuntimeCallFailed),
+];
+
+/// Every wording, in table order.
+pub fn wordings() -> impl Iterator<Item = &'static Wording> {
+    FAMILIES.iter().flat_map(|f| f.wordings.iter())
+}
+
+/// The `grep -F` key of a wording (see [`Key`]).
+pub fn key_of(w: &Wording) -> &'static str {
+    match (w.key, w.cond) {
+        (Key::Phrase, Cond::Has(p) | Cond::HasOrErr(p) | Cond::HasOrCutErr(p)) => p,
+        _ => w.starts.split('"').next().unwrap_or(w.starts),
+    }
+}

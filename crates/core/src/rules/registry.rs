@@ -1,0 +1,369 @@
+//! The rules as data: one row per rule (a finding kind from one kind of input), in documentation
+//! order. [`crate::FindingKind::ALL`] is generated from it (each kind in the order of its first
+//! row), [`crate::diagnose`] runs its state rules and the log rules run its log rules in this
+//! order, and the tables in `docs/findings.md` and `README.md` are checked against it by
+//! `crates/core/tests/registry.rs` (`UPDATE_DOCS=1` writes them).
+
+use crate::finding::FindingKind;
+use crate::model::NodeView;
+
+use super::logs::Logs;
+use super::{Config, Ctx, Finding, SkippedRule};
+
+/// What a rule reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// The node's state views (CRI, API, manifests, pod directories): [`crate::diagnose`].
+    State,
+    /// The kubelet's and runtime's logs, with the state views when there are some
+    /// ([`super::logs::diagnose_with_logs`]).
+    Logs,
+}
+
+/// What the log rules get: the log index, the node view (to confirm or dismiss), the thresholds
+/// and the time.
+pub(crate) struct LogInput<'a, 'e> {
+    pub logs: &'a Logs<'e>,
+    pub view: &'a NodeView,
+    pub config: &'a Config,
+    pub now: jiff::Timestamp,
+}
+
+/// The function that runs a rule.
+#[derive(Clone, Copy)]
+pub(crate) enum Run {
+    /// A state rule: findings and the skipped rules when a view is missing.
+    State(fn(&Ctx<'_>, &mut Vec<Finding>, &mut Vec<SkippedRule>)),
+    /// A log rule; it may read what the rules before it found (`out`).
+    Logs(fn(&LogInput<'_, '_>, &mut Vec<Finding>)),
+    /// Reported by the function of an earlier row of the same family (one pass over its input
+    /// reports several kinds).
+    Earlier,
+}
+
+/// One rule: its kind, what it reads, and what the documentation says of it.
+pub struct Rule {
+    /// The finding kind it reports.
+    pub kind: FindingKind,
+    /// State or logs.
+    pub input: Input,
+    /// What tells this row from the kind's other rows in the docs table (`from the logs`,
+    /// `name reserved`), empty for a kind's first row.
+    pub variant: &'static str,
+    /// The severity, with when it differs (`warning; critical when …`).
+    pub severity: &'static str,
+    /// The views or logs the rule needs.
+    pub views: &'static str,
+    /// The kubelet (or runtime) function the rule mirrors.
+    pub kubelet_source: &'static str,
+    /// What the finding means, in one line (README).
+    pub summary: &'static str,
+    /// The first thing to run.
+    pub remediation: &'static str,
+    /// The source file of the rule, under `crates/core/src/rules/`.
+    pub file: &'static str,
+    pub(crate) run: Run,
+}
+
+use FindingKind as K;
+use Input::{Logs as L, State as S};
+
+/// Every rule, in documentation order.
+pub const RULES: &[Rule] = &[
+    Rule {
+        kind: K::LeakedSandbox,
+        input: S,
+        variant: "",
+        severity: "warning",
+        views: "CRI; API (+ manifests for static pods) for the pod-gone case",
+        kubelet_source: "kuberuntime_gc.go evictSandboxes",
+        summary: "NOTREADY sandbox with no containers that the kubelet's sandbox GC should have removed",
+        remediation: "journalctl -u kubelet | grep <sandbox-id>; podcoroner gc",
+        file: "leaked_sandbox.rs",
+        run: Run::State(|ctx, out, skipped| ctx.leaked_sandboxes(out, skipped)),
+    },
+    Rule {
+        kind: K::DuplicateReadySandboxes,
+        input: S,
+        variant: "",
+        severity: "critical",
+        views: "CRI",
+        kubelet_source: "kuberuntime_manager.go podSandboxChanged",
+        summary: "more than one READY sandbox for a pod UID",
+        remediation: "crictl inspectp <ids>; crictl stopp <older id>",
+        file: "duplicate_ready_sandboxes.rs",
+        run: Run::State(|ctx, out, skipped| ctx.duplicate_ready_sandboxes(out, skipped)),
+    },
+    Rule {
+        kind: K::OrphanedContainer,
+        input: S,
+        variant: "",
+        severity: "warning",
+        views: "CRI",
+        kubelet_source: "CRI CreateContainer (pod_sandbox_id), RemovePodSandbox",
+        summary: "a container whose sandbox does not exist",
+        remediation: "crictl stop <id> && crictl rm <id>",
+        file: "orphaned_container.rs",
+        run: Run::State(|ctx, out, skipped| ctx.orphaned_containers(out, skipped)),
+    },
+    Rule {
+        kind: K::StaticPodNotRemoved,
+        input: S,
+        variant: "",
+        severity: "critical",
+        views: "CRI, manifests",
+        kubelet_source: "config/file.go, pod_workers.go SyncPodKill",
+        summary: "a static pod whose manifest is gone, still running",
+        remediation: "crictl stopp <id> && crictl rmp <id>; systemctl restart kubelet",
+        file: "static_pods.rs",
+        run: Run::State(|ctx, out, skipped| ctx.static_pods_not_removed(out, skipped)),
+    },
+    Rule {
+        kind: K::MissingMirrorPod,
+        input: S,
+        variant: "",
+        severity: "warning",
+        views: "CRI, API",
+        kubelet_source: "mirror_client.go CreateMirrorPod",
+        summary: "a running static pod with no mirror pod",
+        remediation: "journalctl -u kubelet | grep -i \"mirror pod\"",
+        file: "mirror_pods.rs",
+        run: Run::State(|ctx, out, skipped| ctx.mirror_pods(out, skipped)),
+    },
+    Rule {
+        kind: K::StaleMirrorPod,
+        input: S,
+        variant: "",
+        severity: "warning",
+        views: "CRI, API",
+        kubelet_source: "kubelet.go syncPod (IsMirrorPodOf)",
+        summary: "a mirror pod carrying another config hash",
+        remediation: "kubectl delete pod -n <ns> <name>",
+        file: "mirror_pods.rs",
+        run: Run::Earlier,
+    },
+    Rule {
+        kind: K::OrphanedMirrorPod,
+        input: S,
+        variant: "",
+        severity: "warning",
+        views: "CRI, API, manifests",
+        kubelet_source: "kubelet_pods.go HandlePodCleanups",
+        summary: "a mirror pod with no static pod",
+        remediation: "kubectl delete pod -n <ns> <name>",
+        file: "mirror_pods.rs",
+        run: Run::Earlier,
+    },
+    Rule {
+        kind: K::OrphanedPodDirectory,
+        input: S,
+        variant: "",
+        severity: "warning",
+        views: "pod directories, CRI, API, manifests",
+        kubelet_source: "kubelet_volumes.go cleanupOrphanedPodDirs",
+        summary: "`pods/<uid>` of no known pod, with the volume directories left",
+        remediation: "grep <uid> /proc/mounts and umount what is listed",
+        file: "pod_dirs.rs",
+        run: Run::State(|ctx, out, skipped| ctx.orphaned_pod_directories(out, skipped)),
+    },
+    Rule {
+        kind: K::InvalidStaticPodManifest,
+        input: S,
+        variant: "",
+        severity: "warning",
+        views: "manifests",
+        kubelet_source: "config/file.go extractFromDir, extractFromFile",
+        summary: "a manifest the kubelet cannot parse",
+        remediation: "fix the file or move it out of the directory",
+        file: "manifests.rs",
+        run: Run::State(|ctx, out, skipped| ctx.invalid_manifests(out, skipped)),
+    },
+    Rule {
+        kind: K::FailedPodNotCleaned,
+        input: S,
+        variant: "",
+        severity: "info",
+        views: "API",
+        kubelet_source: "status_manager.go; kube-controller-manager PodGC",
+        summary: "a Failed (e.g. Evicted) pod nothing will delete",
+        remediation: "kubectl delete pod -n <ns> <name>",
+        file: "failed_pods.rs",
+        run: Run::State(|ctx, out, skipped| ctx.failed_pods(out, skipped)),
+    },
+    Rule {
+        kind: K::SandboxStopFailing,
+        input: L,
+        variant: "",
+        severity: "warning; critical when the CNI plugin cannot run on the node",
+        views: "kubelet or runtime log (CRI to dismiss healed ones)",
+        kubelet_source: "kuberuntime_gc.go removeSandbox",
+        summary: "stopping or removing a sandbox keeps failing; the cause classified (CNI teardown, runtime busy, timeout)",
+        remediation: "fix the cause the finding names; the kubelet's GC then finishes",
+        file: "teardown.rs",
+        run: Run::Logs(super::teardown::run),
+    },
+    Rule {
+        kind: K::FindContainerRace,
+        input: L,
+        variant: "",
+        severity: "info; warning when one container keeps coming back",
+        views: "kubelet or runtime log",
+        kubelet_source: "pod_container_deletor.go, kuberuntime_container.go removeContainer",
+        summary: "the benign NotFound double-removal race; warning when one container keeps recurring",
+        remediation: "none for the race; journalctl -u kubelet | grep <container-id> for a recurring one",
+        file: "container_race.rs",
+        run: Run::Logs(super::container_race::run),
+    },
+    Rule {
+        kind: K::StuckPodWorker,
+        input: L,
+        variant: "",
+        severity: "warning",
+        views: "kubelet log",
+        kubelet_source: "pod_workers.go (k/k #102344, 1.22)",
+        summary: "a pod worker that never terminates (1.22 to 1.26)",
+        remediation: "systemctl restart kubelet",
+        file: "pod_workers.rs",
+        run: Run::Logs(super::pod_workers::run),
+    },
+    Rule {
+        kind: K::StaticPodRemovalBlocked,
+        input: L,
+        variant: "",
+        severity: "warning",
+        views: "kubelet log",
+        kubelet_source: "kubelet.go HandlePodRemoves, syncLoopIteration",
+        summary: "removals skipped because the kubelet's sources are not ready",
+        remediation: "check the kubelet's connection to the API server",
+        file: "static_pods.rs",
+        run: Run::Logs(super::static_pods::run_removal_blocked),
+    },
+    Rule {
+        kind: K::MirrorPodRecreateLoop,
+        input: L,
+        variant: "",
+        severity: "warning; info for a single deletion",
+        views: "kubelet log",
+        kubelet_source: "kubelet.go syncPod (IsMirrorPodOf)",
+        summary: "a mirror pod deleted as outdated and recreated, again and again",
+        remediation: "kubectl get pod -n <ns> <name> -o yaml | grep config.mirror",
+        file: "mirror_pods.rs",
+        run: Run::Logs(super::mirror_pods::run),
+    },
+    Rule {
+        kind: K::MirrorPodCreateFailed,
+        input: L,
+        variant: "",
+        severity: "warning",
+        views: "kubelet log",
+        kubelet_source: "mirror_client.go CreateMirrorPod",
+        summary: "the API server refusing a mirror pod (forbidden, already exists)",
+        remediation: "kubectl delete pod -n <ns> <name> --grace-period=0 (AlreadyExists)",
+        file: "mirror_pods.rs",
+        run: Run::Earlier,
+    },
+    Rule {
+        kind: K::OrphanedPodVolumes,
+        input: L,
+        variant: "",
+        severity: "warning",
+        views: "kubelet log",
+        kubelet_source: "kubelet_volumes.go cleanupOrphanedPodDirs",
+        summary: "the kubelet cannot remove an orphaned pod's volumes",
+        remediation: "grep <uid> /proc/mounts and umount what is listed",
+        file: "pod_dirs.rs",
+        run: Run::Logs(super::pod_dirs::run),
+    },
+    Rule {
+        kind: K::StuckTerminatingPod,
+        input: L,
+        variant: "",
+        severity: "warning; critical when the CNI plugin cannot run on the node",
+        views: "kubelet log, or API + CRI",
+        kubelet_source: "kuberuntime_manager.go killPodWithSyncResult, pod_workers.go",
+        summary: "a deleted pod past its grace period that still runs, or one the kubelet keeps failing to kill",
+        remediation: "fix the cause the finding names; kubectl delete pod --force leaves the sandbox",
+        file: "teardown.rs",
+        run: Run::Earlier,
+    },
+    Rule {
+        kind: K::RuntimeUnhealthy,
+        input: L,
+        variant: "",
+        severity: "critical",
+        views: "kubelet log",
+        kubelet_source: "kubelet.go syncLoop, pleg/generic.go Healthy",
+        summary: "PLEG not healthy, or the runtime down",
+        remediation: "crictl info; journalctl -u containerd; systemctl restart containerd",
+        file: "runtime.rs",
+        run: Run::Logs(super::runtime::run),
+    },
+    Rule {
+        kind: K::StaticPodRemoved,
+        input: L,
+        variant: "",
+        severity: "info",
+        views: "kubelet log",
+        kubelet_source: "config/file.go, kubelet_pods.go HandlePodCleanups",
+        summary: "a static pod left its source, and when its mirror pod went",
+        remediation: "none if the manifest was removed on purpose",
+        file: "static_pods.rs",
+        run: Run::Logs(super::static_pods::run_removed),
+    },
+    Rule {
+        kind: K::StaticPodNotRemoved,
+        input: L,
+        variant: "from the logs",
+        severity: "warning",
+        views: "kubelet log",
+        kubelet_source: "config/file.go, kuberuntime_manager.go killPodWithSyncResult",
+        summary: "a removed static pod the kubelet cannot kill (KillPodSandbox failing)",
+        remediation: "fix the cause the finding names; systemctl restart kubelet",
+        file: "teardown.rs",
+        run: Run::Earlier,
+    },
+    Rule {
+        kind: K::LeakedSandbox,
+        input: L,
+        variant: "name reserved",
+        severity: "warning",
+        views: "kubelet or runtime log",
+        kubelet_source: "containerd CRI RunPodSandbox (sandbox_run.go)",
+        summary: "a dead sandbox keeping its pod's sandbox name reserved",
+        remediation: "crictl stopp <id> && crictl rmp <id>",
+        file: "leaked_sandbox.rs",
+        run: Run::Logs(super::leaked_sandbox::run_name_reserved),
+    },
+];
+
+/// The kinds of [`RULES`], each once, in the order of its first row: [`FindingKind::ALL`].
+/// Fails to compile when `N` is not the number of kinds the table names.
+pub(crate) const fn kinds<const N: usize>() -> [FindingKind; N] {
+    let mut out = [FindingKind::LeakedSandbox; N];
+    let mut n = 0;
+    let mut i = 0;
+    while i < RULES.len() {
+        let k = RULES[i].kind;
+        let mut seen = false;
+        let mut j = 0;
+        while j < n {
+            if out[j] as u8 == k as u8 {
+                seen = true;
+            }
+            j += 1;
+        }
+        if !seen {
+            assert!(n < N, "FindingKind::ALL is shorter than the kinds of RULES");
+            out[n] = k;
+            n += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "FindingKind::ALL is longer than the kinds of RULES");
+    out
+}
+
+/// The rows of one kind.
+pub fn rules_of(kind: FindingKind) -> impl Iterator<Item = &'static Rule> {
+    RULES.iter().filter(move |r| r.kind == kind)
+}
