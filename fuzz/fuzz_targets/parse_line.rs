@@ -13,7 +13,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use podcoroner_core::logs::{
-    Format, LineAssembler, ParseContext, Understanding, classify, event_kind, parse,
+    Format, LineAssembler, ParseContext, Understanding, classify, event_kind, parse, record_start,
 };
 
 /// Prefixes seen in the wild; the first byte of the input picks one.
@@ -94,7 +94,9 @@ fuzz_target!(|data: &[u8]| {
         let bare = parse(line, &mut c);
         let p = format!("{prefix}{line}");
         let behind = parse(&p, &mut c);
-        if bare.is_parsed()
+        // A record that begins at column 0 reads the same behind a prefix.
+        if record_start(line) == Some(0)
+            && bare.is_parsed()
             && bare.format != Format::Plain
             && bare.time.is_some()
             && !line.starts_with([' ', '\t'])

@@ -47,7 +47,7 @@ pub use catalogue::{
     event_kind,
 };
 pub use ids::{IdKind, Ids, PartialId, PodName};
-pub use parse::parse;
+pub use parse::{parse, record_start};
 pub use record::{
     Component, Envelope, EnvelopeKind, Field, FieldValue, Format, Level, ParseContext, ParsedLine,
 };

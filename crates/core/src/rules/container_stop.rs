@@ -1,0 +1,163 @@
+//! `ContainerStopFailing`: a container the runtime fails to stop or kill.
+
+#[allow(unused_imports)]
+use super::logs::*;
+#[allow(unused_imports)]
+use super::*;
+
+// === ContainerStopFailing ===
+
+/// Why a container does not stop, from the error text of its failed stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum StopCause {
+    /// The process is a zombie (exited, its parent never reaped it).
+    Zombie,
+    /// The runtime's shim is gone (`ttrpc: closed`, shim disconnected): nobody can signal it.
+    ShimGone,
+    /// The kill itself failed (`failed to kill`).
+    KillFailed,
+    /// SIGKILL was sent and the task did not exit in time (`an error occurs during waiting for
+    /// container … to be killed`, DeadlineExceeded): usually a process in D state on a hung
+    /// mount.
+    Timeout,
+    /// Anything else.
+    Other,
+}
+
+impl StopCause {
+    fn of(text: &str) -> StopCause {
+        let t = text.to_ascii_lowercase();
+        if t.contains("zombie") {
+            StopCause::Zombie
+        } else if t.contains("ttrpc: closed")
+            || t.contains("shim disconnected")
+            || t.contains("shim: not found")
+            || t.contains("connection refused: unknown")
+        {
+            StopCause::ShimGone
+        } else if t.contains("failed to kill") || t.contains("kill container") {
+            StopCause::KillFailed
+        } else if t.contains("deadlineexceeded")
+            || t.contains("deadline exceeded")
+            || t.contains("to be killed")
+            || t.contains("timed out")
+            || t.contains("timeout")
+        {
+            StopCause::Timeout
+        } else {
+            StopCause::Other
+        }
+    }
+
+    fn says(self) -> &'static str {
+        match self {
+            StopCause::Zombie => "its process is a zombie",
+            StopCause::ShimGone => "the runtime's shim is gone",
+            StopCause::KillFailed => "the kill failed",
+            StopCause::Timeout => "SIGKILL was sent and the process did not exit in time",
+            StopCause::Other => "the runtime returned an error",
+        }
+    }
+
+    fn fix(self, short_id: &str) -> String {
+        let common = format!(
+            "crictl inspect {short_id} | grep -m1 '\"pid\"' for the PID, then cat /proc/<pid>/status \
+             (State: D is a process stuck in the kernel) and /proc/<pid>/stack"
+        );
+        match self {
+            StopCause::Zombie => format!(
+                "{common}; a zombie is reaped by its parent: restart the container's shim \
+                 (systemctl restart containerd restarts no running shim) or the node"
+            ),
+            StopCause::ShimGone => format!(
+                "{common}; with the shim gone, kill the process by PID and restart the runtime \
+                 (systemctl restart containerd) so it reloads the task"
+            ),
+            StopCause::KillFailed | StopCause::Timeout | StopCause::Other => format!(
+                "{common}; a D-state process waits on a hung NFS/FUSE/CSI mount (grep the pod \
+                 UID in /proc/mounts): fix or force-unmount the mount; if nothing helps, reboot \
+                 the node"
+            ),
+        }
+    }
+}
+
+/// `kuberuntime_container.go` `killContainer` calls CRI `StopContainer` with the grace period;
+/// the runtime sends SIGTERM, then SIGKILL, and waits for the task to exit. When it fails
+/// ("StopContainer from runtime service failed", containerd's `StopContainer for "<id>" failed`),
+/// the pod worker retries at every sync and the pod stays Terminating. One finding per
+/// container, warning, with the attempts and the cause (zombie, shim gone, kill failed,
+/// timeout). A container the CRI view lists as exited is not a finding: it did stop.
+pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<Finding>) {
+    let mut groups: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
+    for e in logs.of(&[EventKind::StopContainerFailed]) {
+        if let Some(key) = logs.container_key(e) {
+            groups.entry(key).or_default().push(e);
+        }
+    }
+    for (id, group) in groups {
+        let exited = view.cri.as_ref().is_some_and(|c| {
+            c.containers
+                .iter()
+                .any(|k| k.id == id && k.state != ContainerState::Running)
+        });
+        if exited {
+            continue;
+        }
+        let cause = group
+            .iter()
+            .map(|e| StopCause::of(e.event.error.as_deref().unwrap_or(&e.text)))
+            .min()
+            .unwrap_or(StopCause::Other);
+        let shown = shown(&id).to_string();
+        let pod = logs.pod_of(view, &group, None, None);
+        let mut f = finding(
+            FindingKind::ContainerStopFailing,
+            Severity::Warning,
+            format!(
+                "the runtime fails to stop container {shown}{}: {} ({}, {}{})",
+                of_pod(pod.as_ref()),
+                cause.says(),
+                plural(group.len(), "attempt", "attempts"),
+                plural(group.len(), "record", "records"),
+                over(&group)
+            ),
+            "kuberuntime_container.go killContainer and CRI StopContainer: the runtime sends SIGTERM, \
+             SIGKILL after the grace period, and waits for the task to exit; while it fails the pod \
+             worker retries every sync and the pod stays Terminating",
+            cause.fix(&shown),
+        );
+        f.container_id = Some(id.clone());
+        f.pod = pod;
+        f.evidence = quote(&group);
+        out.push(f);
+    }
+}
+
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    container_stop_failing(input.logs, input.view, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causes() {
+        for (text, want) in [
+            (
+                "rpc error: code = DeadlineExceeded desc = an error occurs during waiting for container \"a96e\" to be killed: wait container \"a96e\": context deadline exceeded",
+                StopCause::Timeout,
+            ),
+            (
+                "failed to kill container \"a96e\": unknown error after kill: runc did not terminate successfully",
+                StopCause::KillFailed,
+            ),
+            ("ttrpc: closed: unknown", StopCause::ShimGone),
+            ("process is a zombie", StopCause::Zombie),
+            ("permission denied", StopCause::Other),
+        ] {
+            assert_eq!(StopCause::of(text), want, "{text}");
+        }
+    }
+}
