@@ -214,3 +214,40 @@ pub struct Finding {
     /// be gone.
     pub gc_eligible: bool,
 }
+
+impl Finding {
+    /// Every field of the finding as indented text, one field a line (`- Kind (severity)`, then
+    /// `pod:`, `sandbox:`, `container:`, `path:`, `summary:`, one `evidence (<source>):` line per
+    /// evidence, `remediation:`, `gc_eligible:`): what the golden files of the cases hold.
+    /// `strip` is cut from evidence lines (a test folder's path before file names).
+    pub fn to_text(&self, strip: &str) -> String {
+        let mut out = format!("- {} ({})\n", self.kind, self.severity.as_str());
+        if let Some(p) = &self.pod {
+            out.push_str(&format!(
+                "  pod: {}/{} uid={}\n",
+                p.namespace, p.name, p.uid
+            ));
+        }
+        for (what, v) in [
+            ("sandbox", &self.sandbox_id),
+            ("container", &self.container_id),
+            ("path", &self.path),
+        ] {
+            if let Some(v) = v {
+                out.push_str(&format!("  {what}: {v}\n"));
+            }
+        }
+        out.push_str(&format!("  summary: {}\n", self.summary));
+        for e in &self.evidence {
+            let detail = if strip.is_empty() {
+                e.detail.clone()
+            } else {
+                e.detail.replace(strip, "")
+            };
+            out.push_str(&format!("  evidence ({}): {detail}\n", e.source.as_str()));
+        }
+        out.push_str(&format!("  remediation: {}\n", self.remediation));
+        out.push_str(&format!("  gc_eligible: {}\n", self.gc_eligible));
+        out
+    }
+}

@@ -1471,7 +1471,7 @@ fn cases() {
             .unwrap()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n != "source.txt" && n != "expected.md")
+            .filter(|n| n != "source.txt" && n != "expected.md" && n != "findings.txt")
             .collect();
         let listed: BTreeSet<String> = case.files.iter().map(|f| f.name.to_owned()).collect();
         assert_eq!(on_disk, listed, "{}: files", case.slug);

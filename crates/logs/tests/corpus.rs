@@ -1,6 +1,7 @@
 //! Every line of every case file accounted for: each physical line of each file in
-//! `testdata/cases/*/` (but `source.txt` and `expected.md`) is read with [`read`], the real
-//! reader (blocks, assembler, parser), and must be a record of a known shape, part of one (a
+//! `testdata/cases/*/` (but `source.txt`, `expected.md` and the golden `findings.txt`) is read
+//! with [`read`], the real reader (blocks, assembler, parser), and must be a record of a known
+//! shape, part of one (a
 //! klog block line, a hard wrap, a prefixed continuation), a non-record (blank, a shell prompt
 //! or command echo, Markdown markup: `podcoroner_core::logs::non_record`), or listed below with
 //! why it is no log line. A new line of no known shape fails with its `file:line` and text, and
@@ -111,7 +112,7 @@ fn case_files() -> Vec<String> {
         }
         for f in fs::read_dir(case.path()).unwrap().flatten() {
             let name = f.file_name().to_string_lossy().into_owned();
-            if name != "source.txt" && name != "expected.md" {
+            if !matches!(name.as_str(), "source.txt" | "expected.md" | "findings.txt") {
                 out.push(format!("{}/{name}", case.file_name().to_string_lossy()));
             }
         }

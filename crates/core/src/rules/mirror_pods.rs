@@ -202,19 +202,13 @@ impl Ctx<'_> {
 /// ("Deleted mirror pod because it is outdated"; before 1.21 "Deleted mirror pod "<name>_<ns>
 /// (<uid>)" because it is outdated", earlier "Deleting mirror pod …") and `mirror_client.go`
 /// `CreateMirrorPod` recreates it: two deletions of one pod within a minute are a loop
-/// (warning); a single one is the normal follow-up of a manifest edit (info). The API may refuse
-/// the creation ("Failed creating a mirror pod": forbidden, AlreadyExists).
+/// (warning); a single one is the normal follow-up of a manifest edit (info). The API refusing
+/// the creation is `mirror_pod_create_failed.rs`.
 pub(super) fn mirror_pods(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let mut deleted: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
-    let mut refused: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
-    for e in logs.of(&[
-        EventKind::MirrorPodOutdatedDeleted,
-        EventKind::MirrorPodCreateFailed,
-    ]) {
-        let Some(key) = pod_name_key(e) else { continue };
-        match e.event.kind {
-            EventKind::MirrorPodOutdatedDeleted => deleted.entry(key).or_default().push(e),
-            _ => refused.entry(key).or_default().push(e),
+    for e in logs.of(&[EventKind::MirrorPodOutdatedDeleted]) {
+        if let Some(key) = pod_name_key(e) {
+            deleted.entry(key).or_default().push(e);
         }
     }
     for (pod, mut group) in deleted {
@@ -279,46 +273,6 @@ pub(super) fn mirror_pods(logs: &Logs<'_>, out: &mut Vec<Finding>) {
                 ),
             )
         };
-        f.pod = Some(target);
-        f.evidence = quote(&group);
-        out.push(f);
-    }
-    for (pod, group) in refused {
-        let cause = group.iter().rev().find_map(|e| e.event.cause);
-        let why = match cause {
-            Some(Cause::Forbidden) => {
-                "forbidden (NodeRestriction, or the namespace is missing or terminating)"
-            }
-            Some(Cause::AlreadyExists) => {
-                "a pod of that name already exists (a stale mirror pod with another hash)"
-            }
-            _ => "refused by the API server",
-        };
-        let mut target = split_pod(&pod);
-        target.uid = static_uid(logs, &pod).unwrap_or_default();
-        let mut f = finding(
-            FindingKind::MirrorPodCreateFailed,
-            Severity::Warning,
-            format!(
-                "the API server refuses the mirror pod of static pod {pod}: {why} ({}{})",
-                plural(group.len(), "record", "records"),
-                over(&group)
-            ),
-            "pod/mirror_client.go CreateMirrorPod: the kubelet creates a mirror pod for every static pod; on \
-             AlreadyExists it accepts the existing pod only if its config.mirror matches (older kubelets \
-             never replace it, k/k #6580)",
-            match cause {
-                Some(Cause::AlreadyExists) => format!(
-                    "kubectl delete pod -n {} {} --grace-period=0 (the stale mirror pod) so the kubelet recreates it",
-                    sh(&target.namespace),
-                    sh(&target.name)
-                ),
-                _ => format!(
-                    "kubectl get ns {}; check the kubelet's RBAC and the NodeRestriction admission plugin",
-                    sh(&target.namespace)
-                ),
-            },
-        );
         f.pod = Some(target);
         f.evidence = quote(&group);
         out.push(f);

@@ -23,6 +23,7 @@ mod failed_pods;
 mod leaked_sandbox;
 pub mod logs;
 mod manifests;
+mod mirror_pod_create_failed;
 mod mirror_pods;
 mod orphaned_container;
 mod pod_dirs;

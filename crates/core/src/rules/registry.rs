@@ -259,8 +259,8 @@ pub const RULES: &[Rule] = &[
         kubelet_source: "mirror_client.go CreateMirrorPod",
         summary: "the API server refusing a mirror pod (forbidden, already exists)",
         remediation: "kubectl delete pod -n <ns> <name> --grace-period=0 (AlreadyExists)",
-        file: "mirror_pods.rs",
-        run: Run::Earlier,
+        file: "mirror_pod_create_failed.rs",
+        run: Run::Logs(super::mirror_pod_create_failed::run),
     },
     Rule {
         kind: K::OrphanedPodVolumes,

@@ -1,0 +1,244 @@
+//! The whole `podcoroner diagnose --offline` path (read, classify, rules, report) beside
+//! `rg -c -F` with the catalogue's message set, on the same file in the same run (issue 10).
+//!
+//! Run with `cargo bench -p podcoroner --bench diagnose_offline` (needs `rg`: `apt-get install
+//! -y ripgrep`, and `/usr/bin/time` for the peak RSS). Three logs, each at 256 MiB, 512 MiB and
+//! 1 GiB (`PODCORONER_BENCH_LOG_MIB` sets the largest; the others are its half and quarter):
+//! - `healthy`: a healthy node's log with the case lines spread in it (the `log_throughput`
+//!   generator, about 0.35% events);
+//! - `troubled`: only the lines of `testdata/cases/`, repeated with their own IDs (the same
+//!   pods failing again and again);
+//! - `troubled-fresh`: the same with fresh IDs per repetition (new pods failing).
+//!
+//! Each input is built once under `target/bench-logs/diagnose-v1/`. For every file: `rg` and
+//! `podcoroner diagnose --offline --kubelet-log FILE -o json --fail-on none` (the release
+//! binary) from the page cache, best of [`RUNS`] wall time, and the peak RSS (`%M` of
+//! `/usr/bin/time`). A run longer than `PODCORONER_BENCH_TIMEOUT_S` (default 900 s) is stopped
+//! and shown as such.
+
+#![allow(missing_docs)]
+// A benchmark reports on stdout.
+#![allow(clippy::print_stdout)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use podcoroner_core::logs::catalogue::message_keys;
+
+#[path = "../../logs/benches/support/node_log.rs"]
+mod node_log;
+
+/// Timed runs of each tool; the best is reported.
+const RUNS: usize = 2;
+/// Bumped whenever a generator changes, so a stale cached input is not reused.
+const INPUT_VERSION: u32 = 1;
+const MIB: u64 = 1 << 20;
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Healthy,
+    Troubled,
+    TroubledFresh,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Healthy => "healthy",
+            Kind::Troubled => "troubled",
+            Kind::TroubledFresh => "troubled-fresh",
+        }
+    }
+
+    fn generate(self, path: &Path, bytes: u64) {
+        match self {
+            Kind::Healthy => node_log::generate(path, bytes),
+            Kind::Troubled => node_log::generate_troubled(path, bytes, false),
+            Kind::TroubledFresh => node_log::generate_troubled(path, bytes, true),
+        }
+    }
+}
+
+fn main() {
+    let mib: u64 = std::env::var("PODCORONER_BENCH_LOG_MIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1024);
+    let timeout: u64 = std::env::var("PODCORONER_BENCH_TIMEOUT_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(900);
+    let kinds: Vec<Kind> = match std::env::var("PODCORONER_BENCH_LOGS").ok().as_deref() {
+        Some(list) => [Kind::Healthy, Kind::Troubled, Kind::TroubledFresh]
+            .into_iter()
+            .filter(|k| list.split(',').any(|n| n == k.name()))
+            .collect(),
+        None => vec![Kind::Healthy, Kind::Troubled, Kind::TroubledFresh],
+    };
+    let podcoroner = PathBuf::from(env!("CARGO_BIN_EXE_podcoroner"));
+    let Some(rg) = node_log::which("rg") else {
+        println!("rg not found: install it with `apt-get install -y ripgrep`");
+        return;
+    };
+    let mut rg_args = vec!["-c".to_string(), "-F".to_string()];
+    for key in message_keys() {
+        rg_args.push("-e".to_string());
+        rg_args.push((*key).to_string());
+    }
+    let started = Instant::now();
+    println!(
+        "diagnose --offline beside rg -c -F ({} patterns); {} cores, load average at start {}",
+        message_keys().len(),
+        std::thread::available_parallelism().map_or(1, usize::from),
+        loadavg()
+    );
+    println!(
+        "{:<15} {:>6} {:>10} {:>8} {:>7} {:>9} {:>9}  result",
+        "log", "MiB", "diagnose s", "rg s", "x rg", "peak MiB", "x prev"
+    );
+    for kind in kinds {
+        let files = input(kind, &[mib / 4, mib / 2, mib]);
+        let mut prev: Option<f64> = None;
+        for file in &files {
+            let bytes = std::fs::metadata(file).expect("input").len();
+            drop(std::fs::read(file)); // page cache
+            let rg_time = node_log::best_of(RUNS, || {
+                let t = Instant::now();
+                let out = Command::new(&rg)
+                    .args(&rg_args)
+                    .arg(file)
+                    .stdin(Stdio::null())
+                    .output()
+                    .expect("run rg");
+                (
+                    t.elapsed(),
+                    String::from_utf8_lossy(&out.stdout).trim().to_string(),
+                )
+            });
+            let run = node_log::best_of(RUNS, || {
+                let r = diagnose(&podcoroner, file, timeout);
+                (r.wall, r)
+            })
+            .1;
+            let secs = run.wall.as_secs_f64();
+            let growth = prev.map_or("-".to_string(), |p| format!("{:.2}", secs / p));
+            prev = Some(secs);
+            println!(
+                "{:<15} {:>6.0} {:>10} {:>8.3} {:>7} {:>9.1} {:>9}  {}; rg: {} lines",
+                kind.name(),
+                bytes as f64 / MIB as f64,
+                if run.timed_out {
+                    format!(">{timeout}")
+                } else {
+                    format!("{secs:.3}")
+                },
+                rg_time.0.as_secs_f64(),
+                format!("{:.2}", secs / rg_time.0.as_secs_f64()),
+                run.peak_kib as f64 / 1024.0,
+                growth,
+                run.summary,
+                rg_time.1
+            );
+        }
+    }
+    println!(
+        "load average at end {}; total bench time {:.0} s",
+        loadavg(),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+struct Run {
+    wall: Duration,
+    peak_kib: u64,
+    timed_out: bool,
+    summary: String,
+}
+
+/// `podcoroner diagnose --offline` on `file` under `/usr/bin/time` (and `timeout`).
+fn diagnose(podcoroner: &Path, file: &Path, timeout: u64) -> Run {
+    let t = Instant::now();
+    let out = Command::new("timeout")
+        .arg(timeout.to_string())
+        .args(["/usr/bin/time", "-f", "peak-kib %M"])
+        .arg(podcoroner)
+        .args(["diagnose", "--offline", "--kubelet-log"])
+        .arg(file)
+        .args(["-o", "json", "--fail-on", "none"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run timeout /usr/bin/time podcoroner");
+    let wall = t.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let peak_kib = stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("peak-kib "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let timed_out = out.status.code() == Some(124);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let findings = json["findings"].as_array().map_or(0, Vec::len);
+    let events = json["sources"]["kubelet_log"]["counts"]["events"]
+        .as_u64()
+        .unwrap_or(0);
+    let summary = if timed_out {
+        "stopped at the timeout".to_string()
+    } else if !out.status.success() {
+        format!("failed: {}", stderr.lines().last().unwrap_or(""))
+    } else {
+        format!("{findings} findings from {events} events")
+    };
+    Run {
+        wall,
+        peak_kib,
+        timed_out,
+        summary,
+    }
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split(' ')
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The cached inputs of `kind`, one per size in MiB (each a prefix of the largest), each alone
+/// in its own folder so that no rotated sibling is picked up.
+fn input(kind: Kind, sizes: &[u64]) -> Vec<PathBuf> {
+    let exe = std::env::current_exe().expect("current exe");
+    // target/<profile>/deps/<bench> → target/
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .expect("bench binary under target/")
+        .to_path_buf();
+    let root = target
+        .join("bench-logs")
+        .join(format!("diagnose-v{INPUT_VERSION}"))
+        .join(kind.name());
+    let largest = *sizes.iter().max().expect("sizes");
+    let path_of = |mib: u64| root.join(format!("{mib}m")).join("kubelet.log");
+    let big = path_of(largest);
+    if !big.is_file() {
+        std::fs::create_dir_all(big.parent().expect("parent")).expect("mkdir");
+        let tmp = big.with_extension("tmp");
+        kind.generate(&tmp, largest * MIB);
+        std::fs::rename(&tmp, &big).expect("rename");
+    }
+    sizes
+        .iter()
+        .map(|&mib| {
+            let p = path_of(mib);
+            if !p.is_file() {
+                std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+                node_log::copy_prefix(&big, &p, mib * MIB);
+            }
+            p
+        })
+        .collect()
+}
