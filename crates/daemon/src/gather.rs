@@ -204,6 +204,13 @@ pub fn log_status(
     if let Some((a, b)) = read.span {
         s.detail = Some(format!("records from {a} to {b}"));
     }
+    if read.newest_first {
+        let note = "written newest first (journalctl -r): read oldest first";
+        s.detail = Some(
+            s.detail
+                .map_or(note.to_string(), |d| format!("{d}; {note}")),
+        );
+    }
     let u = &read.understanding;
     s.counts
         .insert("not_understood".to_string(), u.not_understood as usize);

@@ -135,12 +135,94 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
 }
 
 pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    let before = out.len();
     container_stop_failing(input.logs, input.view, out);
+    name_stuck_pods_containers(out, before);
+}
+
+/// A `StuckTerminatingPod` (found by an earlier rule) names the containers behind it: the
+/// `ContainerStopFailing` findings from `out[from..]` of the same pod (by UID, else by name).
+fn name_stuck_pods_containers(out: &mut [Finding], from: usize) {
+    let same = |a: &PodRef, b: &PodRef| {
+        (!a.uid.is_empty() && a.uid == b.uid)
+            || (!a.name.is_empty() && a.name == b.name && a.namespace == b.namespace)
+    };
+    let stops: Vec<(PodRef, String)> = out[from..]
+        .iter()
+        .filter_map(|f| {
+            Some((
+                f.pod.clone()?,
+                shown(f.container_id.as_deref()?).to_string(),
+            ))
+        })
+        .collect();
+    for f in out[..from]
+        .iter_mut()
+        .filter(|f| f.kind == FindingKind::StuckTerminatingPod)
+    {
+        let Some(pod) = &f.pod else { continue };
+        let ids: Vec<&str> = stops
+            .iter()
+            .filter(|(p, _)| same(p, pod))
+            .map(|(_, id)| id.as_str())
+            .collect();
+        if !ids.is_empty() {
+            f.summary.push_str(&format!(
+                "; the runtime cannot stop its {} {} (ContainerStopFailing)",
+                if ids.len() == 1 {
+                    "container"
+                } else {
+                    "containers"
+                },
+                ids.join(", ")
+            ));
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stuck_pod_names_the_containers_that_do_not_stop() {
+        let pod = PodRef {
+            namespace: "shop".into(),
+            name: "cart-0".into(),
+            uid: "3f2a1b0c-0000-4000-8000-000000000001".into(),
+        };
+        let mut stuck = finding(
+            FindingKind::StuckTerminatingPod,
+            Severity::Warning,
+            "the kubelet cannot kill pod shop/cart-0".into(),
+            "",
+            String::new(),
+        );
+        stuck.pod = Some(pod.clone());
+        let mut other = stuck.clone();
+        other.pod = Some(PodRef {
+            uid: "3f2a1b0c-0000-4000-8000-000000000002".into(),
+            name: "cart-1".into(),
+            ..pod.clone()
+        });
+        let mut stop = finding(
+            FindingKind::ContainerStopFailing,
+            Severity::Warning,
+            String::new(),
+            "",
+            String::new(),
+        );
+        stop.pod = Some(pod);
+        stop.container_id =
+            Some("a96e7dc6ce5cae0af965d63a71238f78932e00520f8103fc24850db7a7b94bb8".into());
+        let mut out = vec![stuck, other, stop];
+        name_stuck_pods_containers(&mut out, 2);
+        assert_eq!(
+            out[0].summary,
+            "the kubelet cannot kill pod shop/cart-0; the runtime cannot stop its container a96e7dc6ce5ca (ContainerStopFailing)"
+        );
+        assert_eq!(out[1].summary, "the kubelet cannot kill pod shop/cart-0");
+    }
 
     #[test]
     fn causes() {
