@@ -531,6 +531,10 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         .write_all(text.as_bytes())
         .context("writing to stdout")?;
     stdout.flush().context("writing to stdout")?;
+    // Never a silent clean bill: a log not understood, with nothing else judged, is an error.
+    if gather::nothing_judged(&report.sources) {
+        return Ok(EXIT_ERROR);
+    }
     let failed = match (args.fail_on.threshold(), report.max_severity()) {
         (Some(threshold), Some(max)) => max >= threshold,
         _ => false,

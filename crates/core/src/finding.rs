@@ -84,6 +84,9 @@ pub enum FindingKind {
     /// The runtime or PLEG is unhealthy ("PLEG is not healthy", "container runtime is down"): no
     /// pod on the node can be started or stopped.
     RuntimeUnhealthy,
+    /// A container the runtime fails to stop or kill (`StopContainer` timing out, "failed to
+    /// kill", a zombie process, the shim gone): its pod cannot finish terminating.
+    ContainerStopFailing,
     /// A static pod left its source (`SyncLoop REMOVE source="file"`): a lifecycle note (info),
     /// with how its mirror pod went.
     StaticPodRemoved,
@@ -92,7 +95,7 @@ pub enum FindingKind {
 impl FindingKind {
     /// Every kind, in documentation order: generated from `rules::registry::RULES` (a kind
     /// added there without its count here does not compile).
-    pub const ALL: [FindingKind; 20] = crate::rules::registry::kinds();
+    pub const ALL: [FindingKind; 21] = crate::rules::registry::kinds();
 
     /// The stable name, e.g. `LeakedSandbox`.
     pub fn as_str(self) -> &'static str {
@@ -117,6 +120,7 @@ impl FindingKind {
             FindingKind::StuckTerminatingPod => "StuckTerminatingPod",
             FindingKind::RuntimeUnhealthy => "RuntimeUnhealthy",
             FindingKind::StaticPodRemoved => "StaticPodRemoved",
+            FindingKind::ContainerStopFailing => "ContainerStopFailing",
         }
     }
 

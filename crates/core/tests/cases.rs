@@ -1030,6 +1030,338 @@ const CASES: &[Case] = &[
         ],
         absent: &[],
     },
+    // Cases 02 … 37 below were added with the prefix layer (issue 12): logs behind grep,
+    // Markdown quotes, talosctl, k3s and kubenswrapper identifiers, French month names.
+    Case {
+        slug: "02-sandbox-not-gc-until-kubelet-restart",
+        files: &[
+            File {
+                name: "crictl-pods.txt",
+                year: 2022,
+                records: 7,
+                unparsed: &[1, 2, 3, 4, 5, 6, 7],
+                why: "a prompt and a crictl pods table",
+                ..FILE
+            },
+            File {
+                name: "kubectl-get-pods.txt",
+                year: 2022,
+                records: 6,
+                unparsed: &[1, 2, 3, 4, 5, 6],
+                why: "a comment, a prompt and a kubectl table",
+                ..FILE
+            },
+            // `2149: ` grep -n prefix before the journald line.
+            File {
+                name: "kubelet-grep-n.log",
+                year: 2022,
+                records: 1,
+                ..FILE
+            },
+            File {
+                name: "kubelet.log",
+                year: 2022,
+                records: 7,
+                unparsed: &[4],
+                why: "the reporter's `#` comment",
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::PodOrphanedTornDown,
+                uid: Some("68aaedee-7ebd-44fd-ad66-0febb9a0b509"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::PodSyncedFirstTime,
+                pod: Some(("default", "nginx-75cd7474f-tt7b8")),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "07-crio-deletecontainer-id-does-not-exist",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2024,
+            records: 1,
+            ..FILE
+        }],
+        events: &[Want {
+            kind: EventKind::DeleteContainerFailed,
+            container: Some("11f958631d8e575f086c6499b2ca431eb875f9f2f8e253f5882b06d69798d7e6"),
+            ..WANT
+        }],
+        absent: &[],
+    },
+    Case {
+        slug: "10-orphaned-pod-k3s-longhorn-vol-data-json",
+        files: &[File {
+            name: "k3s.log",
+            year: 2021,
+            records: 2,
+            ..FILE
+        }],
+        events: &[Want {
+            kind: EventKind::OrphanedPodVolumes,
+            uid: Some("7c718603-7246-49e4-86df-c77a4a8fe868"),
+            n: 2,
+            ..WANT
+        }],
+        absent: &[],
+    },
+    Case {
+        slug: "13-orphaned-pod-subpath-syslog-no-pid",
+        files: &[File {
+            name: "messages.log",
+            year: 2021,
+            records: 12,
+            ..FILE
+        }],
+        events: &[Want {
+            kind: EventKind::OrphanedPodVolumes,
+            uid: Some("306a14d5-2c8f-44d8-bc13-857539fab97d"),
+            n: 2,
+            ..WANT
+        }],
+        absent: &[],
+    },
+    Case {
+        slug: "15-mirror-pod-create-forbidden-psp",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2017,
+            records: 2,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::MirrorPodCreateFailed,
+                uid: Some("35d2d3b729826258ed71101e688b6bf4"),
+                cause: Some(Cause::Forbidden),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::MirrorPodCreateFailed,
+                uid: Some("2908bf33d480a29f35190eda0d4f912b"),
+                cause: Some(Cause::Forbidden),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "20-static-pod-not-restarted-after-manifest-back",
+        files: &[
+            // `> ` Markdown quotes; line 1 is the code fence.
+            File {
+                name: "kubelet-quoted-comment.md",
+                year: 2021,
+                records: 4,
+                unparsed: &[1],
+                why: "a Markdown code fence",
+                ..FILE
+            },
+            File {
+                name: "kubelet.log",
+                year: 2022,
+                records: 6,
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::SyncLoop(SyncOp::Remove),
+                pod: Some(("team-ns", "kube-apiserver-node-a")),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::KillingContainer,
+                container: Some("524779760c0050c8391419ea54295020f42460802cea89a2f11df8d08cb87f15"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "22-cni-teardown-calico-killed-deadline",
+        files: &[
+            File {
+                name: "containerd.log",
+                year: 2023,
+                records: 5,
+                ..FILE
+            },
+            File {
+                name: "kubelet.log",
+                year: 2023,
+                records: 5,
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::StopPodSandboxFailed,
+                sandbox: Some("1977065b951e106cb8f86a5a3f30d11dd2bd3993d8be4056ed80f7d480705db1"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::StopSandboxBeforeRemoveFailed,
+                sandbox: Some("b25b1fe9f0eae615534102c4a2d370897be12abe05d26408e6baed4556c3d1f1"),
+                cause: Some(Cause::Timeout),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "27-crictl-stopp-calico-datastore-unreachable",
+        files: &[File {
+            name: "crictl-stopp.txt",
+            year: 2018,
+            records: 2,
+            unparsed: &[1],
+            why: "the crictl command echo",
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "31-stuck-terminating-talos-containerd-json",
+        files: &[File {
+            name: "containerd.jsonl",
+            year: 2024,
+            records: 4,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::StopContainerFailed,
+                container: Some("a96e7dc6ce5cae0af965d63a71238f78932e00520f8103fc24850db7a7b94bb8"),
+                cause: Some(Cause::Timeout),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::StopContainerFailed,
+                container: Some("3024c43549c33fa54cb9e128e853c92be71ef315ed6aae7cc2adfc4ebef5da35"),
+                cause: Some(Cause::Timeout),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::StopPodSandboxStarted,
+                sandbox: Some("82de1b7fdbdb08e91d6210188b9da8e8dde20101a1350f60f5e66f8c5c42e5ae"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "33-notready-sandboxes-after-reboot-crictl-inspectp",
+        files: &[
+            File {
+                name: "crictl-inspectp-summary.txt",
+                year: 2024,
+                records: 5,
+                unparsed: &[1, 2, 3, 4, 5],
+                why: "the reporter's summary of crictl inspectp",
+                ..FILE
+            },
+            File {
+                name: "crictl-inspectp.json",
+                year: 2024,
+                records: 1,
+                unparsed: &[1],
+                why: "crictl inspectp JSON, cut",
+                ..FILE
+            },
+            File {
+                name: "find-empty-cni-files.txt",
+                year: 2024,
+                records: 2,
+                unparsed: &[1, 2],
+                why: "find output",
+                ..FILE
+            },
+        ],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "34-removepodsandbox-no-such-id-wrapped-ids",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2023,
+            records: 2,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::RemoveSandboxFailed,
+                sandbox: Some("549a709981c68792d4ddd6824af52ae1e7b662328c24ef196e373d4f3f0a055f"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::RemovePodSandboxFailed,
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "35-cni-teardown-calico-nodename-logpkg-blank-lines",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2025,
+            records: 7,
+            unparsed: &[2, 4, 6],
+            why: "blank lines between the records",
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::StopPodSandboxFailed,
+                ..WANT
+            },
+            Want {
+                kind: EventKind::KillPodSandboxFailed,
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "37-find-container-race-french-locale-journald",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2018,
+            records: 7,
+            unparsed: &[1],
+            why: "journalctl's `-- Logs begin at …` meta line",
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::RemoveContainerFailed,
+                container: Some("3766a2d46a3d49391718d0f8ff919d1beec53f2179aa9101abf3177d5199773b"),
+                time: Some("2018-09-20T16:41:05.744437Z"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::DeleteContainerFailed,
+                n: 3,
+                ..WANT
+            },
+            Want {
+                kind: EventKind::RuntimeCallFailed,
+                cause: Some(Cause::Timeout),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {
@@ -1124,7 +1456,12 @@ fn cases() {
         // provenance is kept
         let source = fs::read_to_string(dir.join("source.txt")).unwrap();
         assert!(
-            source.starts_with("URL: https://"),
+            // `URL: https://…`, or `URL (what it holds): https://…` when it has several.
+            source.starts_with("URL")
+                && source
+                    .lines()
+                    .next()
+                    .is_some_and(|l| l.contains(": https://")),
             "{}: source.txt provenance",
             case.slug
         );

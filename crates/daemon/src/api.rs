@@ -104,6 +104,10 @@ pub enum SourceState {
     Unavailable,
     /// Configured but failed; rules that need it skip.
     Error,
+    /// A log that was read but not understood: more than 20 % of its records fit no known
+    /// shape, or none does. Its events were used, but a finding it would show may be missing.
+    #[serde(rename = "not_understood")]
+    NotUnderstood,
 }
 
 /// One input's status.
@@ -150,6 +154,11 @@ impl SourceStatus {
             detail: Some(detail.into()),
             ..SourceStatus::default()
         }
+    }
+
+    /// Whether a source was read and understood (`ok`).
+    pub fn is_ok(&self) -> bool {
+        self.status == Some(SourceState::Ok)
     }
 
     /// A source that failed, with the error.

@@ -11,7 +11,9 @@ use podcoroner_core::event::{LogKind, LoggedEvent};
 use podcoroner_core::{ManifestView, NodeView};
 use podcoroner_cri::RuntimeInfo;
 
-use crate::api::SourceStatus;
+use podcoroner_core::logs::{KEPT_FAILED_BYTES, KEPT_FAILED_RECORDS, Verdict};
+
+use crate::api::{SourceState, SourceStatus};
 
 /// Where to read a node's views from.
 #[derive(Debug, Clone)]
@@ -202,11 +204,71 @@ pub fn log_status(
     if let Some((a, b)) = read.span {
         s.detail = Some(format!("records from {a} to {b}"));
     }
-    if let Some(u) = read.unparsed_samples.first() {
-        let note = format!("first unparsed line: {}:{}", u.origin, u.line);
-        s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{d}; {note}")));
+    if read.newest_first {
+        let note = "written newest first (journalctl -r): read oldest first";
+        s.detail = Some(
+            s.detail
+                .map_or(note.to_string(), |d| format!("{d}; {note}")),
+        );
+    }
+    let u = &read.understanding;
+    s.counts
+        .insert("not_understood".to_string(), u.not_understood as usize);
+    s.counts
+        .insert("non_records".to_string(), u.non_records as usize);
+    match u.verdict() {
+        Verdict::NotUnderstood { per_mille } => {
+            s.status = Some(SourceState::NotUnderstood);
+            let mut note = if u.understood == 0 {
+                format!(
+                    "not understood: no record of a known shape in {} records",
+                    u.not_understood
+                )
+            } else {
+                format!(
+                    "not understood: {} of {} records ({}%) fit no known shape",
+                    u.not_understood,
+                    u.understood + u.not_understood,
+                    per_mille / 10
+                )
+            };
+            for (i, f) in read
+                .unparsed_samples
+                .iter()
+                .take(KEPT_FAILED_RECORDS)
+                .enumerate()
+            {
+                note.push_str(if i == 0 { "; first: " } else { "; " });
+                let text = f.text.chars().take(KEPT_FAILED_BYTES).collect::<String>();
+                note.push_str(&format!("{}:{}: {text}", f.origin, f.line));
+            }
+            s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{note}; {d}")));
+        }
+        Verdict::Empty if u.non_records > 0 => {
+            s.status = Some(SourceState::NotUnderstood);
+            s.detail = Some(format!(
+                "not understood: no record, only {} blank lines, prompts and markup",
+                u.non_records
+            ));
+        }
+        Verdict::Empty | Verdict::Understood => {
+            if let Some(f) = read.unparsed_samples.first() {
+                let note = format!("first unparsed line: {}:{}", f.origin, f.line);
+                s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{d}; {note}")));
+            }
+        }
     }
     s
+}
+
+/// Whether a diagnosis must exit 2 rather than judge: a log source was not understood and no
+/// other source was read and understood (an `--offline` run on a log of an unknown shape, or
+/// on a paste with no record), so "0 findings" would be a clean bill for a node nobody read.
+pub fn nothing_judged(sources: &BTreeMap<String, SourceStatus>) -> bool {
+    sources
+        .values()
+        .any(|s| s.status == Some(SourceState::NotUnderstood))
+        && !sources.values().any(SourceStatus::is_ok)
 }
 
 /// The status line of a CRI view read from `runtime`.

@@ -48,11 +48,13 @@ fn table_raw(report: &DiagnosisReport) -> String {
     let _ = writeln!(out);
     let _ = writeln!(out, "SOURCES");
     let width = report.sources.keys().map(String::len).max().unwrap_or(0);
+    let mut not_understood = Vec::new();
     for (name, s) in &report.sources {
         let state = match s.status {
             Some(SourceState::Ok) => "ok",
             Some(SourceState::Unavailable) => "unavailable",
             Some(SourceState::Error) => "error",
+            Some(SourceState::NotUnderstood) => "NOT UNDERSTOOD",
             None => "-",
         };
         let mut what = Vec::new();
@@ -78,6 +80,9 @@ fn table_raw(report: &DiagnosisReport) -> String {
             what.push(d.clone());
         }
         let _ = writeln!(out, "  {name:<width$}  {state:<12} {}", what.join("; "));
+        if s.status == Some(SourceState::NotUnderstood) {
+            not_understood.push(name.as_str());
+        }
     }
     if !report.skipped_rules.is_empty() {
         let _ = writeln!(out);
@@ -158,6 +163,13 @@ fn table_raw(report: &DiagnosisReport) -> String {
         s.warning,
         s.info
     );
+    if !not_understood.is_empty() {
+        let _ = writeln!(
+            out,
+            "not a clean bill: {} not understood (see SOURCES); what it holds was not judged",
+            not_understood.join(", ")
+        );
+    }
     out
 }
 

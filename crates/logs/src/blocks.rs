@@ -32,7 +32,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Condvar, Mutex};
 
 use jiff::Timestamp;
-use podcoroner_core::logs::{LineAssembler, ParseContext, classify, parse};
+use podcoroner_core::logs::{LineAssembler, ParseContext, classify, non_record, parse};
 
 use crate::{LogKind, LogRead, LoggedEvent, MAX_KEPT_UNPARSED, Unparsed, cut};
 
@@ -341,6 +341,11 @@ fn merge(
     out.parsed += part.parsed;
     out.unparsed += part.unparsed;
     out.before_since += part.before_since;
+    let mut understanding = part.understanding;
+    for f in &mut understanding.first_failed {
+        f.0 += lines_before;
+    }
+    out.understanding.append(understanding);
     let room = MAX_KEPT_UNPARSED.saturating_sub(out.unparsed_samples.len());
     out.unparsed_samples
         .extend(part.unparsed_samples.into_iter().take(room).map(|mut u| {
@@ -428,9 +433,10 @@ fn handle(
             Some((a, b)) => (a.min(t), b.max(t)),
         });
     }
+    read.understanding.count(text, parsed.is_parsed(), line);
     if !parsed.is_parsed() {
         read.unparsed += 1;
-        if read.unparsed_samples.len() < MAX_KEPT_UNPARSED {
+        if read.unparsed_samples.len() < MAX_KEPT_UNPARSED && non_record(text).is_none() {
             read.unparsed_samples.push(Unparsed {
                 origin: opts.origin.to_string(),
                 line,

@@ -140,12 +140,21 @@ pub struct LogRead {
     pub parsed: u64,
     /// Records that fit no shape.
     pub unparsed: u64,
-    /// The first [`MAX_KEPT_UNPARSED`] unparsed records, with their positions.
+    /// The first [`MAX_KEPT_UNPARSED`] unparsed records that are not blank lines, prompts or
+    /// markup ([`non_record`](podcoroner_core::logs::non_record)), with their positions.
     pub unparsed_samples: Vec<Unparsed>,
+    /// Whether the source was understood: its records counted as understood, not understood
+    /// and non-records (see [`Understanding`](podcoroner_core::logs::Understanding)), over every
+    /// file read.
+    pub understanding: podcoroner_core::logs::Understanding,
     /// Records before `since`, skipped.
     pub before_since: u64,
-    /// Every classified event, in the order read.
+    /// Every classified event, in the order read; oldest first when the source was read newest
+    /// first ([`LogRead::newest_first`]).
     pub events: Vec<LoggedEvent>,
+    /// The source was written newest first (`journalctl -r`): [`read`] reversed its events so
+    /// they run oldest first, as the rules expect. [`read_each`] hands them out as read.
+    pub newest_first: bool,
     /// The time of the first and last timestamped record read.
     pub span: Option<(Timestamp, Timestamp)>,
 }
@@ -167,8 +176,27 @@ pub const MAX_KEPT_TEXT_BYTES: usize = 4096;
 pub fn read(source: &Source, log: LogKind, since: Option<Timestamp>) -> Result<LogRead> {
     let mut events = Vec::new();
     let mut out = read_each(source, log, since, |e| events.push(e))?;
+    if newest_first(&events) {
+        events.reverse();
+        out.newest_first = true;
+    }
     out.events = events;
     Ok(out)
+}
+
+/// Whether events were read newest first (`journalctl -r`, a paste in reverse): more of the
+/// consecutive timestamped pairs go back in time than forward, at least two of them.
+fn newest_first(events: &[LoggedEvent]) -> bool {
+    let times: Vec<Timestamp> = events.iter().filter_map(|e| e.event.time).collect();
+    let (mut back, mut forward) = (0usize, 0usize);
+    for w in times.windows(2) {
+        match w[1].cmp(&w[0]) {
+            std::cmp::Ordering::Less => back += 1,
+            std::cmp::Ordering::Greater => forward += 1,
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+    back >= 2 && back > forward
 }
 
 /// [`read`], handing each event to `on_event` in the order read instead of keeping it

@@ -470,3 +470,34 @@ fn journalctl_failures_name_the_directory() {
         "journald:containerd"
     );
 }
+
+#[test]
+fn a_log_written_newest_first_is_read_oldest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubelet.log");
+    // journalctl -r: newest first, across New Year (yearless syslog and klog times).
+    let lines = [
+        r#"Jan 01 00:00:05 node-a kubelet[1]: I0101 00:00:05.000000       1 kubelet.go:2063] "SyncLoop REMOVE" source="api" pods=[default/c]"#,
+        r#"Dec 31 23:59:59 node-a kubelet[1]: I1231 23:59:59.000000       1 kubelet.go:2063] "SyncLoop REMOVE" source="api" pods=[default/b]"#,
+        r#"Dec 31 23:00:00 node-a kubelet[1]: I1231 23:00:00.000000       1 kubelet.go:2063] "SyncLoop REMOVE" source="api" pods=[default/a]"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let got = read(&Source::File(path.clone()), LogKind::Kubelet, None).unwrap();
+    assert!(got.newest_first);
+    let names: Vec<&str> = got
+        .events
+        .iter()
+        .map(|e| e.event.ids.pods[0].name.as_ref())
+        .collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    let times: Vec<_> = got.events.iter().map(|e| e.event.time.unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
+    // Lines keep their positions in the file.
+    assert_eq!(got.events[0].line, 3);
+    // In order: left as read.
+    let rev: Vec<&str> = lines.iter().rev().copied().collect();
+    std::fs::write(&path, rev.join("\n") + "\n").unwrap();
+    let got = read(&Source::File(path), LogKind::Kubelet, None).unwrap();
+    assert!(!got.newest_first);
+    assert_eq!(got.events[0].line, 1);
+}

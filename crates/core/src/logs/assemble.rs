@@ -259,7 +259,7 @@ fn indented_record(line: &str) -> Option<usize> {
 
 /// Markdown markup around a pasted log: a code fence (```` ``` ````, `~~~`, also quoted or
 /// indented) or a quoted blank line (`>`, `> >`; an indented ` >` ends a klog block).
-fn is_markup(line: &str) -> bool {
+pub(crate) fn is_markup(line: &str) -> bool {
     let rest = line.trim_start_matches(['>', ' ', '\t']);
     (rest.is_empty() && line.starts_with('>')) || rest.starts_with("```") || rest.starts_with("~~~")
 }
@@ -271,7 +271,7 @@ fn is_block_line(s: &str) -> bool {
 /// A shell prompt or command echo: the first word ends in `$`, `#` or `>`
 /// (`user@node-a:~>`, `bash-5.1#`, `#`, `$`; not a lone `>`, a Markdown quote), or a
 /// journalctl `-- ` meta line.
-fn is_prompt(line: &str) -> bool {
+pub(crate) fn is_prompt(line: &str) -> bool {
     if line.starts_with("-- ") {
         return true;
     }

@@ -118,6 +118,12 @@ pub enum EventKind {
     /// `StopPodSandbox "<id>" from runtime service failed: <err>`; containerd
     /// `StopPodSandbox for "<id>" failed`.
     StopPodSandboxFailed,
+    /// A container the runtime fails to stop or kill: kubelet `"StopContainer from runtime
+    /// service failed" containerID=…` (1.21+), legacy `StopContainer "<id>" from runtime service
+    /// failed: <err>`, `"Container termination failed with gracePeriod"`; containerd (1.6, 1.7,
+    /// 2.x CRI plugin) `StopContainer for "<id>" failed` with `error=` (`an error occurs during
+    /// waiting for container "<id>" to be killed`, `failed to kill container`).
+    StopContainerFailed,
     /// `"RemovePodSandbox from runtime service failed"`; legacy
     /// `RemovePodSandbox "<id>" from runtime service failed: <err>`; containerd
     /// `RemovePodSandbox for "<id>" failed`.
@@ -250,6 +256,7 @@ impl EventKind {
                 | CreatePodSandboxFailed
                 | ContainerStatusFailed
                 | StopPodSandboxFailed
+                | StopContainerFailed
                 | RemovePodSandboxFailed
                 | RuntimeCallFailed
                 | DeleteContainerFailed
@@ -296,6 +303,7 @@ impl EventKind {
             | SandboxLoaded
             | CreatePodSandboxFailed => Some(IdKind::Sandbox),
             ContainerStatusFailed
+            | StopContainerFailed
             | DeleteContainerFailed
             | RemoveContainerFailed
             | GcContainerStatusFailed

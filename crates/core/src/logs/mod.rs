@@ -39,6 +39,7 @@ pub mod record;
 mod shape;
 mod text;
 mod time;
+mod understood;
 
 pub use assemble::{DEFAULT_MAX_RECORD_BYTES, LineAssembler, Record};
 pub use catalogue::{
@@ -46,7 +47,11 @@ pub use catalogue::{
     event_kind,
 };
 pub use ids::{IdKind, Ids, PartialId, PodName};
-pub use parse::parse;
+pub use parse::{parse, record_start};
 pub use record::{
     Component, Envelope, EnvelopeKind, Field, FieldValue, Format, Level, ParseContext, ParsedLine,
+};
+pub use understood::{
+    KEPT_FAILED_BYTES, KEPT_FAILED_RECORDS, MAX_NOT_UNDERSTOOD_PER_MILLE, NonRecord, Understanding,
+    Verdict, non_record,
 };

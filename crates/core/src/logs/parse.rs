@@ -80,6 +80,18 @@ fn prefixed<'a>(raw: &'a str, s: &'a str, ctx: &ParseContext) -> Option<ParsedLi
         .find_map(|i| at_start(raw, &s[i..], ctx).filter(real_record))
 }
 
+/// Where the record in `line` (a physical line or a joined record) starts: `Some(0)` when a
+/// known shape starts at column 0, the prefix's length when one starts after a prefix (see
+/// [`prefix`](super::prefix)), `None` when none does.
+pub fn record_start(line: &str) -> Option<usize> {
+    let s = trim_end(line);
+    let ctx = ParseContext::new(2000);
+    if at_start(s, s, &ctx).is_some() {
+        return Some(0);
+    }
+    prefixed_start(line)
+}
+
 /// Where a record starts after a prefix in `line` (a physical line, not trimmed), when none
 /// starts at column 0: the index, checked by parsing the record (the year does not matter to
 /// the check).

@@ -17,6 +17,7 @@ use crate::logs::{Cause, CniFailure, ConfigSource, EventKind, SyncOp};
 use crate::model::{ApiPod, Container, ContainerState, NodeView, PodRef, Sandbox, SandboxState};
 
 mod container_race;
+mod container_stop;
 mod duplicate_ready_sandboxes;
 mod failed_pods;
 mod leaked_sandbox;

@@ -299,6 +299,18 @@ pub const RULES: &[Rule] = &[
         run: Run::Logs(super::runtime::run),
     },
     Rule {
+        kind: K::ContainerStopFailing,
+        input: L,
+        variant: "",
+        severity: "warning",
+        views: "kubelet or runtime log",
+        kubelet_source: "kuberuntime_container.go killContainer, CRI StopContainer",
+        summary: "a container the runtime fails to stop or kill, with the cause",
+        remediation: "find the container's processes (D state, hung mounts); restart the shim or runtime",
+        file: "container_stop.rs",
+        run: Run::Logs(super::container_stop::run),
+    },
+    Rule {
         kind: K::StaticPodRemoved,
         input: L,
         variant: "",

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use podcoroner_core::event::{LogKind, LoggedEvent};
-use podcoroner_core::logs::{LineAssembler, ParseContext, classify, parse};
+use podcoroner_core::logs::{LineAssembler, ParseContext, Understanding, Verdict, classify, parse};
 use podcoroner_logs::follow::{self, FollowConfig, OnFull, ReadFrom};
 use serde::{Deserialize, Serialize};
 
@@ -186,6 +186,7 @@ fn ingest(
     name: &str,
     kind: LogKind,
     ctx: &mut ParseContext,
+    understanding: &mut Understanding,
     text: &str,
     origin: &str,
     line: u64,
@@ -196,6 +197,7 @@ fn ingest(
     };
     shared.metrics.log_lines.get_or_create(&labels).inc();
     let parsed = parse(text, ctx);
+    understanding.count(text, parsed.is_parsed(), line);
     if !parsed.is_parsed() {
         shared.metrics.log_unparsed.get_or_create(&labels).inc();
         return false;
@@ -225,6 +227,18 @@ fn ingest(
     wake
 }
 
+/// How many records a followed log must have given before it is judged understood or not.
+const MIN_RECORDS_JUDGED: u64 = 20;
+
+/// Why a followed log is not understood (more than 20 % of its records since the agent started
+/// fit no known shape, with the first of them), once it has given [`MIN_RECORDS_JUDGED`]
+/// records; `None` while it is understood or too new to judge.
+fn not_understood(u: &Understanding, origin: &str) -> Option<String> {
+    let judged = u.understood + u.not_understood >= MIN_RECORDS_JUDGED;
+    (judged && matches!(u.verdict(), Verdict::NotUnderstood { .. }))
+        .then(|| format!("not understood: {}", u.describe_failures(origin)))
+}
+
 /// Follows a log file across rotation by rename and by copytruncate.
 pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, kind: LogKind) {
     let checkpoint = lock(&shared.checkpoints).files.get(&path).cloned();
@@ -251,6 +265,7 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
     let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
     let mut ctx = ParseContext::new(year);
     let mut asm = LineAssembler::new();
+    let mut understanding = Understanding::default();
     let mut dropped_seen = 0;
     let mut health = tokio::time::interval(Duration::from_secs(1));
     loop {
@@ -264,13 +279,13 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                 for l in &batch.lines {
                     if let Some(rec) = asm.push(&l.text) {
                         let (text, first) = (rec.text.to_string(), rec.first_line);
-                        new |= ingest(&shared, name, kind, &mut ctx, &text, &l.origin.display().to_string(), first, &mut lookback);
+                        new |= ingest(&shared, name, kind, &mut ctx, &mut understanding, &text, &l.origin.display().to_string(), first, &mut lookback);
                     }
                 }
                 // A record is complete once the next begins, or when the writer pauses.
                 if batch.caught_up && let Some(rec) = asm.finish() {
                     let (text, first) = (rec.text.to_string(), rec.first_line);
-                    new |= ingest(&shared, name, kind, &mut ctx, &text, &path.display().to_string(), first, &mut lookback);
+                    new |= ingest(&shared, name, kind, &mut ctx, &mut understanding, &text, &path.display().to_string(), first, &mut lookback);
                 }
                 if batch.caught_up {
                     // The history is read: from now on every record counts, whatever its clock.
@@ -292,6 +307,8 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                     shared.failed(name, format!("the follower of {} died", path.display()));
                 } else if let Some(f) = &stats.last_error {
                     shared.failed(name, format!("{}: {} ({} failures in a row)", path.display(), f.message, f.consecutive));
+                } else if let Some(why) = not_understood(&understanding, &path.display().to_string()) {
+                    shared.failed(name, why);
                 } else {
                     let last = stats.last_line_at.and_then(|t| Timestamp::try_from(t).ok());
                     shared.ok(name, Some(format!(
@@ -345,6 +362,7 @@ pub async fn journal_loop(
     let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
     let mut ctx = ParseContext::new(year);
     let origin = format!("journald:{key}");
+    let mut understanding = Understanding::default();
     let mut n: u64 = 0;
     let mut health = tokio::time::interval(Duration::from_secs(1));
     let mut last_ok = Instant::now();
@@ -356,7 +374,7 @@ pub async fn journal_loop(
                     return;
                 };
                 n += 1;
-                if ingest(&shared, name, kind, &mut ctx, &line.text, &origin, n, &mut Lookback::default()) {
+                if ingest(&shared, name, kind, &mut ctx, &mut understanding, &line.text, &origin, n, &mut Lookback::default()) {
                     shared.wake.notify_one();
                 }
                 lock(&shared.checkpoints).journald.insert(key.clone(), line.cursor.clone());
@@ -369,6 +387,7 @@ pub async fn journal_loop(
                     let s = handle.stats();
                     match &s.last_error {
                         Some(e) => shared.failed(name, e.message.clone()),
+                        None if let Some(why) = not_understood(&understanding, &origin) => shared.failed(name, why),
                         None => shared.ok(name, Some(format!(
                             "journald {key}: {n} entries, last {}s ago{}",
                             last_ok.elapsed().as_secs(),

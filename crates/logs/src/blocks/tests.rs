@@ -45,6 +45,10 @@ fn assert_same(got: &LogRead, want: &LogRead, what: &str) {
     assert_eq!(got.before_since, want.before_since, "{what}: before_since");
     assert_eq!(got.span, want.span, "{what}: span");
     assert_eq!(
+        got.understanding, want.understanding,
+        "{what}: understanding"
+    );
+    assert_eq!(
         got.unparsed_samples, want.unparsed_samples,
         "{what}: samples"
     );

@@ -169,6 +169,32 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        source: "CRI StopContainer: the kubelet's CRI client and killContainer, containerd's CRI plugin",
+        wordings: &[
+            structured_as(
+                "StopContainer from runtime service failed",
+                Cond::None,
+                "StopContainer from runtime service failed",
+                StopContainerFailed,
+            ),
+            by_phrase(
+                "StopContainer \"",
+                Cond::Has(RUNTIME_FAILED),
+                StopContainerFailed,
+            ),
+            with("StopContainer for ", Cond::Failed, StopContainerFailed),
+            structured(
+                "Container termination failed with gracePeriod",
+                StopContainerFailed,
+            ),
+            with(
+                "Container \"",
+                Cond::Has("termination failed with gracePeriod"),
+                StopContainerFailed,
+            ),
+        ],
+    },
+    Family {
         source: "CRI StopPodSandbox: the kubelet's CRI client, containerd, CRI-O",
         wordings: &[
             structured_as(
@@ -381,6 +407,10 @@ pub const FAMILIES: &[Family] = &[
                 OrphanedPodPendingVolumes,
             ),
             w("Orphaned pod \"", OrphanedPodVolumes),
+            // kubelet 1.19-1.20 cleanupOrphanedPodDirs: the summary line
+            // `klog.Errorf("%v : There were a total of %v errors similar to this. …", err, n)`
+            // of an `fmt.Errorf("orphaned pod %q found, but …")` (lower case; case 13).
+            w("orphaned pod \"", OrphanedPodVolumes),
             w(
                 "Orphaned pod found, but volumes are not cleaned up",
                 OrphanedPodVolumes,
@@ -402,7 +432,25 @@ pub const FAMILIES: &[Family] = &[
                 "[pod_container_deletor] DeleteContainer returned error",
                 DeleteContainerFailed,
             ),
+            // kubelet 1.9-1.11 deleteContainersInPod: `klog.Warningf("Container %q not found in
+            // pod's containers", containerID)`: the container it was to delete is already gone
+            // (case 37). Not computePodActions' structured "Container not found in pod's
+            // containers", which names no ID.
+            with(
+                "Container \"",
+                Cond::Has("not found in pod's containers"),
+                DeleteContainerFailed,
+            ),
         ],
+    },
+    Family {
+        source: "dockershim helpers.go removeContainerIfConflict (kubelet ≤ 1.23)",
+        // `klog.Errorf("Failed to remove the conflicting container %q: %v", id, err)`; with
+        // "No such container" the conflicting container is already gone (case 37).
+        wordings: &[w(
+            "Failed to remove the conflicting container",
+            RemoveContainerFailed,
+        )],
     },
     Family {
         source: "kubelet.go syncPod: mirror pods judged outdated; mirror_client.go",

@@ -1,0 +1,245 @@
+//! `ContainerStopFailing`: a container the runtime fails to stop or kill.
+
+#[allow(unused_imports)]
+use super::logs::*;
+#[allow(unused_imports)]
+use super::*;
+
+// === ContainerStopFailing ===
+
+/// Why a container does not stop, from the error text of its failed stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum StopCause {
+    /// The process is a zombie (exited, its parent never reaped it).
+    Zombie,
+    /// The runtime's shim is gone (`ttrpc: closed`, shim disconnected): nobody can signal it.
+    ShimGone,
+    /// The kill itself failed (`failed to kill`).
+    KillFailed,
+    /// SIGKILL was sent and the task did not exit in time (`an error occurs during waiting for
+    /// container … to be killed`, DeadlineExceeded): usually a process in D state on a hung
+    /// mount.
+    Timeout,
+    /// Anything else.
+    Other,
+}
+
+impl StopCause {
+    fn of(text: &str) -> StopCause {
+        let t = text.to_ascii_lowercase();
+        if t.contains("zombie") {
+            StopCause::Zombie
+        } else if t.contains("ttrpc: closed")
+            || t.contains("shim disconnected")
+            || t.contains("shim: not found")
+            || t.contains("connection refused: unknown")
+        {
+            StopCause::ShimGone
+        } else if t.contains("failed to kill") || t.contains("kill container") {
+            StopCause::KillFailed
+        } else if t.contains("deadlineexceeded")
+            || t.contains("deadline exceeded")
+            || t.contains("to be killed")
+            || t.contains("timed out")
+            || t.contains("timeout")
+        {
+            StopCause::Timeout
+        } else {
+            StopCause::Other
+        }
+    }
+
+    fn says(self) -> &'static str {
+        match self {
+            StopCause::Zombie => "its process is a zombie",
+            StopCause::ShimGone => "the runtime's shim is gone",
+            StopCause::KillFailed => "the kill failed",
+            StopCause::Timeout => "SIGKILL was sent and the process did not exit in time",
+            StopCause::Other => "the runtime returned an error",
+        }
+    }
+
+    fn fix(self, short_id: &str) -> String {
+        let common = format!(
+            "crictl inspect {short_id} | grep -m1 '\"pid\"' for the PID, then cat /proc/<pid>/status \
+             (State: D is a process stuck in the kernel) and /proc/<pid>/stack"
+        );
+        match self {
+            StopCause::Zombie => format!(
+                "{common}; a zombie is reaped by its parent: restart the container's shim \
+                 (systemctl restart containerd restarts no running shim) or the node"
+            ),
+            StopCause::ShimGone => format!(
+                "{common}; with the shim gone, kill the process by PID and restart the runtime \
+                 (systemctl restart containerd) so it reloads the task"
+            ),
+            StopCause::KillFailed | StopCause::Timeout | StopCause::Other => format!(
+                "{common}; a D-state process waits on a hung NFS/FUSE/CSI mount (grep the pod \
+                 UID in /proc/mounts): fix or force-unmount the mount; if nothing helps, reboot \
+                 the node"
+            ),
+        }
+    }
+}
+
+/// `kuberuntime_container.go` `killContainer` calls CRI `StopContainer` with the grace period;
+/// the runtime sends SIGTERM, then SIGKILL, and waits for the task to exit. When it fails
+/// ("StopContainer from runtime service failed", containerd's `StopContainer for "<id>" failed`),
+/// the pod worker retries at every sync and the pod stays Terminating. One finding per
+/// container, warning, with the attempts and the cause (zombie, shim gone, kill failed,
+/// timeout). A container the CRI view lists as exited is not a finding: it did stop.
+pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<Finding>) {
+    let mut groups: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
+    for e in logs.of(&[EventKind::StopContainerFailed]) {
+        if let Some(key) = logs.container_key(e) {
+            groups.entry(key).or_default().push(e);
+        }
+    }
+    for (id, group) in groups {
+        let exited = view.cri.as_ref().is_some_and(|c| {
+            c.containers
+                .iter()
+                .any(|k| k.id == id && k.state != ContainerState::Running)
+        });
+        if exited {
+            continue;
+        }
+        let cause = group
+            .iter()
+            .map(|e| StopCause::of(e.event.error.as_deref().unwrap_or(&e.text)))
+            .min()
+            .unwrap_or(StopCause::Other);
+        let shown = shown(&id).to_string();
+        let pod = logs.pod_of(view, &group, None, None);
+        let mut f = finding(
+            FindingKind::ContainerStopFailing,
+            Severity::Warning,
+            format!(
+                "the runtime fails to stop container {shown}{}: {} ({}, {}{})",
+                of_pod(pod.as_ref()),
+                cause.says(),
+                plural(group.len(), "attempt", "attempts"),
+                plural(group.len(), "record", "records"),
+                over(&group)
+            ),
+            "kuberuntime_container.go killContainer and CRI StopContainer: the runtime sends SIGTERM, \
+             SIGKILL after the grace period, and waits for the task to exit; while it fails the pod \
+             worker retries every sync and the pod stays Terminating",
+            cause.fix(&shown),
+        );
+        f.container_id = Some(id.clone());
+        f.pod = pod;
+        f.evidence = quote(&group);
+        out.push(f);
+    }
+}
+
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    let before = out.len();
+    container_stop_failing(input.logs, input.view, out);
+    name_stuck_pods_containers(out, before);
+}
+
+/// A `StuckTerminatingPod` (found by an earlier rule) names the containers behind it: the
+/// `ContainerStopFailing` findings from `out[from..]` of the same pod (by UID, else by name).
+fn name_stuck_pods_containers(out: &mut [Finding], from: usize) {
+    let same = |a: &PodRef, b: &PodRef| {
+        (!a.uid.is_empty() && a.uid == b.uid)
+            || (!a.name.is_empty() && a.name == b.name && a.namespace == b.namespace)
+    };
+    let stops: Vec<(PodRef, String)> = out[from..]
+        .iter()
+        .filter_map(|f| {
+            Some((
+                f.pod.clone()?,
+                shown(f.container_id.as_deref()?).to_string(),
+            ))
+        })
+        .collect();
+    for f in out[..from]
+        .iter_mut()
+        .filter(|f| f.kind == FindingKind::StuckTerminatingPod)
+    {
+        let Some(pod) = &f.pod else { continue };
+        let ids: Vec<&str> = stops
+            .iter()
+            .filter(|(p, _)| same(p, pod))
+            .map(|(_, id)| id.as_str())
+            .collect();
+        if !ids.is_empty() {
+            f.summary.push_str(&format!(
+                "; the runtime cannot stop its {} {} (ContainerStopFailing)",
+                if ids.len() == 1 {
+                    "container"
+                } else {
+                    "containers"
+                },
+                ids.join(", ")
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stuck_pod_names_the_containers_that_do_not_stop() {
+        let pod = PodRef {
+            namespace: "shop".into(),
+            name: "cart-0".into(),
+            uid: "3f2a1b0c-0000-4000-8000-000000000001".into(),
+        };
+        let mut stuck = finding(
+            FindingKind::StuckTerminatingPod,
+            Severity::Warning,
+            "the kubelet cannot kill pod shop/cart-0".into(),
+            "",
+            String::new(),
+        );
+        stuck.pod = Some(pod.clone());
+        let mut other = stuck.clone();
+        other.pod = Some(PodRef {
+            uid: "3f2a1b0c-0000-4000-8000-000000000002".into(),
+            name: "cart-1".into(),
+            ..pod.clone()
+        });
+        let mut stop = finding(
+            FindingKind::ContainerStopFailing,
+            Severity::Warning,
+            String::new(),
+            "",
+            String::new(),
+        );
+        stop.pod = Some(pod);
+        stop.container_id =
+            Some("a96e7dc6ce5cae0af965d63a71238f78932e00520f8103fc24850db7a7b94bb8".into());
+        let mut out = vec![stuck, other, stop];
+        name_stuck_pods_containers(&mut out, 2);
+        assert_eq!(
+            out[0].summary,
+            "the kubelet cannot kill pod shop/cart-0; the runtime cannot stop its container a96e7dc6ce5ca (ContainerStopFailing)"
+        );
+        assert_eq!(out[1].summary, "the kubelet cannot kill pod shop/cart-0");
+    }
+
+    #[test]
+    fn causes() {
+        for (text, want) in [
+            (
+                "rpc error: code = DeadlineExceeded desc = an error occurs during waiting for container \"a96e\" to be killed: wait container \"a96e\": context deadline exceeded",
+                StopCause::Timeout,
+            ),
+            (
+                "failed to kill container \"a96e\": unknown error after kill: runc did not terminate successfully",
+                StopCause::KillFailed,
+            ),
+            ("ttrpc: closed: unknown", StopCause::ShimGone),
+            ("process is a zombie", StopCause::Zombie),
+            ("permission denied", StopCause::Other),
+        ] {
+            assert_eq!(StopCause::of(text), want, "{text}");
+        }
+    }
+}
