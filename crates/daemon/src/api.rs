@@ -41,6 +41,10 @@ pub enum SourceState {
     Unavailable,
     /// Configured but failed; rules that need it skip.
     Error,
+    /// Read in part, or not where it was configured (a missing mount, a file this process may
+    /// not read, a broken old log rotation): `detail` says what is missing, and the rules that
+    /// need the missing part skip.
+    Degraded,
 }
 
 /// One input's status.
@@ -84,6 +88,15 @@ impl SourceStatus {
     pub fn unavailable(detail: impl Into<String>) -> SourceStatus {
         SourceStatus {
             status: Some(SourceState::Unavailable),
+            detail: Some(detail.into()),
+            ..SourceStatus::default()
+        }
+    }
+
+    /// A source read in part, or missing where it was configured, with what is missing.
+    pub fn degraded(detail: impl Into<String>) -> SourceStatus {
+        SourceStatus {
+            status: Some(SourceState::Degraded),
             detail: Some(detail.into()),
             ..SourceStatus::default()
         }

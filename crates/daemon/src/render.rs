@@ -52,6 +52,7 @@ fn table_raw(report: &DiagnosisReport) -> String {
             Some(SourceState::Ok) => "ok",
             Some(SourceState::Unavailable) => "unavailable",
             Some(SourceState::Error) => "error",
+            Some(SourceState::Degraded) => "degraded",
             None => "-",
         };
         let mut what = Vec::new();

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use jiff::Timestamp;
-use podcoroner_core::{CriView, ManifestView, NodeView};
+use podcoroner_core::{CriView, NodeView};
 use serde::{Deserialize, Serialize};
 
 use crate::api::{SourceState, SourceStatus};
@@ -266,11 +266,7 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
     }
     read.path = PathBuf::from(&meta.manifest_dir);
     sources.insert("manifests".to_string(), gather::manifests_status(&read));
-    let manifests = Some(ManifestView {
-        dir: meta.manifest_dir.clone(),
-        exists: read.exists,
-        files: read.manifests,
-    });
+    let manifests = Some(gather::manifest_view(read));
 
     // Pod directories, with the node's paths.
     let kubelet_copy = dir.join("kubelet");
