@@ -328,3 +328,231 @@ fn a_broken_old_rotation_degrades_the_log_source_in_sources() {
     );
     assert_eq!(s["counts"]["lines"], 1, "{report:#}");
 }
+
+/// Every file under `dir`, with its contents (lossy).
+fn all_files(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    for entry in ok(std::fs::read_dir(dir)).flatten() {
+        let path = entry.path();
+        let meta = ok(std::fs::symlink_metadata(&path));
+        if meta.is_dir() {
+            out.extend(all_files(&path));
+        } else {
+            let text =
+                String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()).into_owned();
+            out.push((path, text));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn collect_takes_no_secret_follows_no_link_out_and_writes_whole_or_nothing() {
+    let lab = ok(ContainerdLab::start());
+    let dir = ok(tempfile::tempdir());
+    let d = dir.path();
+    running_etcd(&lab, d).await;
+    // The API pod's env holds a password.
+    let mut pods: Value = ok(serde_json::from_slice(&ok(std::fs::read(
+        d.join("pods.json"),
+    ))));
+    pods["items"][0]["spec"] = json!({"containers": [{"name": "etcd", "image": "e",
+        "env": [{"name": "ROOT_PASSWORD", "value": "api-hunter2"}]}]});
+    ok(std::fs::write(
+        d.join("pods.json"),
+        ok(serde_json::to_vec(&pods)),
+    ));
+    let manifests = d.join("manifests");
+    ok(std::fs::create_dir_all(&manifests));
+    ok(std::fs::write(
+        manifests.join("etcd.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: etcd\n  namespace: kube-system\nspec:\n  containers:\n  - name: etcd\n    image: registry.k8s.io/etcd:3.5.15-0\n    command: [etcd, --token=manifest-t0ken]\n    env:\n    - name: ETCD_PASSWORD\n      value: manifest-hunter2\n",
+    ));
+    // Outside the directory: never followed into a snapshot.
+    let outside = d.join("shadow");
+    ok(std::fs::write(
+        &outside,
+        "root:$6$outside-secret:19000:0:99999:7:::\n",
+    ));
+    ok(std::os::unix::fs::symlink(
+        &outside,
+        manifests.join("shadow.yaml"),
+    ));
+    ok(std::fs::write(manifests.join(".hidden"), "hidden-secret\n"));
+    ok(std::os::unix::fs::symlink(
+        d.join("gone"),
+        manifests.join("dangling.yaml"),
+    ));
+    ok(std::os::unix::fs::symlink(
+        manifests.join("loop.yaml"),
+        manifests.join("loop.yaml"),
+    ));
+    assert!(
+        ok(Command::new("mkfifo")
+            .arg(manifests.join("fifo.yaml"))
+            .status())
+        .success()
+    );
+    ok(std::fs::write(
+        manifests.join("broken.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata: [\n  password: broken-secret\n",
+    ));
+    ok(std::fs::create_dir_all(
+        d.join("kubelet/pods/0d1e2f30-uid/volumes"),
+    ));
+    ok(std::os::unix::fs::symlink(
+        "/etc",
+        d.join("kubelet/pods/etc-uid"),
+    ));
+
+    let collect = |out: &Path, extra: &[&str]| {
+        ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+            .args([
+                "collect",
+                "--runtime-endpoint",
+                &lab.endpoint(),
+                "--node-name",
+                NODE,
+            ])
+            .arg("--manifest-dir")
+            .arg(&manifests)
+            .arg("--kubelet-root-dir")
+            .arg(d.join("kubelet"))
+            .arg("--pods")
+            .arg(d.join("pods.json"))
+            .arg("--out")
+            .arg(out)
+            .args(extra)
+            .output())
+    };
+    // A failure on the way (the kubelet log is missing) leaves nothing behind.
+    let failed_out = d.join("failed-snap");
+    let out = collect(&failed_out, &["--kubelet-log", "/nonexistent/kubelet.log"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("/nonexistent/kubelet.log"),
+        "{out:?}"
+    );
+    assert!(!failed_out.exists(), "a half-written snapshot was left");
+    assert!(
+        ok(std::fs::read_dir(d))
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().contains(".tmp-")),
+        "a temporary directory was left"
+    );
+
+    let snap = d.join("snap");
+    let out = collect(&snap, &[]);
+    assert!(out.status.success(), "{out:?}");
+    let files = all_files(&snap);
+    for secret in [
+        "api-hunter2",
+        "manifest-hunter2",
+        "manifest-t0ken",
+        "outside-secret",
+        "hidden-secret",
+        "broken-secret",
+    ] {
+        let with: Vec<_> = files
+            .iter()
+            .filter(|(_, t)| t.contains(secret))
+            .map(|(p, _)| p)
+            .collect();
+        assert!(with.is_empty(), "{secret} in {with:?}");
+    }
+    assert!(!snap.join("kubelet/pods/etc-uid").exists());
+    let meta: Value = ok(serde_json::from_slice(&ok(std::fs::read(
+        snap.join("meta.json"),
+    ))));
+    let left_out: Vec<(String, String, bool)> = meta["left_out"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                Path::new(l["path"].as_str().unwrap())
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                l["reason"].as_str().unwrap().to_string(),
+                l["unknown"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = left_out.iter().map(|l| l.0.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "broken.yaml",
+            "dangling.yaml",
+            "fifo.yaml",
+            "loop.yaml",
+            "shadow.yaml",
+            "etc-uid"
+        ],
+        "{left_out:#?}"
+    );
+    assert!(
+        left_out[4].1.starts_with("a symbolic link to ")
+            && left_out[4].1.contains("not followed")
+            && left_out[4].2,
+        "{left_out:?}"
+    );
+    assert!(
+        left_out[2].1.starts_with("a named pipe (FIFO)") && !left_out[2].2,
+        "{left_out:?}"
+    );
+    assert!(meta["redacted"].as_u64().unwrap() >= 3, "{meta:#}");
+
+    // Read back: what the kubelet rejects is still reported, the link out is unknown.
+    let out = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args(["diagnose", "--snapshot"])
+        .arg(&snap)
+        .args(["--min-age", "0s", "-o", "json"])
+        .output());
+    let report: Value = ok(serde_json::from_slice(&out.stdout));
+    let invalid: Vec<String> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "InvalidStaticPodManifest")
+        .map(|f| {
+            Path::new(f["path"].as_str().unwrap())
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(
+        invalid,
+        vec!["broken.yaml", "dangling.yaml", "fifo.yaml", "loop.yaml"],
+        "{report:#}"
+    );
+    assert!(
+        !kinds(&report).contains(&"StaticPodNotRemoved".to_string()),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["sources"]["manifests"]["status"], "degraded",
+        "{report:#}"
+    );
+    assert!(
+        skip_reason(&report, "StaticPodNotRemoved").contains("shadow.yaml"),
+        "{report:#}"
+    );
+    // The API source names the snapshot's file, not the capturing machine's --pods path.
+    assert_eq!(
+        report["sources"]["apiserver"]["path"],
+        snap.join("api/pods.json").display().to_string()
+    );
+
+    // --keep-secrets keeps them.
+    let kept = d.join("kept");
+    assert!(collect(&kept, &["--keep-secrets"]).status.success());
+    let files = all_files(&kept);
+    assert!(files.iter().any(|(_, t)| t.contains("manifest-hunter2")));
+    assert!(files.iter().any(|(_, t)| t.contains("api-hunter2")));
+    assert!(!files.iter().any(|(_, t)| t.contains("outside-secret")));
+}

@@ -94,30 +94,15 @@ pub fn read_dir(dir: &Path) -> Result<ManifestDir> {
             continue;
         }
         // `os.Stat` follows symlinks, as the kubelet does.
-        let pod = match std::fs::metadata(entry.path()) {
-            Ok(meta) if meta.is_dir() => continue,
-            Ok(meta) if meta.is_file() => None,
-            Ok(meta) => Some(Err(ManifestError::Rejected(format!(
-                "a {}, not a directory or regular file: the kubelet stops reading the whole \
-                 directory (\"manifest path is not a directory or file\")",
-                file_kind(meta.file_type())
-            )))),
-            // A dangling symbolic link: the kubelet skips it ("Could not get metadata").
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                Some(Err(ManifestError::Rejected(format!(
-                    "cannot stat: {e}: the kubelet skips it (\"Could not get metadata\")"
-                ))))
-            }
-            Err(e) => Some(Err(ManifestError::Unreadable(format!("cannot stat: {e}")))),
-        };
-        found.push((entry.path(), pod));
+        if let Some(bytes) = entry_bytes(&entry.path()) {
+            found.push((entry.path(), bytes));
+        }
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
     let mut manifests = Vec::new();
     let mut unreadable = Vec::new();
-    for (path, pod) in found {
-        let pod = pod
-            .unwrap_or_else(|| read_at_most(&path, MAX_CONFIG_BYTES).and_then(|b| parse_file(&b)));
+    for (path, bytes) in found {
+        let pod = bytes.and_then(|b| parse_file(&b));
         let path = path.display().to_string();
         match pod {
             Ok(pod) => manifests.push(StaticManifest { path, pod: Ok(pod) }),
@@ -358,32 +343,87 @@ pub fn parse(bytes: &[u8]) -> Result<ManifestPod, String> {
     })
 }
 
-/// Copies the top-level regular files of `from` (hidden ones too, so the reading rules apply the
-/// same way to the copy) into `to`, for a snapshot. A missing `from` copies nothing.
+/// One manifest file as a snapshot captures it: its bytes, or why they are not taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Captured {
+    /// The file's path in the directory.
+    pub path: PathBuf,
+    /// Its bytes (at most [`MAX_CONFIG_BYTES`]); or why they were not read:
+    /// [`ManifestError::Rejected`] for what the kubelet rejects too (a FIFO, a device, a dangling
+    /// link, too large), [`ManifestError::Unreadable`] for what it may read and a snapshot may not
+    /// (a link out of the directory, never followed; permission denied).
+    pub content: Result<Vec<u8>, ManifestError>,
+}
+
+/// The files of `dir` the kubelet reads (non-hidden, top level, regular files), for a snapshot:
+/// like [`read_dir`], except that a symbolic link is followed only when its target is inside
+/// `dir`. `None` when `dir` does not exist.
 ///
 /// # Errors
-/// [`Error::CopyFailed`] on any I/O error.
-pub fn copy_dir(from: &Path, to: &Path) -> Result<usize> {
-    let fail = |error| Error::CopyFailed {
-        from: from.to_path_buf(),
-        to: to.to_path_buf(),
+/// [`Error::ManifestDirReadFailed`] when `dir` exists but cannot be listed.
+pub fn capture(dir: &Path) -> Result<Option<Vec<Captured>>> {
+    let fail = |error| Error::ManifestDirReadFailed {
+        path: dir.to_path_buf(),
         error,
     };
-    std::fs::create_dir_all(to).map_err(fail)?;
-    let entries = match std::fs::read_dir(from) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(fail(e)),
     };
-    let mut n = 0;
+    let root = std::fs::canonicalize(dir).map_err(fail)?;
+    let mut out = Vec::new();
     for entry in entries {
         let entry = entry.map_err(fail)?;
-        if std::fs::metadata(entry.path()).map_err(fail)?.is_file() {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).map_err(fail)?;
-            n += 1;
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+        // A link out of the directory is never followed; a dangling or looping one is left to
+        // `entry_bytes`, as the kubelet sees it.
+        if is_link
+            && let Ok(target) = std::fs::canonicalize(&path)
+            && !target.starts_with(&root)
+        {
+            out.push(Captured {
+                content: Err(ManifestError::Unreadable(format!(
+                    "a symbolic link to {}, outside {}: not followed into a snapshot",
+                    target.display(),
+                    dir.display()
+                ))),
+                path,
+            });
+            continue;
+        }
+        if let Some(content) = entry_bytes(&path) {
+            out.push(Captured { path, content });
         }
     }
-    Ok(n)
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Some(out))
+}
+
+/// The bytes of the directory entry `path` as the kubelet's file source reads them (`os.Stat`
+/// follows links); `None` for a directory, which it does not enter.
+fn entry_bytes(path: &Path) -> Option<Result<Vec<u8>, ManifestError>> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => None,
+        Ok(meta) if meta.is_file() => Some(read_at_most(path, MAX_CONFIG_BYTES)),
+        Ok(meta) => Some(Err(ManifestError::Rejected(format!(
+            "a {}, not a directory or regular file: the kubelet stops reading the whole \
+             directory (\"manifest path is not a directory or file\")",
+            file_kind(meta.file_type())
+        )))),
+        // A dangling or looping symbolic link (ELOOP is 40 on Linux): the kubelet skips it
+        // ("Could not get metadata").
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(40) => {
+            Some(Err(ManifestError::Rejected(format!(
+                "cannot stat: {e}: the kubelet skips it (\"Could not get metadata\")"
+            ))))
+        }
+        Err(e) => Some(Err(ManifestError::Unreadable(format!("cannot stat: {e}")))),
+    }
 }
 
 #[cfg(test)]
