@@ -130,6 +130,27 @@ async fn a_manifest_the_agent_cannot_read_is_unknown_not_a_removed_static_pod() 
     }
 }
 
+/// A started daemon, killed if the test fails before [`Daemon::stop`].
+struct Daemon(Option<std::process::Child>);
+
+impl Daemon {
+    /// SIGTERM, and a clean exit within 10 s.
+    fn stop(mut self) {
+        if let Some(child) = self.0.take() {
+            terminate(child);
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// Polls `f` every 100 ms until it returns `Some`, for at most `secs`.
 fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -233,7 +254,7 @@ async fn the_daemonsets_mounts_missing_degrade_their_sources() {
     let port = free_port();
     let config = dir.path().join("config.yaml");
     ok(std::fs::write(&config, "manifest_rescan_interval: 1s\n"));
-    let daemon = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+    let daemon = Daemon(Some(ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
         .args(["daemon", "--listen", &format!("127.0.0.1:{port}")])
         .arg("--config")
         .arg(&config)
@@ -256,7 +277,7 @@ async fn the_daemonsets_mounts_missing_degrade_their_sources() {
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn());
+        .spawn())));
     let readyz: Value = wait_for(20, "/readyz naming both sources", || {
         let (code, body) = get(port, "/readyz");
         let r: Value = serde_json::from_str(&body).ok()?;
@@ -292,7 +313,7 @@ async fn the_daemonsets_mounts_missing_degrade_their_sources() {
     wait_for(20, "/readyz 200 once the directories exist", || {
         (get(port, "/readyz").0 == 200).then_some(())
     });
-    terminate(daemon);
+    daemon.stop();
 }
 
 #[test]
@@ -555,4 +576,103 @@ async fn collect_takes_no_secret_follows_no_link_out_and_writes_whole_or_nothing
     assert!(files.iter().any(|(_, t)| t.contains("manifest-hunter2")));
     assert!(files.iter().any(|(_, t)| t.contains("api-hunter2")));
     assert!(!files.iter().any(|(_, t)| t.contains("outside-secret")));
+}
+
+/// How long a GET of `/healthz` takes to answer 200 (`None`: no answer within 10 s).
+fn healthz_latency(port: u16) -> Option<Duration> {
+    let started = Instant::now();
+    (get(port, "/healthz").0 == 200).then(|| started.elapsed())
+}
+
+#[tokio::test]
+async fn manifests_are_parsed_off_the_thread_that_serves_http() {
+    let lab = ok(ContainerdLab::start());
+    let dir = ok(tempfile::tempdir());
+    let manifests = dir.path().join("manifests");
+    ok(std::fs::create_dir_all(&manifests));
+    ok(std::fs::create_dir_all(dir.path().join("kubelet/pods")));
+    ok(std::fs::write(
+        dir.path().join("pods.json"),
+        ok(serde_json::to_vec(&pod_list(vec![]))),
+    ));
+    // The break-it review's file: 200k levels, refused at once as the kubelet refuses it.
+    ok(std::fs::write(
+        manifests.join("deep.yaml"),
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: d\n  x: {}{}\n",
+            "[".repeat(200_000),
+            "]".repeat(200_000)
+        ),
+    ));
+    // A large ordinary manifest (4 MiB of annotations) that takes seconds to parse, re-read
+    // every second.
+    let annotations: String = (0..120_000)
+        .map(|i| format!("    key-{i}: value {i} [a, b]\n"))
+        .collect();
+    ok(std::fs::write(
+        manifests.join("big.yaml"),
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\n  annotations:\n{annotations}spec:\n  containers: [{{name: a}}]\n"
+        ),
+    ));
+    let config = dir.path().join("config.yaml");
+    ok(std::fs::write(&config, "manifest_rescan_interval: 1s\n"));
+    let port = free_port();
+    let daemon = Daemon(Some(ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args(["daemon", "--listen", &format!("127.0.0.1:{port}")])
+        .arg("--config")
+        .arg(&config)
+        .args(["--runtime-endpoint", &lab.endpoint(), "--node-name", NODE])
+        .arg("--manifest-dir")
+        .arg(&manifests)
+        .arg("--kubelet-root-dir")
+        .arg(dir.path().join("kubelet"))
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .arg("--pods")
+        .arg(dir.path().join("pods.json"))
+        .args([
+            "--min-age",
+            "0s",
+            "--evaluate-interval",
+            "1s",
+            "--log-level",
+            "error",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn())));
+    let findings: Value = wait_for(60, "the deep manifest's finding", || {
+        let (code, body) = get(port, "/findings");
+        let r: Value = serde_json::from_str(&body).ok()?;
+        (code == 200
+            && r["findings"].as_array()?.iter().any(|f| {
+                f["kind"] == "InvalidStaticPodManifest"
+                    && f["summary"]
+                        .as_str()
+                        .is_some_and(|s| s.contains("exceeded max depth of 10000"))
+            }))
+        .then_some(r)
+    });
+    assert!(
+        findings["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["path"] != manifests.join("big.yaml").display().to_string()),
+        "{findings:#}"
+    );
+    // While big.yaml is parsed again and again, /healthz answers at once.
+    let mut latencies = Vec::new();
+    for _ in 0..20 {
+        latencies.push(healthz_latency(port));
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let slowest = latencies.iter().max().copied().flatten();
+    assert!(
+        latencies.iter().all(Option::is_some)
+            && slowest.is_some_and(|s| s < Duration::from_millis(500)),
+        "/healthz latencies while manifests are parsed: {latencies:?}"
+    );
+    daemon.stop();
 }

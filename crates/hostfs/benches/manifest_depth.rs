@@ -1,7 +1,7 @@
 //! What a deeply nested manifest costs: `parse` (serde_yaml alone, what podcoroner ran before
 //! the depth bound) beside `parse_file` (the kubelet's depth bound first) on the break-it
 //! review's files, and `parse_file` on the worst file within the bounds (10 MiB at the deepest
-//! nesting serde_yaml takes). `cargo bench -p podcoroner-hostfs --bench manifest_depth`; each
+//! nesting serde_yaml takes, and up to the flow cost budget). `cargo bench -p podcoroner-hostfs --bench manifest_depth`; each
 //! row is the median of a few runs, in milliseconds.
 
 use std::time::{Duration, Instant};
@@ -69,7 +69,54 @@ fn main() {
     println!(
         "{:<44} {:>14} {ms:>14.1}",
         format!("10 MiB, 120 deep ({} KB)", worst.len() / 1024),
-        "-"
+        "(13 s, once)"
+    );
+    // The worst still parsed: flow nesting 120 deep, repeated up to the flow cost budget.
+    let mut units = 1;
+    let budget = podcoroner_hostfs::manifests::MAX_FLOW_COST;
+    while podcoroner_hostfs::manifests::measure(
+        &pod_with(&format!("[{}]", unit.repeat(units * 2))),
+        usize::MAX,
+    )
+    .flow_cost
+        <= budget
+    {
+        units *= 2;
+    }
+    let under = pod_with(&format!("[{}]", unit.repeat(units)));
+    let ms = median_ms(3, || {
+        let _ = parse_file(under.as_bytes());
+    });
+    let ms_before = median_ms(3, || {
+        let _ = parse(under.as_bytes());
+    });
+    println!(
+        "{:<44} {ms_before:>14.1} {ms:>14.1}",
+        format!("120 deep, under the budget ({} KB)", under.len() / 1024)
+    );
+    // 10 MiB of block YAML (a huge but ordinary manifest): parsed whole.
+    let block = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: d\n  annotations:\n{}spec:\n  containers: [{{name: a}}]\n",
+        (0..)
+            .map(|i| format!("    key-{i}: value {i} [a, b]\n"))
+            .take_while({
+                let mut total = 0;
+                move |l: &String| {
+                    total += l.len();
+                    total < 10 * 1024 * 1024 - 200
+                }
+            })
+            .collect::<String>()
+    );
+    let ms = median_ms(3, || {
+        let _ = parse_file(block.as_bytes());
+    });
+    let ms_before = median_ms(3, || {
+        let _ = parse(block.as_bytes());
+    });
+    println!(
+        "{:<44} {ms_before:>14.1} {ms:>14.1}",
+        "10 MiB of block YAML"
     );
     let real = pod_with("[a, b]");
     let ms = median_ms(101, || {

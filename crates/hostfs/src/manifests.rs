@@ -171,7 +171,8 @@ pub const MAX_PARSED_DEPTH: usize = 128;
 /// rejected as the kubelet rejects it, deeper than [`MAX_PARSED_DEPTH`] is unreadable.
 pub fn parse_file(bytes: &[u8]) -> Result<ManifestPod, ManifestError> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
-    match nesting_depth(text, KUBELET_MAX_DEPTH + 1) {
+    let n = measure(text, KUBELET_MAX_DEPTH + 1);
+    match n.depth {
         d if d > KUBELET_MAX_DEPTH => Err(ManifestError::Rejected(format!(
             "yaml: exceeded max depth of {KUBELET_MAX_DEPTH}: the kubelet's decoder refuses it"
         ))),
@@ -179,19 +180,47 @@ pub fn parse_file(bytes: &[u8]) -> Result<ManifestPod, ManifestError> {
             "nested {d} levels deep: podcoroner's YAML parser reads at most {MAX_PARSED_DEPTH} \
              (the kubelet {KUBELET_MAX_DEPTH})"
         ))),
+        _ if n.flow_cost > MAX_FLOW_COST => Err(ManifestError::Unreadable(format!(
+            "{} flow collection tokens × levels (deep [ ] or {{ }} nesting repeated over the \
+             file): more than the {MAX_FLOW_COST} podcoroner's YAML parser is given, whose time \
+             grows with tokens × flow depth",
+            n.flow_cost
+        ))),
         _ => parse(bytes).map_err(ManifestError::Rejected),
     }
 }
 
-/// An upper bound of the nesting depth of the YAML (or JSON) `text`, counted up to `stop`, in
-/// one pass: flow collections (`[`, `{` outside quoted scalars and comments) on top of block
+/// The most flow collection work a manifest may ask of serde_yaml's scanner (libyaml), which
+/// re-checks every open flow level for each token: tokens inside flow collections times their
+/// depth. 20 million is about half a second; a real manifest, even a large JSON one, asks for
+/// well under a million.
+pub const MAX_FLOW_COST: u64 = 20_000_000;
+
+/// What [`measure`] finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Nesting {
+    /// An upper bound of the nesting depth (see [`nesting_depth`]).
+    pub depth: usize,
+    /// The sum, over the token starts inside flow collections, of their flow depth.
+    pub flow_cost: u64,
+}
+
+/// An upper bound of the nesting depth of the YAML (or JSON) `text`, counted up to `stop`: see
+/// [`measure`].
+pub fn nesting_depth(text: &str, stop: usize) -> usize {
+    measure(text, stop).depth
+}
+
+/// An upper bound of the nesting depth of the YAML (or JSON) `text`, counted up to `stop` (the
+/// pass ends there), and the flow collection work it asks of a parser, in one pass: flow collections (`[`, `{` outside quoted scalars and comments) on top of block
 /// collections (one level per open indentation column, per `- `, `? ` and `key: ` on a line).
 /// Whatever is unsure counts: a bracket in a block plain scalar counts, a quoted scalar ends at
 /// its line's end, block scalar content (`|`, `>`) is skipped only while indented as libyaml
 /// reads it. The bound may be too high, never too low, which is what a limit needs.
-pub fn nesting_depth(text: &str, stop: usize) -> usize {
+pub fn measure(text: &str, stop: usize) -> Nesting {
     let mut max = 0;
     let mut flow = 0usize;
+    let mut flow_cost = 0u64;
     // Strictly increasing indentation columns of the open block collections.
     let mut indents: Vec<usize> = Vec::new();
     // Inside a block scalar: (the parent's column, the content's indentation once known).
@@ -241,6 +270,12 @@ pub fn nesting_depth(text: &str, stop: usize) -> usize {
             let token_start =
                 i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'[' | b'{' | b',' | b':');
             let then_space = b.get(i + 1).is_none_or(|&n| n == b' ' || n == b'\t');
+            if flow > 0
+                && (token_start || matches!(c, b'[' | b'{' | b']' | b'}' | b',' | b':'))
+                && !matches!(c, b' ' | b'\t')
+            {
+                flow_cost += flow as u64;
+            }
             match c {
                 b'#' if i == 0 || matches!(b[i - 1], b' ' | b'\t') => break,
                 b'"' | b'\'' if token_start => quote = Some(c),
@@ -248,7 +283,10 @@ pub fn nesting_depth(text: &str, stop: usize) -> usize {
                     flow += 1;
                     max = max.max(indents.len() + on_line + flow);
                     if max >= stop {
-                        return max;
+                        return Nesting {
+                            depth: max,
+                            flow_cost,
+                        };
                     }
                 }
                 b']' | b'}' => flow = flow.saturating_sub(1),
@@ -270,10 +308,16 @@ pub fn nesting_depth(text: &str, stop: usize) -> usize {
         }
         max = max.max(indents.len() + on_line + flow);
         if max >= stop {
-            return max;
+            return Nesting {
+                depth: max,
+                flow_cost,
+            };
         }
     }
-    max
+    Nesting {
+        depth: max,
+        flow_cost,
+    }
 }
 
 /// Whether `rest` (from a `|` or `>`) is a block scalar header: the indicator, chomping and
@@ -516,6 +560,27 @@ mod tests {
             ),
             other => panic!("{other:?}"),
         }
+        // Within the depth bound, deep flow nesting repeated over a large file costs tokens ×
+        // depth in libyaml: past the budget it is unknown, not parsed for seconds.
+        let unit = format!("{}1{}, ", "[".repeat(120), "]".repeat(120));
+        let repeated = deep("", "", 0).replace("x: ", &format!("x: [{}]", unit.repeat(5000)));
+        match parse_file(repeated.as_bytes()) {
+            Err(ManifestError::Unreadable(e)) => {
+                assert!(e.contains("flow collection tokens"), "{e}")
+            }
+            other => panic!("{other:?}"),
+        }
+        // A large real JSON manifest (all flow) is well within it.
+        let env: Vec<String> = (0..20_000)
+            .map(|i| format!(r#"{{"name":"V{i}","value":"{i}"}}"#))
+            .collect();
+        let json = format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"big"}},"spec":{{"containers":[{{"name":"a","image":"b","env":[{}]}}]}}}}"#,
+            env.join(",")
+        );
+        assert!(json.len() > 500_000);
+        assert!(measure(&json, usize::MAX).flow_cost < MAX_FLOW_COST / 10);
+        assert_eq!(parse_file(json.as_bytes()).unwrap().name, "big");
         // Real manifests are shallow, whatever their block scalars and quotes hold.
         let scripts = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: etcd\n  annotations:\n    a: \"[[[[[[[[\"\n    b: '{{{{{{{{'\nspec:\n  containers:\n  - name: etcd\n    image: e\n    command:\n    - sh\n    - -c\n    - |\n      echo '[[[[[[[[[[[[\n        {{{{{{{{{{{{{\n      # [[[[\n    args: [\"--a=[x]\", \"b\"]  # ]]]]\n";
         assert!(
