@@ -29,6 +29,18 @@ pub enum Error {
         /// The I/O error (interpolated, not a `#[source]`, so it prints once).
         error: std::io::Error,
     },
+    /// The pods file is larger than [`MAX_PODS_FILE_BYTES`]; only that much is ever read.
+    #[error(
+        "pods file {} is larger than {} MiB: it is not read (keep it to this node's pods: kubectl get pods -A -o json --field-selector spec.nodeName=<node>)",
+        path.display(),
+        max_bytes / (1024 * 1024)
+    )]
+    PodsFileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit, [`MAX_PODS_FILE_BYTES`].
+        max_bytes: u64,
+    },
     /// The pods file is not the JSON of `kubectl get pods -o json`.
     #[error("malformed pods file {}: {detail}", path.display())]
     PodsFileInvalid {
@@ -150,14 +162,32 @@ pub fn parse_pod_list(path: &Path, json: &[u8]) -> Result<NodePods> {
 /// Reads and parses a pods file; see [`parse_pod_list`].
 ///
 /// # Errors
-/// [`Error::PodsFileReadFailed`] or [`Error::PodsFileInvalid`].
+/// [`Error::PodsFileReadFailed`], [`Error::PodsFileTooLarge`] or [`Error::PodsFileInvalid`].
 pub fn read_pod_list(path: &Path) -> Result<NodePods> {
-    let bytes = std::fs::read(path).map_err(|error| Error::PodsFileReadFailed {
+    use std::io::Read as _;
+    let failed = |error| Error::PodsFileReadFailed {
         path: path.to_path_buf(),
         error,
-    })?;
+    };
+    // At most the limit and one byte: `/dev/zero` or a runaway pipe cannot fill memory.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(failed)?
+        .take(MAX_PODS_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(failed)?;
+    if bytes.len() as u64 > MAX_PODS_FILE_BYTES {
+        return Err(Error::PodsFileTooLarge {
+            path: path.to_path_buf(),
+            max_bytes: MAX_PODS_FILE_BYTES,
+        });
+    }
     parse_pod_list(path, &bytes)
 }
+
+/// The largest `--pods` file read: 10 MiB, the kubelet's limit on a manifest
+/// (`maxConfigLength`). One node's pods take far less (about 10 KiB a pod).
+pub const MAX_PODS_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// Serializes pods as `kubectl get pods -o json` does (`apiVersion: v1`, `kind: List`), the
 /// inverse of [`parse_pod_list`].
@@ -386,6 +416,32 @@ fn to_api_pod(p: &Pod) -> ApiPod {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pods_file_is_read_up_to_10_mib() {
+        let started = std::time::Instant::now();
+        let err = read_pod_list(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "pods file /dev/zero is larger than 10 MiB: it is not read (keep it to this node's \
+             pods: kubectl get pods -A -o json --field-selector spec.nodeName=<node>)"
+        );
+        // Not a benchmark: unbounded, /dev/zero never ends.
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pods.json");
+        let padded = format!("{}{}", LIST, " ".repeat(10 * 1024 * 1024 - LIST.len()));
+        std::fs::write(&path, &padded).unwrap();
+        assert_eq!(read_pod_list(&path).unwrap().raw.len(), 2);
+        std::fs::write(&path, format!("{padded} ")).unwrap();
+        assert!(matches!(
+            read_pod_list(&path),
+            Err(Error::PodsFileTooLarge {
+                max_bytes: MAX_PODS_FILE_BYTES,
+                ..
+            })
+        ));
+    }
 
     /// Trimmed from `kubectl get pods -A -o json` on a kubeadm node: one mirror pod, one evicted pod.
     const LIST: &str = r#"{

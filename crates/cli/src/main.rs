@@ -265,9 +265,15 @@ struct DiagnoseArgs {
 struct CollectArgs {
     #[command(flatten)]
     sources: SourceArgs,
-    /// The directory to write; created, and must be empty if it exists.
+    /// The directory to write; created, and must be empty if it exists. Written atomically:
+    /// it holds a whole snapshot or nothing.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+    /// Keep env values and secret-shaped fields (passwords, tokens, `--token=` flags,
+    /// last-applied configurations) of manifests and API pods; by default they are replaced by
+    /// `<redacted>` (docs/snapshot.md).
+    #[arg(long)]
+    keep_secrets: bool,
 }
 
 #[derive(Debug, Args)]
@@ -546,7 +552,7 @@ async fn collect(args: CollectArgs) -> anyhow::Result<u8> {
     let opts = source_options(&args.sources, false)?;
     let gathered = gather::gather(&opts).await?;
     let now = jiff::Timestamp::now();
-    snapshot::write(&args.out, &gathered, &opts, now)?;
+    snapshot::write(&args.out, &gathered, &opts, now, args.keep_secrets)?;
     let counts: Vec<String> = gathered
         .sources
         .iter()

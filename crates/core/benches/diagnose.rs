@@ -154,6 +154,7 @@ fn node(now: Timestamp) -> NodeView {
             dir: "/etc/kubernetes/manifests".to_string(),
             exists: true,
             files: manifests,
+            unreadable: vec![],
         }),
         pod_dirs: Some(dirs),
     }

@@ -252,15 +252,32 @@ pub struct StaticManifest {
     pub pod: Result<ManifestPod, String>,
 }
 
+/// A file of the static pod manifest directory that podcoroner could not read although the
+/// kubelet may (permission denied to this process, an I/O error, nesting deeper than its YAML
+/// parser takes): what it declares is unknown, not absent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnreadableManifest {
+    /// The file's path.
+    pub path: String,
+    /// Why it could not be read, e.g. `cannot read file: Permission denied (os error 13)`.
+    pub reason: String,
+}
+
 /// The static pod manifest directory as the kubelet's file source sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestView {
     /// The directory (`staticPodPath`).
     pub dir: String,
-    /// False when the directory does not exist, which the kubelet reads as "no static pods".
+    /// False when the directory does not exist. The kubelet reads that as "no static pods", but
+    /// a configured directory that is missing is more often a missing mount: the rules that need
+    /// the manifests skip.
     pub exists: bool,
     /// One entry per file the kubelet would read, in its order.
     pub files: Vec<StaticManifest>,
+    /// The files podcoroner could not read: while there is one, the rules that need to know
+    /// every static pod skip.
+    #[serde(default)]
+    pub unreadable: Vec<UnreadableManifest>,
 }
 
 /// One `pods/<uid>` directory under the kubelet root directory.

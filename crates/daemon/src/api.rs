@@ -108,6 +108,10 @@ pub enum SourceState {
     /// shape, or none does. Its events were used, but a finding it would show may be missing.
     #[serde(rename = "not_understood")]
     NotUnderstood,
+    /// Read in part, or not where it was configured (a missing mount, a file this process may
+    /// not read, a broken old log rotation): `detail` says what is missing, and the rules that
+    /// need the missing part skip.
+    Degraded,
 }
 
 /// One input's status.
@@ -159,6 +163,15 @@ impl SourceStatus {
     /// Whether a source was read and understood (`ok`).
     pub fn is_ok(&self) -> bool {
         self.status == Some(SourceState::Ok)
+    }
+
+    /// A source read in part, or missing where it was configured, with what is missing.
+    pub fn degraded(detail: impl Into<String>) -> SourceStatus {
+        SourceStatus {
+            status: Some(SourceState::Degraded),
+            detail: Some(detail.into()),
+            ..SourceStatus::default()
+        }
     }
 
     /// A source that failed, with the error.

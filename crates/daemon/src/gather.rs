@@ -168,11 +168,7 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
             node_name: opts.node_name.clone(),
             cri: Some(cri),
             api,
-            manifests: Some(ManifestView {
-                dir: manifest_dir.path.display().to_string(),
-                exists: manifest_dir.exists,
-                files: manifest_dir.manifests,
-            }),
+            manifests: Some(manifest_view(manifest_dir)),
             pod_dirs,
         },
         sources,
@@ -258,6 +254,19 @@ pub fn log_status(
             }
         }
     }
+    // Rotated siblings left out: the source is read in part.
+    if !read.skipped.is_empty() {
+        s.status = Some(crate::api::SourceState::Degraded);
+        s.counts
+            .insert("skipped_files".to_string(), read.skipped.len());
+        let note = read
+            .skipped
+            .iter()
+            .map(|f| format!("left out {}: {}", f.path.display(), f.reason))
+            .collect::<Vec<_>>()
+            .join("; ");
+        s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{note}; {d}")));
+    }
     s
 }
 
@@ -285,19 +294,46 @@ pub fn cri_status(runtime: &RuntimeInfo, cri: &podcoroner_core::CriView) -> Sour
     s
 }
 
-/// The status line of a manifest directory.
+/// The view of a manifest directory as read.
+pub fn manifest_view(dir: podcoroner_hostfs::manifests::ManifestDir) -> ManifestView {
+    ManifestView {
+        dir: dir.path.display().to_string(),
+        exists: dir.exists,
+        files: dir.manifests,
+        unreadable: dir.unreadable,
+    }
+}
+
+/// The status line of a manifest directory: degraded when it does not exist (a missing mount
+/// looks the same as a node without static pods) or when a file in it cannot be read by this
+/// process (what it declares is unknown); the rules that need the manifests then skip.
 pub fn manifests_status(dir: &podcoroner_hostfs::manifests::ManifestDir) -> SourceStatus {
-    let mut s = SourceStatus::ok();
+    let mut s = if !dir.exists {
+        SourceStatus::degraded(
+            "directory does not exist: a missing mount or a wrong --manifest-dir (the kubelet \
+             would read it as no static pods); the rules that need the manifests skip",
+        )
+    } else if let Some(first) = dir.unreadable.first() {
+        SourceStatus::degraded(format!(
+            "cannot read {} file(s), first {}: {}; the rules that need every static pod skip",
+            dir.unreadable.len(),
+            first.path,
+            first.reason
+        ))
+    } else {
+        SourceStatus::ok()
+    };
     s.path = Some(dir.path.display().to_string());
     s.counts.insert("files".to_string(), dir.manifests.len());
-    if !dir.exists {
-        s.detail =
-            Some("directory does not exist: no static pods (as for the kubelet)".to_string());
+    if !dir.unreadable.is_empty() {
+        s.counts
+            .insert("unreadable".to_string(), dir.unreadable.len());
     }
     s
 }
 
-/// The status line of the kubelet pod directories.
+/// The status line of the kubelet pod directories: degraded when `<root>/pods` does not exist
+/// (a missing mount or a wrong `--kubelet-root-dir`; `OrphanedPodDirectory` skips).
 pub fn pod_dirs_status(
     root: &std::path::Path,
     dirs: Option<&[podcoroner_core::PodDir]>,
@@ -311,11 +347,30 @@ pub fn pod_dirs_status(
             s
         }
         None => {
-            let mut s = SourceStatus::unavailable(format!("{path} does not exist"));
+            let mut s = SourceStatus::degraded(format!(
+                "{path} does not exist: a missing mount or a wrong --kubelet-root-dir; the rules \
+                 that need the pod directories skip"
+            ));
             s.path = Some(path);
             s
         }
     }
+}
+
+/// The one-line `/readyz` detail of a status: its counts, then its detail.
+pub fn status_line(s: &SourceStatus) -> String {
+    let mut parts: Vec<String> = s.path.iter().cloned().collect();
+    if !s.counts.is_empty() {
+        parts.push(
+            s.counts
+                .iter()
+                .map(|(k, v)| format!("{v} {k}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    parts.extend(s.detail.iter().cloned());
+    parts.join("; ")
 }
 
 /// The node name: `flag`, else `NODE_NAME`, else the hostname (`/proc/sys/kernel/hostname`).

@@ -14,6 +14,7 @@ pub mod api;
 pub mod config;
 pub mod gather;
 pub mod gc;
+pub mod redact;
 pub mod render;
 pub mod selector;
 pub mod snapshot;

@@ -55,6 +55,7 @@ fn table_raw(report: &DiagnosisReport) -> String {
             Some(SourceState::Unavailable) => "unavailable",
             Some(SourceState::Error) => "error",
             Some(SourceState::NotUnderstood) => "NOT UNDERSTOOD",
+            Some(SourceState::Degraded) => "degraded",
             None => "-",
         };
         let mut what = Vec::new();

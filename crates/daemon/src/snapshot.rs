@@ -8,7 +8,8 @@
 //! cri/pods.json        crictl pods -o json
 //! cri/containers.json  crictl ps -a -o json
 //! api/pods.json        kubectl get pods -A -o json (absent when the API was unavailable)
-//! manifests/           the static pod manifest files, as they were (absent: no such directory)
+//! manifests/           the manifest files the kubelet reads, secrets redacted (absent: no such directory)
+//! (meta.json left_out: what was not copied and why)
 //! kubelet/pods/<uid>/  the pod directory skeleton: entries and volumes/<plugin>/<volume>, no contents
 //! logs/kubelet.log     the kubelet log window (--since, default the last 24 h), when --kubelet-log
 //! logs/runtime.log     the runtime log window, when --runtime-log
@@ -19,11 +20,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use jiff::Timestamp;
-use podcoroner_core::{CriView, ManifestView, NodeView};
+use podcoroner_core::{CriView, NodeView};
 use serde::{Deserialize, Serialize};
 
 use crate::api::{SourceState, SourceStatus};
 use crate::gather::{self, Gathered, SourceOptions};
+use podcoroner_hostfs::manifests::ManifestError;
 
 /// The value of [`Meta::schema`].
 pub const SCHEMA: &str = "podcoroner.snapshot/v1";
@@ -50,6 +52,28 @@ pub struct Meta {
     /// `kubelet/pods/` carry the time of the copy, or of a git checkout).
     #[serde(default)]
     pub pod_dir_modified_at: BTreeMap<String, Timestamp>,
+    /// What collect left out of the snapshot, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
+    /// How many values were redacted (`<redacted>`); `None` with `--keep-secrets`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<usize>,
+}
+
+/// A file collect did not copy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeftOut {
+    /// The file on the node.
+    pub path: String,
+    /// Why it was not copied.
+    pub reason: String,
+    /// For a manifest: true when the kubelet may read it (a link out of the directory, a file
+    /// this process could not read), so `diagnose --snapshot` treats what it declares as
+    /// unknown; false when the kubelet rejects it too (its reason becomes the
+    /// `InvalidStaticPodManifest` finding, as on the node).
+    #[serde(default)]
+    pub unknown: bool,
 }
 
 /// A snapshot read back.
@@ -65,15 +89,23 @@ pub struct Snapshot {
     pub sources: BTreeMap<String, SourceStatus>,
 }
 
-/// Writes `gathered` (read with `opts` at `collected_at`) into the empty or new directory `out`.
+/// Writes `gathered` (read with `opts` at `collected_at`) into the empty or new directory `out`,
+/// atomically: everything is written into a temporary directory beside `out`, renamed to `out`
+/// at the end, so `out` either holds a whole snapshot with its `meta.json` or nothing. What is
+/// left out (a manifest link out of its directory, a FIFO, a file that cannot be read, a
+/// symlinked pod directory) is recorded in [`Meta::left_out`] with why. Unless `keep_secrets`,
+/// env values and secret-shaped fields of manifests and API pods are redacted
+/// ([`crate::redact`]); a manifest that cannot be parsed to redact it is left out, with the
+/// kubelet's reason.
 ///
 /// # Errors
-/// When `out` exists and is not empty, or on any write error (naming the file).
+/// When `out` exists and is not empty, or on any read or write error (naming the file).
 pub fn write(
     out: &Path,
     gathered: &Gathered,
     opts: &SourceOptions,
     collected_at: Timestamp,
+    keep_secrets: bool,
 ) -> anyhow::Result<()> {
     if out.exists()
         && std::fs::read_dir(out)
@@ -83,10 +115,40 @@ pub fn write(
     {
         bail!("snapshot directory {} is not empty", out.display());
     }
+    let name = out
+        .file_name()
+        .with_context(|| format!("{} names no directory", out.display()))?;
+    let tmp = out.with_file_name(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let written = write_into(&tmp, gathered, opts, collected_at, keep_secrets).and_then(|()| {
+        // An empty `out` is replaced; rename(2) takes an empty directory as its target.
+        std::fs::rename(&tmp, out)
+            .with_context(|| format!("renaming {} to {}", tmp.display(), out.display()))
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    written
+}
+
+/// [`write`]'s work, into the new directory `out`.
+fn write_into(
+    out: &Path,
+    gathered: &Gathered,
+    opts: &SourceOptions,
+    collected_at: Timestamp,
+    keep_secrets: bool,
+) -> anyhow::Result<()> {
     for sub in ["cri", "api", "kubelet"] {
         std::fs::create_dir_all(out.join(sub))
             .with_context(|| format!("creating {}", out.join(sub).display()))?;
     }
+    let mut redacted = 0;
+    let mut left_out = Vec::new();
     if let (Some(cri), Some(runtime)) = (&gathered.view.cri, &gathered.runtime) {
         use podcoroner_cri::crictl_json;
         write_text(
@@ -103,15 +165,48 @@ pub fn write(
         )?;
     }
     if let Some(pods) = &gathered.raw_pods {
-        write_json(
-            &out.join("api/pods.json"),
-            &podcoroner_apiserver::pod_list_json(pods),
-        )?;
+        let mut list = podcoroner_apiserver::pod_list_json(pods);
+        if !keep_secrets {
+            redacted += crate::redact::redact(&mut list);
+        }
+        write_json(&out.join("api/pods.json"), &list)?;
     }
-    if opts.manifest_dir.is_dir() {
-        podcoroner_hostfs::manifests::copy_dir(&opts.manifest_dir, &out.join("manifests"))?;
+    if let Some(files) = podcoroner_hostfs::manifests::capture(&opts.manifest_dir)? {
+        let dir = out.join("manifests");
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        for file in files {
+            let (bytes, n) = match file.content {
+                Ok(bytes) if keep_secrets => (Ok(bytes), 0),
+                Ok(bytes) => match redacted_manifest(&bytes) {
+                    Ok((bytes, n)) => (Ok(bytes), n),
+                    Err(ManifestError::Rejected(reason)) => (Err((reason, false)), 0),
+                    Err(ManifestError::Unreadable(reason)) => (Err((reason, true)), 0),
+                },
+                Err(ManifestError::Rejected(reason)) => (Err((reason, false)), 0),
+                Err(ManifestError::Unreadable(reason)) => (Err((reason, true)), 0),
+            };
+            redacted += n;
+            match bytes {
+                Ok(bytes) => {
+                    let to = dir.join(file.path.file_name().unwrap_or_default());
+                    std::fs::write(&to, bytes)
+                        .with_context(|| format!("writing {}", to.display()))?;
+                }
+                Err((reason, unknown)) => left_out.push(LeftOut {
+                    path: file.path.display().to_string(),
+                    reason,
+                    unknown,
+                }),
+            }
+        }
     }
-    podcoroner_hostfs::pod_dirs::copy_skeleton(&opts.kubelet_root_dir, &out.join("kubelet"))?;
+    let (_, pods_left_out) =
+        podcoroner_hostfs::pod_dirs::copy_skeleton(&opts.kubelet_root_dir, &out.join("kubelet"))?;
+    left_out.extend(pods_left_out.into_iter().map(|(path, reason)| LeftOut {
+        path: path.display().to_string(),
+        reason,
+        unknown: false,
+    }));
     let window_start = opts
         .since
         .unwrap_or(collected_at - jiff::SignedDuration::from_hours(24));
@@ -140,8 +235,37 @@ pub fn write(
             .flatten()
             .filter_map(|d| d.modified_at.map(|t| (d.uid.clone(), t)))
             .collect(),
+        left_out,
+        redacted: (!keep_secrets).then_some(redacted),
     };
     write_json(&out.join("meta.json"), &meta)
+}
+
+/// A manifest's first document with its secrets redacted, as YAML, and how many values were
+/// redacted; or why it cannot be: the kubelet's reason to reject the file, or (nested past what
+/// podcoroner parses) podcoroner's reason to not read it.
+fn redacted_manifest(bytes: &[u8]) -> Result<(Vec<u8>, usize), ManifestError> {
+    use podcoroner_hostfs::manifests::{
+        KUBELET_MAX_DEPTH, MAX_PARSED_DEPTH, nesting_depth, parse_file,
+    };
+    let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+    // Bounded first: serde_yaml is never given a file nested past what it takes.
+    if nesting_depth(text, KUBELET_MAX_DEPTH + 1) > MAX_PARSED_DEPTH {
+        return Err(parse_file(bytes).err().unwrap_or_else(|| "too deep".into()));
+    }
+    use serde::Deserialize as _;
+    let first = serde_yaml::Deserializer::from_str(text)
+        .next()
+        .ok_or("empty file")?;
+    // Not YAML: the kubelet's reason, and nothing of it in the snapshot.
+    let mut value = serde_json::Value::deserialize(first).map_err(|e| {
+        parse_file(bytes)
+            .err()
+            .unwrap_or_else(|| ManifestError::Rejected(e.to_string()))
+    })?;
+    let n = crate::redact::redact(&mut value);
+    let yaml = serde_yaml::to_string(&value).map_err(|e| ManifestError::Rejected(e.to_string()))?;
+    Ok((yaml.into_bytes(), n))
 }
 
 fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
@@ -235,16 +359,16 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
     let api_json = dir.join("api/pods.json");
     let api = if api_json.exists() {
         let mut pods = podcoroner_apiserver::read_pod_list(&api_json)?;
+        // The snapshot's own file, not the path a --pods file had on the capturing machine.
         let c = collected("apiserver");
         let origin = c
             .endpoint
             .clone()
-            .or(c.path.clone())
-            .unwrap_or_else(|| "api/pods.json".to_string());
+            .unwrap_or_else(|| api_json.display().to_string());
         pods.view.origin = format!("{origin} (snapshot)");
         let mut s = SourceStatus::ok();
         s.endpoint = c.endpoint;
-        s.path = c.path.or_else(|| Some(api_json.display().to_string()));
+        s.path = Some(api_json.display().to_string());
         s.counts.insert("pods".to_string(), pods.raw.len());
         s.detail = pods.note.clone();
         sources.insert("apiserver".to_string(), s);
@@ -265,12 +389,28 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
         m.path = rebase(&m.path, &manifest_copy, &meta.manifest_dir);
     }
     read.path = PathBuf::from(&meta.manifest_dir);
+    // What collect left out of manifests/ is judged as on the node: rejected, or unknown.
+    let under_manifests = format!("{}/", meta.manifest_dir.trim_end_matches('/'));
+    for l in meta
+        .left_out
+        .iter()
+        .filter(|l| l.path.starts_with(&under_manifests))
+    {
+        if l.unknown {
+            read.unreadable.push(podcoroner_core::UnreadableManifest {
+                path: l.path.clone(),
+                reason: l.reason.clone(),
+            });
+        } else {
+            read.manifests.push(podcoroner_core::StaticManifest {
+                path: l.path.clone(),
+                pod: Err(l.reason.clone()),
+            });
+        }
+    }
+    read.manifests.sort_by(|a, b| a.path.cmp(&b.path));
     sources.insert("manifests".to_string(), gather::manifests_status(&read));
-    let manifests = Some(ManifestView {
-        dir: meta.manifest_dir.clone(),
-        exists: read.exists,
-        files: read.manifests,
-    });
+    let manifests = Some(gather::manifest_view(read));
 
     // Pod directories, with the node's paths.
     let kubelet_copy = dir.join("kubelet");
@@ -344,5 +484,68 @@ fn rebase(path: &str, from: &Path, to: &str) -> String {
     match Path::new(path).strip_prefix(from) {
         Ok(rest) => PathBuf::from(to).join(rest).display().to_string(),
         Err(_) => path.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(dir: &Path) -> SourceOptions {
+        SourceOptions {
+            runtime_endpoint: None,
+            timeout: std::time::Duration::from_secs(1),
+            node_name: "node-1".to_string(),
+            manifest_dir: dir.join("manifests"),
+            kubeconfig: None,
+            pods_file: None,
+            no_apiserver: true,
+            kubelet_root_dir: dir.join("kubelet"),
+            kubelet_log: None,
+            runtime_log: None,
+            since: None,
+            offline: false,
+        }
+    }
+
+    fn gathered() -> Gathered {
+        Gathered {
+            view: NodeView::empty(),
+            sources: BTreeMap::new(),
+            runtime: None,
+            raw_pods: None,
+            events: vec![],
+        }
+    }
+
+    #[test]
+    fn a_failed_collect_leaves_no_half_written_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("manifests")).unwrap();
+        std::fs::write(
+            dir.path().join("manifests/etcd.yaml"),
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: etcd}\nspec: {containers: [{name: e}]}\n",
+        )
+        .unwrap();
+        let mut o = opts(dir.path());
+        // Fails after the manifests are written: the log window cannot be copied.
+        o.kubelet_log = Some(podcoroner_logs::Source::File(dir.path().join("gone.log")));
+        let out = dir.path().join("snap");
+        let err = write(&out, &gathered(), &o, Timestamp::now(), false).unwrap_err();
+        assert!(format!("{err:#}").contains("gone.log"), "{err:#}");
+        assert!(!out.exists(), "a half-written snapshot was left");
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(!names.iter().any(|n| n.contains(".tmp-")), "{names:?}");
+        // An empty --out is filled whole.
+        std::fs::create_dir(&out).unwrap();
+        o.kubelet_log = None;
+        write(&out, &gathered(), &o, Timestamp::now(), false).unwrap();
+        assert!(out.join("meta.json").is_file() && out.join("manifests/etcd.yaml").is_file());
+        let back = read(&out).unwrap();
+        assert_eq!(back.meta.redacted, Some(0));
     }
 }

@@ -90,14 +90,27 @@ fn names(dir: &Path) -> Vec<String> {
 
 /// Recreates the skeleton of `<kubelet_root>/pods` under `to`: every pod directory, its entries
 /// as empty directories and its volume directories down to `volumes/<plugin>/<volume>`, with no
-/// file contents (secrets stay on the node). Returns the number of pod directories copied.
+/// file contents (secrets stay on the node). A pod directory that is a symbolic link is never
+/// followed (the kubelet makes none; one to `/etc` would list its names): it is left out and
+/// returned with why. Returns the number of pod directories copied and those left out.
 ///
 /// # Errors
 /// [`Error::PodDirReadFailed`] or [`Error::CopyFailed`].
-pub fn copy_skeleton(kubelet_root: &Path, to: &Path) -> Result<usize> {
-    let Some(dirs) = read(kubelet_root)? else {
-        return Ok(0);
+pub fn copy_skeleton(kubelet_root: &Path, to: &Path) -> Result<(usize, Vec<(PathBuf, String)>)> {
+    let Some(mut dirs) = read(kubelet_root)? else {
+        return Ok((0, vec![]));
     };
+    let mut left_out = Vec::new();
+    dirs.retain(|d| {
+        let real = is_real_dir(Path::new(&d.path));
+        if !real {
+            left_out.push((
+                PathBuf::from(&d.path),
+                "a symbolic link, not a directory: not followed into a snapshot".to_string(),
+            ));
+        }
+        real
+    });
     for d in &dirs {
         let base: PathBuf = to.join("pods").join(&d.uid);
         let wanted = d
@@ -114,7 +127,7 @@ pub fn copy_skeleton(kubelet_root: &Path, to: &Path) -> Result<usize> {
             })?;
         }
     }
-    Ok(dirs.len())
+    Ok((dirs.len(), left_out))
 }
 
 #[cfg(test)]
@@ -150,7 +163,17 @@ mod tests {
         assert_eq!(read(&root.path().join("absent")).unwrap(), None);
 
         let copy = tempfile::tempdir().unwrap();
-        assert_eq!(copy_skeleton(root.path(), copy.path()).unwrap(), 2);
+        std::os::unix::fs::symlink("/etc", root.path().join("pods/etc-uid")).unwrap();
+        let (copied, left_out) = copy_skeleton(root.path(), copy.path()).unwrap();
+        assert_eq!(copied, 2);
+        assert_eq!(
+            left_out,
+            vec![(
+                root.path().join("pods/etc-uid"),
+                "a symbolic link, not a directory: not followed into a snapshot".to_string()
+            )]
+        );
+        assert!(!copy.path().join("pods/etc-uid").exists());
         let copied = read(copy.path()).unwrap().unwrap();
         assert_eq!(copied[0].volume_dirs, dirs[0].volume_dirs);
         assert_eq!(copied[0].entries, dirs[0].entries);

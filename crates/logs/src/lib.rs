@@ -157,6 +157,18 @@ pub struct LogRead {
     pub newest_first: bool,
     /// The time of the first and last timestamped record read.
     pub span: Option<(Timestamp, Timestamp)>,
+    /// Rotated siblings left out or read only in part, with why (not a regular file, a broken
+    /// link, a corrupt `.gz`): the source is read in part, the rest of it still counts.
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// A rotated sibling that was not read, or only in part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Why, e.g. `a named pipe (FIFO), not a regular file` or `corrupt deflate stream`.
+    pub reason: String,
 }
 
 /// How many unparsed records are kept as samples; all are counted.
@@ -222,24 +234,39 @@ pub fn read_each(
     let sink = &mut on_event as &mut dyn FnMut(LoggedEvent);
     match source {
         Source::File(path) => {
-            for file in with_rotated_siblings(path) {
+            let siblings = rotated_siblings(path);
+            out.skipped = siblings.skipped;
+            for file in siblings.files {
                 let year = year_of(&file);
                 let origin = file.display().to_string();
                 let opts = blocks::StreamOpts::new(&origin, log, since);
                 let ctx = ParseContext::new(year);
-                let failed = |error| Error::LogReadFailed {
-                    path: file.clone(),
-                    error,
+                let read = || -> std::io::Result<()> {
+                    if is_gzip(&file) {
+                        blocks::read_stream(open_reader(&file)?, &opts, ctx, &mut out, sink)
+                    } else {
+                        let f = std::fs::File::open(&file)?;
+                        let len = f.metadata()?.len();
+                        blocks::read_file(&f, len, &opts, ctx, &mut out, sink)
+                    }
                 };
-                if is_gzip(&file) {
-                    blocks::read_stream(open(&file)?, &opts, ctx, &mut out, sink)
-                } else {
-                    let f = std::fs::File::open(&file).map_err(failed)?;
-                    let len = f.metadata().map_err(failed)?.len();
-                    blocks::read_file(&f, len, &opts, ctx, &mut out, sink)
+                match read() {
+                    Ok(()) => out.origins.push(origin),
+                    // One broken old rotation leaves the source read in part, said in
+                    // `skipped`; the live file failing is an error.
+                    Err(error) if file != *path => out.skipped.push(SkippedFile {
+                        reason: format!(
+                            "cannot read: {error} (what came before the error was read)"
+                        ),
+                        path: file.clone(),
+                    }),
+                    Err(error) => {
+                        return Err(Error::LogReadFailed {
+                            path: file.clone(),
+                            error,
+                        });
+                    }
                 }
-                .map_err(failed)?;
-                out.origins.push(origin);
             }
         }
         Source::Journald { unit, directory } => {
@@ -310,10 +337,16 @@ pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Res
         Source::File(path) => {
             for file in with_rotated_siblings(path) {
                 let year = year_of(&file);
-                copy(open(&file)?, year).map_err(|error| Error::LogReadFailed {
-                    path: file.clone(),
-                    error,
-                })?;
+                let copied = open(&file).and_then(|r| {
+                    copy(r, year).map_err(|error| Error::LogReadFailed {
+                        path: file.clone(),
+                        error,
+                    })
+                });
+                // A broken old rotation is left out of the copy, as out of a diagnosis.
+                if file == *path {
+                    copied?;
+                }
             }
         }
         Source::Journald { unit, directory } => {
@@ -420,16 +453,22 @@ pub(crate) fn cut(text: &str) -> String {
 
 /// Opens a file, decompressing `.gz`.
 fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
-    let file = std::fs::File::open(path).map_err(|error| Error::LogReadFailed {
-        path: path.to_path_buf(),
-        error,
-    })?;
-    let reader: Box<dyn Read + Send> = if is_gzip(path) {
+    open_reader(path)
+        .map(|r| Box::new(BufReader::with_capacity(1 << 16, r)) as Box<dyn BufRead + Send>)
+        .map_err(|error| Error::LogReadFailed {
+            path: path.to_path_buf(),
+            error,
+        })
+}
+
+/// Opens a file for reading, decompressing `.gz`.
+fn open_reader(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
+    let file = std::fs::File::open(path)?;
+    Ok(if is_gzip(path) {
         Box::new(flate2::read::MultiGzDecoder::new(file))
     } else {
         Box::new(file)
-    };
-    Ok(Box::new(BufReader::with_capacity(1 << 16, reader)))
+    })
 }
 
 /// Whether `path` names a gzip file (`.gz`).
@@ -449,8 +488,73 @@ fn year_of(path: &Path) -> i32 {
 
 /// `path` preceded by its rotated siblings, oldest first: logrotate's numbered
 /// (`kubelet.log.3.gz`, `kubelet.log.2.gz`, `kubelet.log.1`) and dated
-/// (`kubelet.log-20261127.gz`, `kubelet.log-20261128`) names. Files ending in `.tmp` are skipped.
+/// (`kubelet.log-20261127.gz`, `kubelet.log-20261128`) names. Files ending in `.tmp` are skipped,
+/// and so is what [`rotated_siblings`] leaves out.
 pub fn with_rotated_siblings(path: &Path) -> Vec<PathBuf> {
+    rotated_siblings(path).files
+}
+
+/// The files of a log with its rotated siblings, and the siblings left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Siblings {
+    /// The files to read, oldest first, `path` last.
+    pub files: Vec<PathBuf>,
+    /// Siblings that are not regular files (a FIFO would block the reader forever, a directory
+    /// or a dangling link cannot be read), with why.
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// [`with_rotated_siblings`], with what it left out: a sibling that is not a regular file (after
+/// following links) is skipped and said; one that is the same file as `path` or as another
+/// sibling (same device and inode: `kubelet.log.1 -> kubelet.log`, a hard link) is read once,
+/// as `path` or as the oldest name.
+pub fn rotated_siblings(path: &Path) -> Siblings {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut out = Siblings::default();
+    let mut seen: Vec<(u64, u64)> = Vec::new();
+    if let Ok(m) = std::fs::metadata(path) {
+        seen.push((m.dev(), m.ino()));
+    }
+    for file in list_rotated(path) {
+        if file == path {
+            out.files.push(file);
+            continue;
+        }
+        match std::fs::metadata(&file) {
+            Ok(m) if m.is_file() => {
+                if !seen.contains(&(m.dev(), m.ino())) {
+                    seen.push((m.dev(), m.ino()));
+                    out.files.push(file);
+                }
+            }
+            Ok(m) => out.skipped.push(SkippedFile {
+                path: file,
+                reason: format!("{}, not a regular file", file_kind(m.file_type())),
+            }),
+            Err(e) => out.skipped.push(SkippedFile {
+                path: file,
+                reason: format!("cannot stat: {e}"),
+            }),
+        }
+    }
+    out
+}
+
+/// A person's name for a file type that is not a regular file.
+fn file_kind(t: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    match () {
+        _ if t.is_dir() => "a directory",
+        _ if t.is_fifo() => "a named pipe (FIFO)",
+        _ if t.is_socket() => "a unix socket",
+        _ if t.is_char_device() => "a character device",
+        _ if t.is_block_device() => "a block device",
+        _ => "a special file",
+    }
+}
+
+/// The names of `path` and its rotated siblings, oldest first, `path` last.
+fn list_rotated(path: &Path) -> Vec<PathBuf> {
     let (Some(dir), Some(base)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
         return vec![path.to_path_buf()];
     };

@@ -91,6 +91,7 @@ fn view(
             dir: "/etc/kubernetes/manifests".to_string(),
             exists: true,
             files: vec![],
+            unreadable: vec![],
         }),
         pod_dirs: None,
     }

@@ -212,12 +212,28 @@ impl<'a> Ctx<'a> {
                 .filter(|s| s.state == SandboxState::Ready && s.config_source() == Some("file"))
                 .count()
         });
+        // A missing directory is what the kubelet reads as "no static pods", but a configured
+        // one that is missing is more often a mount the agent lacks: not trusted either way. A
+        // file podcoroner cannot read may declare any static pod.
         let manifests_unusable = match &view.manifests {
             None => Some("the static pod manifest view is unavailable".to_string()),
             Some(m) if !m.exists && n_static_running > 0 => Some(format!(
                 "the manifest directory {} does not exist, yet the runtime runs {n_static_running} \
                  static pod sandbox(es) (config.source=file): --manifest-dir is probably wrong",
                 m.dir
+            )),
+            Some(m) if !m.exists => Some(format!(
+                "the manifest directory {} does not exist: a missing mount or a wrong \
+                 --manifest-dir cannot be told from a node without static pods",
+                m.dir
+            )),
+            Some(m) if !m.unreadable.is_empty() => Some(format!(
+                "podcoroner cannot read {} file(s) of the manifest directory {} ({}: {}): a \
+                 static pod declared there cannot be told from a removed one",
+                m.unreadable.len(),
+                m.dir,
+                m.unreadable[0].path,
+                m.unreadable[0].reason
             )),
             Some(_) => None,
         };

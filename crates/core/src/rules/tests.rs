@@ -39,6 +39,7 @@ fn node() -> NodeView {
             dir: DIR.to_string(),
             exists: true,
             files: vec![],
+            unreadable: vec![],
         }),
         pod_dirs: Some(vec![]),
     }
@@ -735,10 +736,10 @@ fn removed_static_pod_leaves_a_leaked_sandbox_and_an_orphaned_mirror() {
     );
 }
 
-#[test]
-fn missing_manifest_dir_with_running_static_pods_is_not_trusted() {
+/// A node running the static pod etcd (READY sandbox, mirror pod), with no manifest for it.
+fn running_etcd_without_manifest() -> NodeView {
     let hash = "11111111111111111111111111111111";
-    let mut view = node()
+    node()
         .with_sandboxes(vec![static_sandbox(
             "sb-e",
             "kube-system",
@@ -752,7 +753,12 @@ fn missing_manifest_dir_with_running_static_pods_is_not_trusted() {
             "etcd-node-1",
             "api-1",
             hash,
-        )]);
+        )])
+}
+
+#[test]
+fn missing_manifest_dir_with_running_static_pods_is_not_trusted() {
+    let mut view = running_etcd_without_manifest();
     view.manifests.as_mut().unwrap().exists = false;
     let d = diagnose(&view, &cfg(), now());
     assert_eq!(found(&view), vec![]);
@@ -766,10 +772,61 @@ fn missing_manifest_dir_with_running_static_pods_is_not_trusted() {
         reason.contains("--manifest-dir is probably wrong"),
         "{reason}"
     );
-    // Without static pods running, a missing directory is what the kubelet reads as "none".
+    // Without static pods running, a missing directory may be a missing mount: the rules that
+    // need the manifests skip and say so.
     let mut empty = node();
     empty.manifests.as_mut().unwrap().exists = false;
-    assert!(diagnose(&empty, &cfg(), now()).skipped.is_empty());
+    let skipped = diagnose(&empty, &cfg(), now()).skipped;
+    let kinds: Vec<FindingKind> = skipped.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            LeakedSandbox,
+            StaticPodNotRemoved,
+            OrphanedMirrorPod,
+            OrphanedPodDirectory
+        ],
+        "{skipped:?}"
+    );
+    assert!(
+        skipped[1].reason.starts_with(&format!(
+            "the manifest directory {DIR} does not exist: a missing mount"
+        )),
+        "{skipped:?}"
+    );
+}
+
+#[test]
+fn an_unreadable_manifest_is_unknown_not_absent() {
+    // etcd runs from a manifest this process may not read (mode 600, another owner): it is not
+    // a static pod whose manifest is gone.
+    let mut view = running_etcd_without_manifest();
+    let readable = diagnose(&view, &cfg(), now());
+    assert_eq!(
+        readable.findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
+        vec![StaticPodNotRemoved],
+        "without the file, etcd looks removed"
+    );
+    let path = format!("{DIR}/etcd.yaml");
+    view.manifests.as_mut().unwrap().unreadable = vec![UnreadableManifest {
+        path: path.clone(),
+        reason: "cannot read file: Permission denied (os error 13)".to_string(),
+    }];
+    let d = diagnose(&view, &cfg(), now());
+    assert_eq!(found(&view), vec![]);
+    let skip = d
+        .skipped
+        .iter()
+        .find(|s| s.kind == StaticPodNotRemoved)
+        .unwrap();
+    assert!(
+        skip.reason.starts_with(&format!(
+            "podcoroner cannot read 1 file(s) of the manifest directory {DIR} ({path}: cannot read file: Permission denied"
+        )),
+        "{}",
+        skip.reason
+    );
+    assert!(d.skipped.iter().any(|s| s.kind == OrphanedMirrorPod));
 }
 
 #[test]

@@ -173,6 +173,17 @@ impl Shared {
             .set(1);
     }
 
+    /// Records a source's status as read: healthy only when `ok`; a degraded source keeps its
+    /// view (the rules that need the missing part skip) and is unhealthy in `/readyz`.
+    pub fn report(&self, source: &str, status: &crate::api::SourceStatus) {
+        let line = crate::gather::status_line(status);
+        if status.status == Some(crate::api::SourceState::Ok) {
+            self.ok(source, Some(line));
+        } else {
+            self.failed(source, line);
+        }
+    }
+
     /// Records a source's failure.
     pub fn failed(&self, source: &str, error: String) {
         let now = Timestamp::now();
@@ -487,36 +498,47 @@ async fn files_loop(shared: Arc<Shared>) {
                 )
                 .is_ok();
         }
-        match podcoroner_hostfs::manifests::read_dir(&opts.sources.manifest_dir) {
+        // Parsing runs on a blocking thread: a hostile manifest never holds up the threads that
+        // serve HTTP and poll CRI.
+        let (manifest_dir, kubelet_root) = (
+            opts.sources.manifest_dir.clone(),
+            opts.sources.kubelet_root_dir.clone(),
+        );
+        let read = tokio::task::spawn_blocking(move || {
+            (
+                podcoroner_hostfs::manifests::read_dir(&manifest_dir),
+                podcoroner_hostfs::pod_dirs::read(&kubelet_root),
+            )
+        })
+        .await;
+        let (manifests, pod_dirs) = match read {
+            Ok(read) => read,
+            Err(e) => {
+                shared.failed("manifests", format!("the manifest reader stopped: {e}"));
+                tokio::time::sleep(opts.rescan_interval).await;
+                continue;
+            }
+        };
+        match manifests {
             Ok(m) => {
-                let detail = format!(
-                    "{}: {} files{}",
-                    m.path.display(),
-                    m.manifests.len(),
-                    if m.exists { "" } else { " (does not exist)" }
-                );
-                lock(&shared.views).manifests = Some(ManifestView {
-                    dir: m.path.display().to_string(),
-                    exists: m.exists,
-                    files: m.manifests,
-                });
+                let status = crate::gather::manifests_status(&m);
                 if !m.exists {
                     watching = false;
                 }
-                shared.ok("manifests", Some(detail));
+                lock(&shared.views).manifests = Some(crate::gather::manifest_view(m));
+                shared.report("manifests", &status);
             }
             Err(e) => {
                 lock(&shared.views).manifests = None;
                 shared.failed("manifests", e.to_string());
             }
         }
-        match podcoroner_hostfs::pod_dirs::read(&opts.sources.kubelet_root_dir) {
+        match pod_dirs {
             Ok(dirs) => {
-                let detail = dirs.as_ref().map_or("no pods directory".to_string(), |d| {
-                    format!("{} pod directories", d.len())
-                });
+                let status =
+                    crate::gather::pod_dirs_status(&opts.sources.kubelet_root_dir, dirs.as_deref());
                 lock(&shared.views).pod_dirs = dirs;
-                shared.ok("pod_dirs", Some(detail));
+                shared.report("pod_dirs", &status);
             }
             Err(e) => {
                 lock(&shared.views).pod_dirs = None;
@@ -547,7 +569,17 @@ async fn api_loop(shared: Arc<Shared>) {
     let opts = &shared.options;
     if let Some(path) = &opts.sources.pods_file {
         loop {
-            match podcoroner_apiserver::read_pod_list(path) {
+            let file = path.clone();
+            let read =
+                tokio::task::spawn_blocking(move || podcoroner_apiserver::read_pod_list(&file))
+                    .await
+                    .unwrap_or_else(|e| {
+                        Err(podcoroner_apiserver::Error::PodsFileReadFailed {
+                            path: path.clone(),
+                            error: std::io::Error::other(e.to_string()),
+                        })
+                    });
+            match read {
                 Ok(pods) => {
                     let detail = format!("{}: {} pods", pods.view.origin, pods.raw.len());
                     lock(&shared.views).api = Some(pods.view);

@@ -744,6 +744,7 @@ fn a_log_finding_restating_a_state_finding_adds_its_evidence() {
         dir: "/etc/kubernetes/manifests".to_string(),
         exists: true,
         files: vec![],
+        unreadable: vec![],
     });
     let d = diagnose_with_logs(&view, &events, &cfg(), now());
     let kinds: Vec<FindingKind> = d.findings.iter().map(|f| f.kind).collect();
