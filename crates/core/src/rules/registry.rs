@@ -110,7 +110,7 @@ pub const RULES: &[Rule] = &[
         kind: K::StaticPodNotRemoved,
         input: S,
         variant: "",
-        severity: "critical",
+        severity: "critical (warning when only the kubelet log shows it, e.g. `--offline`)",
         views: "CRI, manifests",
         kubelet_source: "config/file.go, pod_workers.go SyncPodKill",
         summary: "a static pod whose manifest is gone, still running",
