@@ -20,7 +20,7 @@
 //! - an ID cut by the end of a line is reported as a prefix (`4b31f1c4…`), merged into the full
 //!   ID when another line names one that starts with it, and never completed by guessing.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use jiff::{SignedDuration, Timestamp};
 
@@ -203,6 +203,8 @@ impl<'a> Logs<'a> {
             by_uid: HashMap::new(),
             by_name: HashMap::new(),
         };
+        // (namespace, name, UID) already in `uids`.
+        let mut named: HashSet<(&str, &str, &str)> = HashSet::new();
         for (i, e) in all.iter().enumerate() {
             logs.by_kind.entry(e.event.kind).or_default().push(i);
             let ids = &e.event.ids;
@@ -226,9 +228,8 @@ impl<'a> Logs<'a> {
                 && let Some(ns) = &pod.namespace
             {
                 logs.names.entry(uid).or_insert((ns, &pod.name));
-                let seen = logs.uids.entry((ns, &pod.name)).or_default();
-                if !seen.contains(&uid) {
-                    seen.push(uid);
+                if named.insert((ns, &pod.name, uid)) {
+                    logs.uids.entry((ns, &pod.name)).or_default().push(uid);
                 }
             }
             if let Some(uid) = uid {

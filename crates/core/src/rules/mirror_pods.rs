@@ -221,8 +221,9 @@ pub(super) fn mirror_pods(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             })
             || (group.len() >= 3 && group.iter().all(|e| e.event.time.is_none()));
         let mut mirror_uids: Vec<String> = Vec::new();
+        let mut seen_uids: HashSet<String> = HashSet::new();
         for u in group.iter().filter_map(|e| own_uid(e)) {
-            if !mirror_uids.contains(&u) {
+            if seen_uids.insert(u.clone()) {
                 mirror_uids.push(u);
             }
         }

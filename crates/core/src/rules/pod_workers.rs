@@ -2,6 +2,7 @@
 
 #[allow(unused_imports)]
 use super::logs::*;
+use super::teardown::Latest;
 #[allow(unused_imports)]
 use super::*;
 
@@ -83,6 +84,8 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         .by_kind
         .get(&EventKind::SyncLoop(SyncOp::Add))
         .map_or(&[][..], Vec::as_slice);
+    // Per UID, its containers' starts, to tell in one comparison whether one came after an ADD.
+    let mut started_of: HashMap<String, Latest<'_>> = HashMap::new();
     for &i in adds {
         let add = &all[i];
         if !static_op(add, SyncOp::Add) {
@@ -114,11 +117,19 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         if before != uid {
             continue;
         }
-        let started = logs.of_uid(&uid).iter().any(|&j| {
-            let e = &all[j];
-            e.event.kind == EventKind::Pleg(crate::logs::PlegType::ContainerStarted)
-                && after(e, add)
-        });
+        let started = started_of
+            .entry(uid.clone())
+            .or_insert_with(|| {
+                let mut l = Latest::default();
+                for &j in logs.of_uid(&uid) {
+                    if all[j].event.kind == EventKind::Pleg(crate::logs::PlegType::ContainerStarted)
+                    {
+                        l.add(&all[j]);
+                    }
+                }
+                l
+            })
+            .any_after(add);
         let waited = match (add.event.time, end) {
             (Some(t), Some(end)) => end.duration_since(t) >= READD_START,
             _ => false,

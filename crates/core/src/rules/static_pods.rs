@@ -134,6 +134,22 @@ pub(super) fn static_pod_removal_blocked(logs: &Logs<'_>, out: &mut Vec<Finding>
 /// `StuckPodWorker`).
 pub(super) fn static_pod_removed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let mut done: BTreeSet<String> = BTreeSet::new();
+    // The pods a finding already says more of, by UID and by (namespace, name).
+    let mut told_uids: HashSet<String> = HashSet::new();
+    let mut told_names: HashSet<(String, String)> = HashSet::new();
+    for f in out.iter().filter(|f| {
+        matches!(
+            f.kind,
+            FindingKind::StaticPodNotRemoved | FindingKind::StuckPodWorker
+        )
+    }) {
+        if let Some(p) = &f.pod {
+            if !p.uid.is_empty() {
+                told_uids.insert(p.uid.clone());
+            }
+            told_names.insert((p.namespace.clone(), p.name.clone()));
+        }
+    }
     for remove in logs.of(&[EventKind::SyncLoop(SyncOp::Remove)]).filter(|e| {
         matches!(
             e.event.config_source,
@@ -157,15 +173,8 @@ pub(super) fn static_pod_removed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             });
         let mut pod = split_pod(&name);
         pod.uid = uid.clone().unwrap_or_default();
-        let told = out.iter().any(|f| {
-            matches!(
-                f.kind,
-                FindingKind::StaticPodNotRemoved | FindingKind::StuckPodWorker
-            ) && f.pod.as_ref().is_some_and(|p| {
-                (!p.uid.is_empty() && p.uid == pod.uid)
-                    || (p.namespace == pod.namespace && p.name == pod.name)
-            })
-        });
+        let told = told_uids.contains(&pod.uid)
+            || told_names.contains(&(pod.namespace.clone(), pod.name.clone()));
         if told {
             continue;
         }

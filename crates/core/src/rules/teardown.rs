@@ -388,8 +388,9 @@ pub(super) fn teardown_failures(
             }
         }
     }
+    let pod_index = PodIndex::new(logs, done);
     for group in groups.into_values() {
-        incident(logs, view, seen, &done, node_wide, &group, out);
+        incident(logs, view, seen, &pod_index, node_wide, &group, out);
     }
 }
 
@@ -397,7 +398,7 @@ pub(super) fn incident(
     logs: &Logs<'_>,
     view: &NodeView,
     seen: &BTreeSet<String>,
-    done: &HashMap<String, Vec<usize>>,
+    pod_index: &PodIndex<'_>,
     node_wide: Option<&LoggedEvent>,
     group: &[&LoggedEvent],
     out: &mut Vec<Finding>,
@@ -422,49 +423,55 @@ pub(super) fn incident(
         .filter(|p| !p.name.is_empty())
         .map(|p| format!("{}/{}", p.namespace, p.name));
 
-    // The events that name the pod, in reading order: by its UID or by its name.
-    let mut naming: Vec<usize> = uid.as_deref().map_or(&[][..], |u| logs.of_uid(u)).to_vec();
-    if let Some(k) = &pod_key {
-        naming.extend_from_slice(logs.of_name(k));
-        naming.sort_unstable();
-        naming.dedup();
-    }
-    let naming: Vec<&LoggedEvent> = naming.into_iter().map(|i| &logs.all[i]).collect();
+    // The events of a kind that name the pod (by its UID or by its name), in reading order.
+    let name_key: Option<NameKey<'_>> = pod_key
+        .as_deref()
+        .and_then(|k| k.split_once('/'))
+        .map(|(ns, name)| (Some(ns), name));
+    let naming = |kind: EventKind| pod_index.naming(logs.all, uid.as_deref(), name_key, kind);
 
     // A static pod REMOVEd from its source before the failures: its removal is what fails.
     let first = group[0];
-    let static_remove = naming.iter().copied().find(|e| {
-        e.event.kind == SyncLoop(SyncOp::Remove)
-            && matches!(
-                e.event.config_source,
-                Some(ConfigSource::File | ConfigSource::Http)
-            )
-            && !after(e, first)
+    let static_remove = naming(SyncLoop(SyncOp::Remove)).find(|e| {
+        matches!(
+            e.event.config_source,
+            Some(ConfigSource::File | ConfigSource::Http)
+        ) && !after(e, first)
     });
 
     // Failures after the last success are what is still failing.
     let mut successes = Latest::default();
     for s in &sandboxes {
-        for &i in done.get(s.as_str()).map_or(&[][..], Vec::as_slice) {
+        for &i in pod_index
+            .done
+            .get(s.as_str())
+            .map_or(&[][..], Vec::as_slice)
+        {
             successes.add(&logs.all[i]);
         }
     }
-    for e in &naming {
-        let success = match e.event.kind {
-            PodTerminated => own_uid_ref(e).is_some_and(|u| Some(u) == uid.as_deref()),
-            SyncLoop(SyncOp::Remove) => {
-                static_remove.is_none() && e.event.config_source == Some(ConfigSource::Api)
+    if let Some(u) = uid.as_deref() {
+        for &i in logs.of_uid(u) {
+            if logs.all[i].event.kind == PodTerminated {
+                successes.add(&logs.all[i]);
             }
-            _ => false,
-        };
-        if success {
-            successes.add(e);
         }
     }
+    // An API pod's REMOVE (by its UID or name), when the pod is no static one being removed.
+    let api_removed = |f: &LoggedEvent| {
+        static_remove.is_none()
+            && (uid
+                .as_deref()
+                .and_then(|u| pod_index.api_remove_uid.get(u))
+                .is_some_and(|l| l.any_after(f))
+                || name_key
+                    .and_then(|k| pod_index.api_remove_name.get(&k))
+                    .is_some_and(|l| l.any_after(f)))
+    };
     let failing: Vec<&LoggedEvent> = group
         .iter()
         .copied()
-        .filter(|f| !successes.any_after(f))
+        .filter(|f| !successes.any_after(f) && !api_removed(f))
         .collect();
     let Some((cause, said)) = best_cause(&failing) else {
         return;
@@ -658,9 +665,8 @@ pub(super) fn incident(
     };
     // What led to it: the REMOVE, the containers killed.
     if kind != FindingKind::SandboxStopFailing {
-        let killed = naming.iter().copied().filter(|e| {
-            e.event.kind == KillingContainer && static_remove.is_none_or(|r| !after(r, e))
-        });
+        let killed =
+            naming(KillingContainer).filter(|e| static_remove.is_none_or(|r| !after(r, e)));
         for e in static_remove.into_iter().chain(killed.take(2)) {
             f.evidence.push(line(e));
         }
@@ -816,4 +822,98 @@ impl<'e> Latest<'e> {
             None => later_in(&self.line),
         }
     }
+}
+
+/// The events of the few kinds an incident looks up for its pod (its REMOVE, the containers
+/// killed), by (kind, UID) and (kind, name), and the latest API REMOVE of each UID and name:
+/// built once, so an incident reads only its pod's records.
+pub(super) struct PodIndex<'a> {
+    /// The successful stops and removals of each sandbox (by its key).
+    done: HashMap<String, Vec<usize>>,
+    by_uid: HashMap<(EventKind, &'a str), Vec<usize>>,
+    by_name: HashMap<(EventKind, NameKey<'a>), Vec<usize>>,
+    api_remove_uid: HashMap<&'a str, Latest<'a>>,
+    api_remove_name: HashMap<NameKey<'a>, Latest<'a>>,
+}
+
+impl<'a> PodIndex<'a> {
+    fn new(logs: &Logs<'a>, done: HashMap<String, Vec<usize>>) -> PodIndex<'a> {
+        let mut ix = PodIndex {
+            done,
+            by_uid: HashMap::new(),
+            by_name: HashMap::new(),
+            api_remove_uid: HashMap::new(),
+            api_remove_name: HashMap::new(),
+        };
+        for kind in [
+            EventKind::SyncLoop(SyncOp::Remove),
+            EventKind::KillingContainer,
+        ] {
+            for &i in logs.by_kind.get(&kind).map_or(&[][..], Vec::as_slice) {
+                let e: &'a LoggedEvent = &logs.all[i];
+                let api = kind == EventKind::SyncLoop(SyncOp::Remove)
+                    && e.event.config_source == Some(ConfigSource::Api);
+                if let Some(u) = own_uid_ref(e) {
+                    ix.by_uid.entry((kind, u)).or_default().push(i);
+                    if api {
+                        ix.api_remove_uid.entry(u).or_default().add(e);
+                    }
+                }
+                if let Some(k) = name_key(e) {
+                    ix.by_name.entry((kind, k)).or_default().push(i);
+                    if api {
+                        ix.api_remove_name.entry(k).or_default().add(e);
+                    }
+                }
+            }
+        }
+        ix
+    }
+
+    /// The events of `kind` naming the pod by `uid` or by `name`, in reading order, each once.
+    fn naming<'x>(
+        &'x self,
+        all: &'x [LoggedEvent],
+        uid: Option<&'x str>,
+        name: Option<NameKey<'x>>,
+        kind: EventKind,
+    ) -> impl Iterator<Item = &'x LoggedEvent> + use<'x, 'a> {
+        let by_uid_map: &'x HashMap<(EventKind, &'x str), Vec<usize>> = &self.by_uid;
+        let by_name_map: &'x HashMap<(EventKind, NameKey<'x>), Vec<usize>> = &self.by_name;
+        let by_uid = uid
+            .and_then(|u| by_uid_map.get(&(kind, u)))
+            .map_or(&[][..], Vec::as_slice);
+        let by_name = name
+            .and_then(|k| by_name_map.get(&(kind, k)))
+            .map_or(&[][..], Vec::as_slice);
+        merged(by_uid, by_name).map(move |i| &all[i])
+    }
+}
+
+/// The positions of two ascending lists, merged in order, each once.
+fn merged<'s>(a: &'s [usize], b: &'s [usize]) -> impl Iterator<Item = usize> + 's {
+    let (mut i, mut j) = (0, 0);
+    std::iter::from_fn(move || {
+        let next = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) if x == y => {
+                i += 1;
+                j += 1;
+                x
+            }
+            (Some(&x), Some(&y)) if x < y => {
+                i += 1;
+                x
+            }
+            (_, Some(&y)) => {
+                j += 1;
+                y
+            }
+            (Some(&x), None) => {
+                i += 1;
+                x
+            }
+            (None, None) => return None,
+        };
+        Some(next)
+    })
 }
