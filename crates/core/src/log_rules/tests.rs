@@ -698,6 +698,26 @@ fn node_level_rules() {
             &[(FindingKind::RuntimeUnhealthy, Severity::Critical, "2d18h")],
         ),
         case(
+            "not a finding: a kubelet start's PLEG that has yet to relist (real kubelet v1.34.4)",
+            &[
+                r#"E1201 11:49:31.746462   16794 kubelet.go:2452] "Skipping pod synchronization" err="[container runtime status check may not have completed yet, PLEG is not healthy: pleg has yet to be successful]""#.to_string(),
+                r#"E1201 11:49:31.846462   16794 kubelet.go:2452] "Skipping pod synchronization" err="[container runtime status check may not have completed yet, PLEG is not healthy: pleg has yet to be successful]""#.to_string(),
+                r#"E1201 12:09:31.746462   16794 kubelet.go:2452] "Skipping pod synchronization" err="[container runtime status check may not have completed yet, PLEG is not healthy: pleg has yet to be successful]""#.to_string(),
+            ],
+            &[],
+        ),
+        case(
+            "a PLEG that never relists for 3 minutes after a start: critical",
+            &(0..40)
+                .map(|i| format!(
+                    r#"E1201 11:{:02}:{:02}.746462   16794 kubelet.go:2452] "Skipping pod synchronization" err="PLEG is not healthy: pleg has yet to be successful""#,
+                    49 + (31 + i * 5) / 60,
+                    (31 + i * 5) % 60
+                ))
+                .collect::<Vec<_>>(),
+            &[(FindingKind::RuntimeUnhealthy, Severity::Critical, "PLEG is not healthy")],
+        ),
+        case(
             "not a finding: runtime calls timing out without PLEG trouble",
             &[r#"E0102 06:32:23.862407  250135 remote_runtime.go:434] Status from runtime service failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded"#.to_string()],
             &[],
