@@ -5,7 +5,8 @@
 //! - `cargo xtask test [ARGS…]`: installs what the real-containerd tests need when it is missing
 //!   (`apt-get update`, then `apt-get install -y containerd runc containernetworking-plugins`,
 //!   plus `gcc libc6-dev` for the lab's static pause binary), builds the release image as
-//!   `cargo xtask image` does, then runs `cargo test --workspace ARGS…` with
+//!   `cargo xtask image` does and the real node's binaries as `cargo xtask real-node build` does
+//!   (Go 1.24+ must be in PATH), then runs `cargo test --workspace ARGS…` with
 //!   `PODCORONER_IMAGE_ARCHIVE` naming that image (crates/cli/tests/image.rs runs it in
 //!   containerd) and exits with the tests' status. Works unattended (no stdin, `CI=true`) on a
 //!   fresh Debian machine with only the Rust toolchain, as root.
@@ -38,7 +39,7 @@ const USAGE: &str = "usage: cargo xtask <task> [args…]
 
 tasks:
   test [ARGS…]   install the containerd lab's prerequisites if missing (apt-get, as root),
-                 build the image, then run `cargo test --workspace ARGS…`
+                 build the image and the real node's binaries, then run `cargo test --workspace ARGS…`
   image [--out PATH | --rootfs-dir DIR] [--binary PATH] [--reference REF]
                  build the container image as an OCI archive (no Docker engine needed):
                  default target/image/podcoroner-<version>-<arch>.oci.tar
@@ -128,6 +129,11 @@ const PREREQUISITES: &[Prerequisite] = &[
         present: static_libc,
     },
     Prerequisite {
+        what: "openssl (the real node's service account key)",
+        package: "openssl",
+        present: || in_path("openssl"),
+    },
+    Prerequisite {
         what: "chromium (the daemon's page, rendered headless)",
         package: "chromium",
         present: || in_path("chromium"),
@@ -142,6 +148,9 @@ const PREREQUISITES: &[Prerequisite] = &[
 fn test(args: &[String]) -> anyhow::Result<ExitCode> {
     ensure_prerequisites()?;
     let archive = image(&ImageArgs::default()).context("building the image for its test")?;
+    // The real-node tests (crates/cli/tests/real_node.rs) need kubelet, kube-apiserver and etcd:
+    // built once from their Go modules, then seconds. Without Go this fails, never skips.
+    build_real_node()?;
     let cargo = cargo();
     let root = workspace_root();
     println!(

@@ -561,6 +561,12 @@ fn mirror_pods() {
         )
     };
     let u2 = "d6d6c835-4156-11e8-84f4-0050569b7580";
+    // The real kubelet v1.34.4's line after a restart (tryReconcileMirrorPods).
+    let exists = |t: &str| {
+        format!(
+            r#"E1201 {t}   27094 kubelet.go:3222] "Failed creating a mirror pod" err="pods \"cache-lab-node\" already exists" pod="kube-system/cache-lab-node""#
+        )
+    };
     check(vec![
         case(
             "two deletions within a minute: a loop",
@@ -581,6 +587,21 @@ fn mirror_pods() {
             "the API refuses the mirror pod",
             &[r#"E0407 23:32:03.532257   18134 kubelet.go:1335] Failed creating a mirror pod "etcd-server-m_default": pods "etcd-server-m" is forbidden: node "m" can only create pods with spec.nodeName set to itself"#.to_string()],
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "forbidden")],
+        ),
+        case(
+            "one AlreadyExists after a kubelet restart: the start race (info)",
+            &[exists("12:04:10.123456")],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Info, "start race")],
+        ),
+        case(
+            "AlreadyExists once per restart, restarts an hour apart: still the start race",
+            &[exists("12:04:10.123456"), exists("13:04:10.123456")],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Info, "start race")],
+        ),
+        case(
+            "AlreadyExists at every sync: the pod of that name is not the mirror pod",
+            &[exists("12:04:10.123456"), exists("12:05:12.123456")],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "already exists")],
         ),
     ]);
 }

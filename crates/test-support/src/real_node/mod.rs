@@ -853,6 +853,16 @@ impl RealNode {
         &self.dir
     }
 
+    /// containerd's socket.
+    pub fn socket(&self) -> PathBuf {
+        socket_path(&self.dir)
+    }
+
+    /// containerd's CNI conf dir (for `BrokenCni::inject_at`).
+    pub fn cni_conf_dir(&self) -> PathBuf {
+        self.dir.join("containerd/cni/net.d")
+    }
+
     /// The admin bearer token.
     pub fn admin_token(&self) -> &str {
         &self.state.admin_token
