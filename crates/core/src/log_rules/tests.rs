@@ -599,6 +599,11 @@ fn mirror_pods() {
             &[(FindingKind::MirrorPodCreateFailed, Severity::Info, "start race")],
         ),
         case(
+            "one AlreadyExists from a kubelet before structured logging (pre-1.0, never replaces a stale mirror pod): a warning",
+            &[r#"E0407 23:32:03.532257   18134 kubelet.go:1335] Failed creating a mirror pod "etcd-server-m_default": pods "etcd-server-m" already exists"#.to_string()],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "already exists")],
+        ),
+        case(
             "AlreadyExists at every sync: the pod of that name is not the mirror pod",
             &[exists("12:04:10.123456"), exists("12:05:12.123456")],
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "already exists")],
