@@ -755,3 +755,106 @@ fn cni_broken_then_pod_deleted_text_log() {
 fn cni_broken_then_pod_deleted_json_log() {
     cni_broken_then_pod_deleted(LogFormat::Json, "cni-broken-json");
 }
+
+/// The UID and `kubernetes.io/config.mirror` of mirror pod `kube-system/<name>`, if it exists.
+fn mirror_pod(
+    rt: &tokio::runtime::Runtime,
+    client: &kube::Client,
+    name: &str,
+) -> Option<(String, String)> {
+    let api: kube::Api<Pod> = kube::Api::namespaced(client.clone(), "kube-system");
+    let pod = rt.block_on(api.get_opt(name)).ok()??;
+    let hash = pod
+        .metadata
+        .annotations
+        .as_ref()?
+        .get("kubernetes.io/config.mirror")?
+        .clone();
+    Some((pod.metadata.uid?, hash))
+}
+
+/// A mirror pod deleted through the API: the kubelet recreates it (no finding at warning or
+/// above). Then the static pod's manifest changed while the API server is down: the kubelet runs
+/// the new pod but cannot replace the mirror pod; with the API server back and the kubelet
+/// stopped, the mirror pod is stale (StaleMirrorPod); once the kubelet runs it replaces it and
+/// the finding is gone.
+#[test]
+fn mirror_pod_deleted_and_manifest_changed_while_apiserver_down() {
+    let _serial = serial();
+    let rt = runtime();
+    let (dir, mut node) = up(&Options::default());
+    let _logs = KeepLogs(dir.path().to_owned(), "stale-mirror-pod");
+    let env = node.env().clone();
+    let client = rt.block_on(node.client()).unwrap();
+    let manifest = env.manifest_dir.join("web.yaml");
+    ok(std::fs::write(&manifest, static_manifest("web")));
+    let want = ["kube-system/web-lab-node".to_owned()];
+    wait_pods_running(&rt, &client, &want);
+    let (first_uid, first_hash) = mirror_pod(&rt, &client, "web-lab-node").unwrap();
+
+    let api: kube::Api<Pod> = kube::Api::namespaced(client.clone(), "kube-system");
+    rt.block_on(api.delete("web-lab-node", &DeleteParams::default()))
+        .unwrap();
+    let (_, hash) = wait_for(120, "the kubelet recreating the mirror pod", || {
+        mirror_pod(&rt, &client, "web-lab-node").filter(|(uid, _)| *uid != first_uid)
+    });
+    assert_eq!(hash, first_hash, "the same static pod");
+    wait_pods_running(&rt, &client, &want);
+    assert_healthy(
+        &diagnose(&env),
+        "diagnose after a mirror pod deleted through the API",
+    );
+
+    node.stop_apiserver();
+    ok(std::fs::write(
+        &manifest,
+        static_manifest("web").replace("tier: node", "tier: node-v2"),
+    ));
+    // The kubelet runs the changed static pod: a READY sandbox with a new config hash (its UID).
+    wait_for(
+        90,
+        "a READY sandbox of web-lab-node with a new config hash",
+        || {
+            let sandboxes = rt.block_on(async {
+                let cri = podcoroner_cri::RuntimeClient::connect(
+                    &env.runtime_endpoint,
+                    Duration::from_secs(10),
+                )
+                .await
+                .ok()?;
+                cri.list_sandboxes().await.ok()
+            })?;
+            sandboxes
+                .iter()
+                .any(|s| {
+                    s.pod.name == "web-lab-node"
+                        && s.state == podcoroner_core::model::SandboxState::Ready
+                        && s.pod.uid != first_hash
+                })
+                .then_some(())
+        },
+    );
+    node.stop_kubelet();
+    ok(node.start_apiserver());
+    let report = diagnose_until(&env, 60, "StaleMirrorPod for web-lab-node", |f| {
+        f.iter().any(|(k, s, summary)| {
+            k == "StaleMirrorPod" && s != "info" && summary.contains("web-lab-node")
+        })
+    });
+    assert!(
+        mirror_pod(&rt, &client, "web-lab-node").is_some_and(|(_, h)| h == first_hash),
+        "the API still holds the old mirror pod: {report:#}"
+    );
+
+    ok(node.start_kubelet());
+    wait_for(120, "the kubelet replacing the outdated mirror pod", || {
+        mirror_pod(&rt, &client, "web-lab-node").filter(|(_, h)| *h != first_hash)
+    });
+    diagnose_until(
+        &env,
+        150,
+        "no StaleMirrorPod, nothing at warning or above",
+        |f| f.iter().all(|(_, s, _)| s == "info"),
+    );
+    drop(node);
+}
