@@ -858,3 +858,69 @@ fn mirror_pod_deleted_and_manifest_changed_while_apiserver_down() {
     );
     drop(node);
 }
+
+/// A running container of an API pod removed through CRI behind the kubelet's back: the kubelet
+/// starts the container again, and whatever it logs about the vanished container (the
+/// find-container NotFound lines) is benign: no finding at warning or above.
+#[test]
+fn container_removed_under_the_kubelet() {
+    let _serial = serial();
+    let rt = runtime();
+    let (dir, node) = up(&Options::default());
+    let _logs = KeepLogs(dir.path().to_owned(), "container-removed");
+    let env = node.env().clone();
+    let client = rt.block_on(node.client()).unwrap();
+    let pods_api = shop_pods(&rt, &client, &["web-0"]);
+    wait_pods_running(&rt, &client, &["shop/web-0".to_owned()]);
+    let cri = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(async {
+            let cri = podcoroner_cri::RuntimeClient::connect(
+                &env.runtime_endpoint,
+                Duration::from_secs(10),
+            )
+            .await
+            .unwrap();
+            cri.list_containers().await.unwrap()
+        })
+    };
+    let old = cri(&rt)
+        .into_iter()
+        .find(|c| {
+            c.labels
+                .get("io.kubernetes.pod.name")
+                .is_some_and(|n| n == "web-0")
+        })
+        .expect("web-0's container")
+        .id;
+    ok(rt.block_on(node.remove_container_under_kubelet(&old)));
+    wait_for(120, "web-0 running a new container", || {
+        let restarted = rt
+            .block_on(pods_api.get("web-0"))
+            .ok()?
+            .status?
+            .container_statuses?
+            .iter()
+            .any(|c| {
+                c.ready
+                    && c.container_id
+                        .as_deref()
+                        .is_some_and(|id| !id.ends_with(&old))
+            });
+        restarted.then_some(())
+    });
+    let report = diagnose(&env);
+    assert_healthy(
+        &report,
+        "diagnose after a container was removed under the kubelet",
+    );
+    let log = ok(std::fs::read_to_string(&env.kubelet_log));
+    if log.contains("an error occurred when try to find container") {
+        assert!(
+            findings(&report)
+                .iter()
+                .any(|(k, s, _)| k == "FindContainerRace" && s == "info"),
+            "the kubelet's find-container lines are classified benign: {report:#}"
+        );
+    }
+    drop(node);
+}

@@ -39,8 +39,8 @@ use serde::{Deserialize, Serialize};
 pub use build::{Binaries, ETCD_VERSION, KUBERNETES_VERSION, build};
 
 use crate::lab::{
-    cri_answers, find_in_path, image_visible, kill_leftovers, on_own_runtime, pick_network,
-    remove_all_sandboxes, remove_cni_leftovers, unmount_under, write_files,
+    connect, cri_answers, find_in_path, image_visible, kill_leftovers, on_own_runtime,
+    pick_network, remove_all_sandboxes, remove_cni_leftovers, unmount_under, write_files,
 };
 use crate::pause::pause_image;
 
@@ -851,6 +851,38 @@ impl RealNode {
     /// The node directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Stops (no grace period) and removes a container through CRI (`StopContainer`,
+    /// `RemoveContainer`), behind the kubelet's back, as `crictl rm -f` does.
+    ///
+    /// # Errors
+    ///
+    /// [`RealNodeError::CommandFailed`] naming the RPC and the gRPC status.
+    pub async fn remove_container_under_kubelet(&self, id: &str) -> Result<(), RealNodeError> {
+        use podcoroner_cri_api::v1;
+        let fail = |rpc: &str, message: String| RealNodeError::CommandFailed {
+            command: format!("CRI {rpc} {id}"),
+            output: message,
+        };
+        let channel = connect(&self.socket())
+            .await
+            .map_err(|m| fail("connect", m))?;
+        let mut client = v1::runtime_service_client::RuntimeServiceClient::new(channel);
+        client
+            .stop_container(v1::StopContainerRequest {
+                container_id: id.to_owned(),
+                timeout: 0,
+            })
+            .await
+            .map_err(|s| fail("StopContainer", s.message().to_owned()))?;
+        client
+            .remove_container(v1::RemoveContainerRequest {
+                container_id: id.to_owned(),
+            })
+            .await
+            .map_err(|s| fail("RemoveContainer", s.message().to_owned()))?;
+        Ok(())
     }
 
     /// containerd's socket.
