@@ -924,3 +924,76 @@ fn container_removed_under_the_kubelet() {
     }
     drop(node);
 }
+
+/// The real kubelet's logs kept from these runs (`testdata/real-node-cases/`), diagnosed offline
+/// as their `expected.md` says: the CNI teardown failure in text and JSON format gives the same
+/// critical StuckTerminatingPod; the healthy node with a kubelet restart gives only the explained
+/// info findings.
+#[test]
+fn real_node_cases_diagnosed_offline() {
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/real-node-cases");
+    let run = |case: &str| {
+        let dir = cases.join(case);
+        let mut args = vec![
+            "diagnose".to_owned(),
+            "--offline".into(),
+            "-o".into(),
+            "json".into(),
+            "--fail-on".into(),
+            "none".into(),
+            "--node-name".into(),
+            "lab-node".into(),
+            "--kubelet-log".into(),
+            dir.join("kubelet.log").display().to_string(),
+        ];
+        if dir.join("containerd.log").is_file() {
+            args.extend([
+                "--runtime-log".into(),
+                dir.join("containerd.log").display().to_string(),
+            ]);
+        }
+        let (code, out, err) = podcoroner(&args);
+        assert_eq!(code, 0, "{case}: {err}");
+        let report: Value = ok(serde_json::from_str(&out));
+        assert_eq!(
+            report["sources"]["kubelet_log"]["counts"]["unparsed"], 0,
+            "{case}: every line understood: {report:#}"
+        );
+        report
+    };
+    for (case, sandbox) in [
+        (
+            "rn-01-cni-broken-pod-deleted-text-v1.34.4",
+            "09d1a39d1dc2b0012a98fec817a9d39e4f7bcd3f980e0711e85c21b6cc3d4b75",
+        ),
+        (
+            "rn-02-cni-broken-pod-deleted-json-v1.34.4",
+            "9401d8526e54dfa88d602cb21a8950425d2df6dc16cdc468220a3bb62e8cf1bb",
+        ),
+    ] {
+        let report = run(case);
+        let found = report["findings"].as_array().unwrap();
+        assert_eq!(found.len(), 1, "{case}: {report:#}");
+        assert_eq!(found[0]["kind"], "StuckTerminatingPod", "{case}");
+        assert_eq!(found[0]["severity"], "critical", "{case}");
+        assert_eq!(found[0]["pod"]["namespace"], "shop", "{case}");
+        assert_eq!(found[0]["pod"]["name"], "web-0", "{case}");
+        assert_eq!(found[0]["sandbox_id"], sandbox, "{case}");
+        assert!(
+            found[0]["summary"]
+                .as_str()
+                .unwrap()
+                .contains("podcoroner-missing-plugin"),
+            "{case}"
+        );
+    }
+    let report = run("rn-03-healthy-node-kubelet-restart-v1.34.4");
+    assert_healthy(&report, "the healthy node's kubelet log");
+    let mut kinds: Vec<String> = findings(&report).into_iter().map(|(k, _, _)| k).collect();
+    kinds.dedup();
+    assert_eq!(
+        kinds,
+        ["FindContainerRace", "MirrorPodCreateFailed"],
+        "{report:#}"
+    );
+}
