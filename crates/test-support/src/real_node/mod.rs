@@ -972,13 +972,18 @@ fn kubelet_version(kubelet: &Path) -> Result<String, RealNodeError> {
 
 /// The mount points of the cgroup v1 hierarchies (`/proc/mounts` entries of type `cgroup`).
 fn cgroup_v1_hierarchies() -> Vec<PathBuf> {
+    cgroup_hierarchies(&["cgroup"])
+}
+
+/// The mount points of the `/proc/mounts` entries whose type is one of `kinds`.
+fn cgroup_hierarchies(kinds: &[&str]) -> Vec<PathBuf> {
     std::fs::read_to_string("/proc/mounts")
         .unwrap_or_default()
         .lines()
         .filter_map(|line| {
             let mut fields = line.split(' ');
             let (_, point, kind) = (fields.next()?, fields.next()?, fields.next()?);
-            (kind == "cgroup").then(|| PathBuf::from(point))
+            kinds.contains(&kind).then(|| PathBuf::from(point))
         })
         .collect()
 }
@@ -1123,7 +1128,9 @@ fn down_state(dir: &Path, state: &mut State, mut children: BTreeMap<String, Chil
         }
     }
     if !state.cgroup_root.is_empty() {
-        for hierarchy in cgroup_v1_hierarchies() {
+        // The v1 hierarchies, where `up` created it, and the cgroup2 one of a hybrid host, where
+        // the kubelet's QoS cgroups appear too.
+        for hierarchy in cgroup_hierarchies(&["cgroup", "cgroup2"]) {
             remove_cgroup_tree(&hierarchy.join(&state.cgroup_root));
         }
     }
