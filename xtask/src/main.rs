@@ -5,7 +5,8 @@
 //! - `cargo xtask test [ARGS…]`: installs what the real-containerd tests need when it is missing
 //!   (`apt-get update`, then `apt-get install -y containerd runc containernetworking-plugins`,
 //!   plus `gcc libc6-dev` for the lab's static pause binary), builds the release image as
-//!   `cargo xtask image` does, then runs `cargo test --workspace ARGS…` with
+//!   `cargo xtask image` does and the real node's binaries as `cargo xtask real-node build` does
+//!   (Go 1.24+ must be in PATH), then runs `cargo test --workspace ARGS…` with
 //!   `PODCORONER_IMAGE_ARCHIVE` naming that image (crates/cli/tests/image.rs runs it in
 //!   containerd) and exits with the tests' status. Works unattended (no stdin, `CI=true`) on a
 //!   fresh Debian machine with only the Rust toolchain, as root.
@@ -16,6 +17,15 @@
 //!   reference `ghcr.io/podcoroner/podcoroner:<version>`), or with `--rootfs-dir` the bare tree
 //!   (the Dockerfile's build stage). File times and `created` are `SOURCE_DATE_EPOCH`, else the
 //!   commit time, so a rebuild of the same commit gives the same digest.
+//!
+//! - `cargo xtask real-node build`: builds kubelet and kube-apiserver (Kubernetes
+//!   `podcoroner_test_support::real_node::KUBERNETES_VERSION`) and etcd (`ETCD_VERSION`) from
+//!   their Go modules in a module generated under `target/real-node/go`, into
+//!   `target/real-node/bin`; seconds when the pins are unchanged (docs/real-node.md).
+//! - `cargo xtask real-node up DIR [--log-format text|json]`: starts a private containerd, etcd,
+//!   kube-apiserver and a kubelet for node `lab-node` in DIR (building the binaries when
+//!   missing), waits until the node is Ready, writes `DIR/env.json` and leaves them running.
+//! - `cargo xtask real-node down DIR`: stops them by PID and restores what the kubelet changed.
 //!
 //! Exit codes: the test run's own code; 1 when preparing or building failed; 64 for an unknown
 //! task or a bad argument.
@@ -29,10 +39,18 @@ const USAGE: &str = "usage: cargo xtask <task> [args…]
 
 tasks:
   test [ARGS…]   install the containerd lab's prerequisites if missing (apt-get, as root),
-                 build the image, then run `cargo test --workspace ARGS…`
+                 build the image and the real node's binaries, then run `cargo test --workspace ARGS…`
   image [--out PATH | --rootfs-dir DIR] [--binary PATH] [--reference REF]
                  build the container image as an OCI archive (no Docker engine needed):
                  default target/image/podcoroner-<version>-<arch>.oci.tar
+  real-node build
+                 build kubelet, kube-apiserver and etcd from their Go modules (pinned versions)
+                 into target/real-node/bin; seconds when already built
+  real-node up DIR [--log-format text|json]
+                 start containerd, etcd, kube-apiserver and a kubelet (node lab-node) in DIR,
+                 wait until Ready, write DIR/env.json, leave them running
+  real-node down DIR
+                 stop the node in DIR by PID, restore the sysctls the kubelet changed
   help           print this help";
 
 fn main() -> ExitCode {
@@ -46,6 +64,7 @@ fn main() -> ExitCode {
                 Ok(ExitCode::from(64))
             }
         },
+        Some("real-node") => real_node(&args[1..]),
         Some("help" | "-h" | "--help") => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -110,6 +129,11 @@ const PREREQUISITES: &[Prerequisite] = &[
         present: static_libc,
     },
     Prerequisite {
+        what: "openssl (the real node's service account key)",
+        package: "openssl",
+        present: || in_path("openssl"),
+    },
+    Prerequisite {
         what: "chromium (the daemon's page, rendered headless)",
         package: "chromium",
         present: || in_path("chromium"),
@@ -124,6 +148,9 @@ const PREREQUISITES: &[Prerequisite] = &[
 fn test(args: &[String]) -> anyhow::Result<ExitCode> {
     ensure_prerequisites()?;
     let archive = image(&ImageArgs::default()).context("building the image for its test")?;
+    // The real-node tests (crates/cli/tests/real_node.rs) need kubelet, kube-apiserver and etcd:
+    // built once from their Go modules, then seconds. Without Go this fails, never skips.
+    build_real_node()?;
     let cargo = cargo();
     let root = workspace_root();
     println!(
@@ -149,6 +176,85 @@ fn test(args: &[String]) -> anyhow::Result<ExitCode> {
 
 fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+// === real-node ===
+
+fn real_node(args: &[String]) -> anyhow::Result<ExitCode> {
+    use podcoroner_test_support::real_node;
+    let usage = |message: &str| {
+        eprintln!("xtask real-node: {message}\n\n{USAGE}");
+        Ok(ExitCode::from(64))
+    };
+    match args.first().map(String::as_str) {
+        Some("build") if args.len() == 1 => {
+            build_real_node()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("up") => {
+            let Some(dir) = args.get(1) else {
+                return usage("up needs DIR");
+            };
+            let mut options = real_node::Options::default();
+            let mut rest = args[2..].iter();
+            while let Some(flag) = rest.next() {
+                match (flag.as_str(), rest.next().map(String::as_str)) {
+                    ("--log-format", Some("text")) => {
+                        options.log_format = real_node::LogFormat::Text
+                    }
+                    ("--log-format", Some("json")) => {
+                        options.log_format = real_node::LogFormat::Json
+                    }
+                    _ => return usage(&format!("unknown argument {flag:?}")),
+                }
+            }
+            build_real_node()?;
+            let start = std::time::Instant::now();
+            println!("xtask: starting containerd, etcd, kube-apiserver and the kubelet in {dir}");
+            let node = real_node::RealNode::up(Path::new(dir), &options)?;
+            let env = node.detach();
+            println!(
+                "xtask: node {} is Ready after {:.1?} ({}); {}/env.json:\n{}",
+                env.node_name,
+                start.elapsed(),
+                env.kubelet_version,
+                dir,
+                serde_json::to_string_pretty(&env)?
+            );
+            println!(
+                "xtask: diagnose it with\n  cargo run -p podcoroner -- diagnose --runtime-endpoint {} --kubeconfig {} --node-name {} --manifest-dir {} --kubelet-root-dir {} --kubelet-log {}\nxtask: stop it with `cargo xtask real-node down {dir}`",
+                env.runtime_endpoint,
+                env.kubeconfig.display(),
+                env.node_name,
+                env.manifest_dir.display(),
+                env.kubelet_root_dir.display(),
+                env.kubelet_log.display(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("down") if args.len() == 2 => {
+            real_node::down(Path::new(&args[1]))?;
+            println!(
+                "xtask: the node in {} is down (its logs stay there)",
+                args[1]
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => usage("expected `build`, `up DIR` or `down DIR`"),
+    }
+}
+
+/// `cargo xtask real-node build`: the binaries, built when missing or from other pins.
+fn build_real_node() -> anyhow::Result<()> {
+    let start = std::time::Instant::now();
+    let bins = podcoroner_test_support::real_node::build(&mut |line| println!("xtask: {line}"))
+        .context("building the real node's binaries")?;
+    println!(
+        "xtask: kubelet, kube-apiserver and etcd in {} ({:.1?})",
+        bins.dir().display(),
+        start.elapsed()
+    );
+    Ok(())
 }
 
 // === image ===

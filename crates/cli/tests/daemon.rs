@@ -11,7 +11,7 @@ use podcoroner_test_support::{BrokenCni, CniFault, ContainerdLab, MISSING_CNI_PL
 use serde_json::{Value, json};
 
 mod common;
-use common::{apiserver, free_port, get, ok, pod, pod_list, terminate};
+use common::{apiserver, free_port, get, ok, pod, pod_list, terminate, wait_for};
 
 const NODE: &str = "daemon-node-1";
 const WEB_UID: &str = "0d1e2f30-4152-4637-8899-aabbccddeeff";
@@ -84,21 +84,6 @@ fn start_daemon(lab: &ContainerdLab, dir: &Path, port: u16) -> Child {
         .arg(dir.join("pods.json"))
         .args(["--evaluate-interval", "1s"])
         .spawn())
-}
-
-/// Polls `f` every 100 ms until it returns `Some`, for at most `secs`.
-fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {secs}s waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 fn finding_for<'a>(report: &'a Value, sandbox: &str) -> Option<&'a Value> {

@@ -63,7 +63,21 @@ impl BrokenCni {
     /// [`LabError::CriCallFailed`] when containerd's `Status` fails or does not show the broken
     /// configuration in time.
     pub async fn inject(lab: &ContainerdLab, fault: CniFault) -> Result<BrokenCni, LabError> {
-        let conflist = find_conflist(&lab.dir().join("cni/net.d"))?;
+        BrokenCni::inject_at(&lab.dir().join("cni/net.d"), lab.socket(), fault).await
+    }
+
+    /// As [`BrokenCni::inject`] for the containerd on `socket` whose CNI conf dir is `conf_dir`
+    /// (a real node's: `RealNode::cni_conf_dir`, `RealNode::socket`).
+    ///
+    /// # Errors
+    ///
+    /// As [`BrokenCni::inject`].
+    pub async fn inject_at(
+        conf_dir: &Path,
+        socket: &Path,
+        fault: CniFault,
+    ) -> Result<BrokenCni, LabError> {
+        let conflist = find_conflist(conf_dir)?;
         let original = std::fs::read(&conflist).map_err(|source| LabError::LabDirFailed {
             path: conflist.clone(),
             source,
@@ -71,8 +85,8 @@ impl BrokenCni {
         let broken = BrokenCni {
             conflist,
             original,
-            socket: lab.socket().to_owned(),
-            endpoint: lab.endpoint(),
+            socket: socket.to_owned(),
+            endpoint: format!("unix://{}", socket.display()),
             repaired: false,
         };
         let expected = match fault {

@@ -270,7 +270,7 @@ pub fn check_prerequisites() -> Result<(), LabError> {
     Ok(())
 }
 
-fn find_in_path(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_in_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
@@ -795,34 +795,7 @@ impl ContainerdLab {
     fn wait_until_image_visible(&self) -> Result<(), LabError> {
         let deadline = Instant::now() + STARTUP_TIMEOUT;
         loop {
-            let socket = self.socket.clone();
-            let image = self.pause.name.clone();
-            let visible = std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .ok()?;
-                rt.block_on(async {
-                    let channel = connect(&socket).await.ok()?;
-                    let mut client = v1::image_service_client::ImageServiceClient::new(channel);
-                    let req = v1::ImageStatusRequest {
-                        image: Some(v1::ImageSpec {
-                            image,
-                            annotations: Default::default(),
-                        }),
-                        verbose: false,
-                    };
-                    let resp = tokio::time::timeout(CRI_TIMEOUT, client.image_status(req))
-                        .await
-                        .ok()?
-                        .ok()?;
-                    resp.into_inner().image.map(|_| ())
-                })
-            })
-            .join()
-            .ok()
-            .flatten()
-            .is_some();
+            let visible = image_visible(&self.socket, &self.pause.name);
             if visible {
                 return Ok(());
             }
@@ -976,7 +949,7 @@ fn namespace_options(pod: &PodSpec) -> v1::NamespaceOption {
     }
 }
 
-async fn connect(socket: &Path) -> Result<Channel, String> {
+pub(crate) async fn connect(socket: &Path) -> Result<Channel, String> {
     let socket = socket.to_owned();
     let connector = tower::service_fn(move |_: Uri| {
         let socket = socket.clone();
@@ -990,29 +963,64 @@ async fn connect(socket: &Path) -> Result<Channel, String> {
     }
 }
 
-/// True when the CRI `Version` RPC answers on `socket`; runs on its own thread and runtime so it
-/// can be called from sync code inside or outside a tokio runtime.
-fn cri_answers(socket: &Path) -> bool {
-    let socket = socket.to_owned();
+/// Runs the future `f` builds on its own thread and current-thread runtime, so sync code inside
+/// or outside a tokio runtime can wait for it; `None` when the runtime cannot be built or the
+/// thread panicked.
+pub(crate) fn on_own_runtime<T, F>(f: impl FnOnce() -> F + Send + 'static) -> Option<T>
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = T>,
+{
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .ok()?;
-        rt.block_on(async {
-            let channel = connect(&socket).await.ok()?;
-            let mut client = v1::runtime_service_client::RuntimeServiceClient::new(channel);
-            let req = v1::VersionRequest {
-                version: String::new(),
-            };
-            tokio::time::timeout(CRI_TIMEOUT, client.version(req))
-                .await
-                .ok()?
-                .ok()
-        })
+        Some(rt.block_on(f()))
     })
     .join()
     .ok()
+    .flatten()
+}
+
+/// True when the CRI `Version` RPC answers on `socket`.
+pub(crate) fn cri_answers(socket: &Path) -> bool {
+    let socket = socket.to_owned();
+    on_own_runtime(move || async move {
+        let channel = connect(&socket).await.ok()?;
+        let mut client = v1::runtime_service_client::RuntimeServiceClient::new(channel);
+        let req = v1::VersionRequest {
+            version: String::new(),
+        };
+        tokio::time::timeout(CRI_TIMEOUT, client.version(req))
+            .await
+            .ok()?
+            .ok()
+    })
+    .flatten()
+    .is_some()
+}
+
+/// True when the CRI plugin on `socket` knows `image` (CRI `ImageStatus`).
+pub(crate) fn image_visible(socket: &Path, image: &str) -> bool {
+    let socket = socket.to_owned();
+    let image = image.to_owned();
+    on_own_runtime(move || async move {
+        let channel = connect(&socket).await.ok()?;
+        let mut client = v1::image_service_client::ImageServiceClient::new(channel);
+        let req = v1::ImageStatusRequest {
+            image: Some(v1::ImageSpec {
+                image,
+                annotations: Default::default(),
+            }),
+            verbose: false,
+        };
+        let resp = tokio::time::timeout(CRI_TIMEOUT, client.image_status(req))
+            .await
+            .ok()?
+            .ok()?;
+        resp.into_inner().image.map(|_| ())
+    })
     .flatten()
     .is_some()
 }
@@ -1028,7 +1036,7 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
-async fn remove_all_sandboxes(socket: &Path) -> Result<(), String> {
+pub(crate) async fn remove_all_sandboxes(socket: &Path) -> Result<(), String> {
     let channel = connect(socket).await?;
     let mut client = v1::runtime_service_client::RuntimeServiceClient::new(channel);
     let list = tokio::time::timeout(
@@ -1068,7 +1076,7 @@ async fn remove_all_sandboxes(socket: &Path) -> Result<(), String> {
 
 /// Picks a /24 in 10.100.0.0–10.227.255.0 and a bridge name unique to (pid, n), skipping subnets
 /// the host already routes and bridge names that already exist.
-fn pick_network(pid: u32, n: u32) -> (String, String) {
+pub(crate) fn pick_network(pid: u32, n: u32) -> (String, String) {
     let routes = host_routes();
     let start = pid.wrapping_mul(7919).wrapping_add(n.wrapping_mul(104_729)) % 32_768;
     for i in 0..32_768 {
@@ -1105,7 +1113,7 @@ fn host_routes() -> Vec<(u32, u32)> {
         .collect()
 }
 
-fn write_files(
+pub(crate) fn write_files(
     dir: &Path,
     socket: &Path,
     pause: &PauseImage,
@@ -1184,7 +1192,7 @@ state = "{d}/state"
 
 /// Kills (SIGKILL) this lab's leftover shims (their command line names the lab's socket) and
 /// container processes (the `init.pid` files of its runtime v2 task directories).
-fn kill_leftovers(socket: &Path, dir: &Path) {
+pub(crate) fn kill_leftovers(socket: &Path, dir: &Path) {
     let socket = socket.display().to_string();
     let mut pids = Vec::new();
     if let Ok(entries) = std::fs::read_dir("/proc") {
@@ -1225,7 +1233,7 @@ fn kill_leftovers(socket: &Path, dir: &Path) {
 /// After containerd died without tearing its sandboxes down: unmounts (and so frees, with their
 /// veth pairs) the network namespaces of this lab's sandboxes and drops their CNI result cache
 /// entries. The namespaces are found in the cached CNI results of the lab's network.
-fn remove_cni_leftovers(network_name: &str) {
+pub(crate) fn remove_cni_leftovers(network_name: &str) {
     const CACHE: &str = "/var/lib/cni/results";
     let Ok(entries) = std::fs::read_dir(CACHE) else {
         return;
@@ -1260,7 +1268,7 @@ fn remove_cni_leftovers(network_name: &str) {
 }
 
 /// Lazily unmounts every mount point under `dir`, deepest first.
-fn unmount_under(dir: &Path) {
+pub(crate) fn unmount_under(dir: &Path) {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let mut points: Vec<PathBuf> = mountinfo
         .lines()

@@ -14,6 +14,7 @@
 mod fault;
 mod lab;
 mod pause;
+pub mod real_node;
 
 pub use fault::{BrokenCni, CniFault, MISSING_CNI_PLUGIN};
 

@@ -104,6 +104,21 @@ pub fn strs<'a>(items: &'a Value, field: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// Polls `f` every 100 ms until it returns `Some`, for at most `secs`; the panic names `what`.
+pub fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {secs}s waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
 pub fn free_port() -> u16 {
     ok(std::net::TcpListener::bind("127.0.0.1:0"))

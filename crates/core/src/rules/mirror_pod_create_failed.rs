@@ -16,8 +16,20 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
             refused.entry(key).or_default().push(e);
         }
     }
-    for (pod, group) in refused {
+    for (pod, mut group) in refused {
+        group.sort_by_key(|e| e.event.time);
         let cause = group.iter().rev().find_map(|e| e.event.cause);
+        // The structured message (klog text or JSON: kubelet 1.21 and later, which deletes an
+        // outdated mirror pod itself) can be the start race; the legacy form stays a warning, as
+        // a one-line excerpt of an older kubelet cannot tell it from one that never replaces a
+        // stale mirror pod (k/k #6580).
+        let structured = group
+            .iter()
+            .all(|e| e.text.contains("\"Failed creating a mirror pod\""));
+        if cause == Some(Cause::AlreadyExists) && structured && !refused_again(&group) {
+            out.push(mirror_start_race(logs, &pod, &group));
+            continue;
+        }
         let why = match cause {
             Some(Cause::Forbidden) => {
                 "forbidden (NodeRestriction, or the namespace is missing or terminating)"
@@ -56,6 +68,59 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
         f.evidence = quote(&group);
         out.push(f);
     }
+}
+
+/// How soon a second AlreadyExists refusal of one mirror pod shows the kubelet does not take the
+/// existing pod for its mirror pod: it retries at every `syncPod` (`syncFrequency`, 1 minute by
+/// default, plus jitter), while after a start its pod informer delivers the surviving mirror pod
+/// within seconds.
+const MIRROR_REFUSED_AGAIN: SignedDuration = SignedDuration::from_mins(3);
+
+/// Whether two refusals of the group are at most [`MIRROR_REFUSED_AGAIN`] apart (or, without
+/// times, whether there are three or more).
+fn refused_again(group: &[&LoggedEvent]) -> bool {
+    group
+        .windows(2)
+        .any(|w| match (w[0].event.time, w[1].event.time) {
+            (Some(a), Some(b)) => b.duration_since(a) <= MIRROR_REFUSED_AGAIN,
+            _ => false,
+        })
+        || (group.len() >= 3 && group.iter().all(|e| e.event.time.is_none()))
+}
+
+/// A single AlreadyExists for a mirror pod (per kubelet start) from a kubelet that logs structured
+/// messages (1.21 and later): `tryReconcileMirrorPods` calls
+/// `CreateMirrorPod` before the pod informer has delivered the mirror pod that survived the
+/// restart, and `CreateMirrorPod`'s hash check reads the empty object `Create` returns with the
+/// error, so it reports AlreadyExists even for a matching mirror pod (mirror_client.go, seen after
+/// every restart of the real kubelet v1.34.4). Info.
+fn mirror_start_race(logs: &Logs<'_>, pod: &str, group: &[&LoggedEvent]) -> Finding {
+    let mut target = split_pod(pod);
+    target.uid = static_uid(logs, pod).unwrap_or_default();
+    let mut f = finding(
+        FindingKind::MirrorPodCreateFailed,
+        Severity::Info,
+        format!(
+            "the kubelet's creation of the mirror pod of static pod {pod} met the existing one \
+             (AlreadyExists, {}, never twice within {}): the start race of a kubelet restart, benign",
+            plural(group.len(), "record", "records"),
+            human(MIRROR_REFUSED_AGAIN)
+        ),
+        "kubelet.go tryReconcileMirrorPods and pod/mirror_client.go CreateMirrorPod: after a kubelet \
+         start the mirror pod is created before the pod informer has delivered the one that exists, \
+         and CreateMirrorPod compares the hash on the empty object Create returns with the error, so \
+         the refusal is logged even when the existing mirror pod matches; once the informer has it, \
+         the kubelet stops creating",
+        format!(
+            "none; if it repeats at every sync, the pod of that name is not this static pod's \
+             mirror pod: kubectl get pod -n {} {} -o yaml | grep config.mirror",
+            sh(&target.namespace),
+            sh(&target.name)
+        ),
+    );
+    f.pod = Some(target);
+    f.evidence = quote(group);
+    f
 }
 
 /// The registry's runner.

@@ -49,6 +49,44 @@ pub(super) fn pleg_inactive(group: &[&LoggedEvent]) -> Option<SignedDuration> {
         .map(SignedDuration::from_secs_f64)
 }
 
+/// How long `pleg/generic.go` `Healthy` tolerates a PLEG that has not relisted
+/// (`relistThreshold`).
+const PLEG_RELIST_THRESHOLD: SignedDuration = SignedDuration::from_mins(3);
+/// The gap that ends a run of "pleg has yet to be successful" records: the kubelet's `syncLoop`
+/// logs one at least every 5 s (its backoff) while the PLEG has not relisted.
+const PLEG_STARTUP_GAP: SignedDuration = SignedDuration::from_secs(30);
+
+/// Drops the "pleg has yet to be successful" records of a kubelet start: `Healthy` returns that
+/// error until the PLEG's first relist, so every start logs it for a moment (seen on the real
+/// kubelet v1.34.4). A run of them (no gap over [`PLEG_STARTUP_GAP`]) counts only when it lasts
+/// [`PLEG_RELIST_THRESHOLD`]: a PLEG that never relists. Other PLEG records always count.
+fn without_startup_pleg(pleg: Vec<&LoggedEvent>) -> Vec<&LoggedEvent> {
+    let startup = |e: &LoggedEvent| e.text.contains("pleg has yet to be successful");
+    let mut starts: Vec<&LoggedEvent> = pleg.iter().copied().filter(|e| startup(e)).collect();
+    starts.sort_by_key(|e| e.event.time);
+    let span = |a: &LoggedEvent, b: &LoggedEvent| match (a.event.time, b.event.time) {
+        (Some(a), Some(b)) => b.duration_since(a),
+        _ => SignedDuration::ZERO,
+    };
+    // Runs of records with no gap over PLEG_STARTUP_GAP, as index ranges into `starts`.
+    let mut kept: Vec<&LoggedEvent> = Vec::new();
+    let mut first = 0;
+    for i in 0..starts.len() {
+        let ends = i + 1 == starts.len() || span(starts[i], starts[i + 1]) > PLEG_STARTUP_GAP;
+        if ends {
+            if span(starts[first], starts[i]) >= PLEG_RELIST_THRESHOLD {
+                kept.extend(&starts[first..=i]);
+            }
+            first = i + 1;
+        }
+    }
+    let kept: std::collections::HashSet<*const LoggedEvent> =
+        kept.into_iter().map(std::ptr::from_ref).collect();
+    pleg.into_iter()
+        .filter(|e| !startup(e) || kept.contains(&std::ptr::from_ref(*e)))
+        .collect()
+}
+
 /// `kubelet.go` `syncLoop` with `pleg/generic.go` `Healthy`: "Skipping pod synchronization" with
 /// "PLEG is not healthy" or "container runtime is down": no pod on the node is started, stopped
 /// or removed. Critical. The CRI calls timing out at the same time (`ListContainers`,
@@ -60,6 +98,7 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         .iter()
         .filter(|e| e.event.kind == EventKind::PlegUnhealthy)
         .collect();
+    let pleg = without_startup_pleg(pleg);
     if pleg.is_empty() {
         return;
     }

@@ -562,6 +562,12 @@ fn mirror_pods() {
         )
     };
     let u2 = "d6d6c835-4156-11e8-84f4-0050569b7580";
+    // The real kubelet v1.34.4's line after a restart (tryReconcileMirrorPods).
+    let exists = |t: &str| {
+        format!(
+            r#"E1201 {t}   27094 kubelet.go:3222] "Failed creating a mirror pod" err="pods \"cache-lab-node\" already exists" pod="kube-system/cache-lab-node""#
+        )
+    };
     check(vec![
         case(
             "two deletions within a minute: a loop",
@@ -582,6 +588,26 @@ fn mirror_pods() {
             "the API refuses the mirror pod",
             &[r#"E0407 23:32:03.532257   18134 kubelet.go:1335] Failed creating a mirror pod "etcd-server-m_default": pods "etcd-server-m" is forbidden: node "m" can only create pods with spec.nodeName set to itself"#.to_string()],
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "forbidden")],
+        ),
+        case(
+            "one AlreadyExists after a kubelet restart: the start race (info)",
+            &[exists("12:04:10.123456")],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Info, "start race")],
+        ),
+        case(
+            "AlreadyExists once per restart, restarts an hour apart: still the start race",
+            &[exists("12:04:10.123456"), exists("13:04:10.123456")],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Info, "start race")],
+        ),
+        case(
+            "one AlreadyExists from a kubelet before structured logging (pre-1.0, never replaces a stale mirror pod): a warning",
+            &[r#"E0407 23:32:03.532257   18134 kubelet.go:1335] Failed creating a mirror pod "etcd-server-m_default": pods "etcd-server-m" already exists"#.to_string()],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "already exists")],
+        ),
+        case(
+            "AlreadyExists at every sync: the pod of that name is not the mirror pod",
+            &[exists("12:04:10.123456"), exists("12:05:12.123456")],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "already exists")],
         ),
     ]);
 }
@@ -697,6 +723,26 @@ fn node_level_rules() {
             "PLEG not healthy: critical, with how long",
             &[r#"I0102 06:42:00.569834  250135 kubelet.go:1771] skipping pod synchronization - [container runtime is down PLEG is not healthy: pleg was last seen active 66h20m49.039936615s ago; threshold is 3m0s]"#.to_string()],
             &[(FindingKind::RuntimeUnhealthy, Severity::Critical, "2d18h")],
+        ),
+        case(
+            "not a finding: a kubelet start's PLEG that has yet to relist (real kubelet v1.34.4)",
+            &[
+                r#"E1201 11:49:31.746462   16794 kubelet.go:2452] "Skipping pod synchronization" err="[container runtime status check may not have completed yet, PLEG is not healthy: pleg has yet to be successful]""#.to_string(),
+                r#"E1201 11:49:31.846462   16794 kubelet.go:2452] "Skipping pod synchronization" err="[container runtime status check may not have completed yet, PLEG is not healthy: pleg has yet to be successful]""#.to_string(),
+                r#"E1201 12:09:31.746462   16794 kubelet.go:2452] "Skipping pod synchronization" err="[container runtime status check may not have completed yet, PLEG is not healthy: pleg has yet to be successful]""#.to_string(),
+            ],
+            &[],
+        ),
+        case(
+            "a PLEG that never relists for 3 minutes after a start: critical",
+            &(0..40)
+                .map(|i| format!(
+                    r#"E1201 11:{:02}:{:02}.746462   16794 kubelet.go:2452] "Skipping pod synchronization" err="PLEG is not healthy: pleg has yet to be successful""#,
+                    49 + (31 + i * 5) / 60,
+                    (31 + i * 5) % 60
+                ))
+                .collect::<Vec<_>>(),
+            &[(FindingKind::RuntimeUnhealthy, Severity::Critical, "PLEG is not healthy")],
         ),
         case(
             "not a finding: runtime calls timing out without PLEG trouble",
