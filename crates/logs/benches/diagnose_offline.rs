@@ -1,9 +1,12 @@
 //! The whole `podcoroner diagnose --offline` path (read, classify, rules, report) beside
 //! `rg -c -F` with the catalogue's message set, on the same file in the same run (issue 10).
 //!
-//! Run with `cargo bench -p podcoroner --bench diagnose_offline` (needs `rg`: `apt-get install
-//! -y ripgrep`, and `/usr/bin/time` for the peak RSS). Three logs, each at 256 MiB, 512 MiB and
-//! 1 GiB (`PODCORONER_BENCH_LOG_MIB` sets the largest; the others are its half and quarter):
+//! Run with `cargo build --release -p podcoroner && cargo bench -p podcoroner-logs --bench
+//! diagnose_offline` (it runs `target/release/podcoroner`; needs `rg`: `apt-get install -y
+//! ripgrep`, and `/usr/bin/time` for the peak RSS). It lives here rather than in the CLI crate so
+//! that it builds without the CLI's integration-test dependencies. Three logs, each at 256 MiB, 512 MiB and
+//! 1 GiB (`PODCORONER_BENCH_LOG_MIB` sets the largest; the others are its half and quarter;
+//! `PODCORONER_BENCH_LOGS=healthy,troubled` picks logs):
 //! - `healthy`: a healthy node's log with the case lines spread in it (the `log_throughput`
 //!   generator, about 0.35% events);
 //! - `troubled`: only the lines of `testdata/cases/`, repeated with their own IDs (the same
@@ -12,7 +15,7 @@
 //!
 //! Each input is built once under `target/bench-logs/diagnose-v1/`. For every file: `rg` and
 //! `podcoroner diagnose --offline --kubelet-log FILE -o json --fail-on none` (the release
-//! binary) from the page cache, best of [`RUNS`] wall time, and the peak RSS (`%M` of
+//! binary) from the page cache, best of [`RUNS`] (`PODCORONER_BENCH_RUNS`) wall time, and the peak RSS (`%M` of
 //! `/usr/bin/time`). A run longer than `PODCORONER_BENCH_TIMEOUT_S` (default 900 s) is stopped
 //! and shown as such.
 
@@ -26,10 +29,10 @@ use std::time::{Duration, Instant};
 
 use podcoroner_core::logs::catalogue::message_keys;
 
-#[path = "../../logs/benches/support/node_log.rs"]
+#[path = "support/node_log.rs"]
 mod node_log;
 
-/// Timed runs of each tool; the best is reported.
+/// Timed runs of each tool by default (`PODCORONER_BENCH_RUNS`); the best is reported.
 const RUNS: usize = 2;
 /// Bumped whenever a generator changes, so a stale cached input is not reused.
 const INPUT_VERSION: u32 = 1;
@@ -76,7 +79,24 @@ fn main() {
             .collect(),
         None => vec![Kind::Healthy, Kind::Troubled, Kind::TroubledFresh],
     };
-    let podcoroner = PathBuf::from(env!("CARGO_BIN_EXE_podcoroner"));
+    let runs: usize = std::env::var("PODCORONER_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(RUNS);
+    // target/<profile>/deps/<bench> → target/release/podcoroner
+    let podcoroner = std::env::current_exe()
+        .expect("current exe")
+        .ancestors()
+        .nth(3)
+        .expect("bench binary under target/")
+        .join("release/podcoroner");
+    if !podcoroner.is_file() {
+        println!(
+            "{} not found: build it first with `cargo build --release -p podcoroner`",
+            podcoroner.display()
+        );
+        return;
+    }
     let Some(rg) = node_log::which("rg") else {
         println!("rg not found: install it with `apt-get install -y ripgrep`");
         return;
@@ -103,7 +123,7 @@ fn main() {
         for file in &files {
             let bytes = std::fs::metadata(file).expect("input").len();
             drop(std::fs::read(file)); // page cache
-            let rg_time = node_log::best_of(RUNS, || {
+            let rg_time = node_log::best_of(runs, || {
                 let t = Instant::now();
                 let out = Command::new(&rg)
                     .args(&rg_args)
@@ -116,7 +136,7 @@ fn main() {
                     String::from_utf8_lossy(&out.stdout).trim().to_string(),
                 )
             });
-            let run = node_log::best_of(RUNS, || {
+            let run = node_log::best_of(runs, || {
                 let r = diagnose(&podcoroner, file, timeout);
                 (r.wall, r)
             })
