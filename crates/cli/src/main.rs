@@ -537,15 +537,19 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         .write_all(text.as_bytes())
         .context("writing to stdout")?;
     stdout.flush().context("writing to stdout")?;
-    // Never a silent clean bill: a log not understood, with nothing else judged, is an error.
-    if gather::nothing_judged(&report.sources) {
-        return Ok(EXIT_ERROR);
-    }
     let failed = match (args.fail_on.threshold(), report.max_severity()) {
         (Some(threshold), Some(max)) => max >= threshold,
         _ => false,
     };
-    Ok(if failed { EXIT_FINDINGS } else { 0 })
+    // Never a silent clean bill: a log not understood, with nothing else judged, is an error
+    // rather than a pass.
+    Ok(if failed {
+        EXIT_FINDINGS
+    } else if gather::nothing_judged(&report.sources) {
+        EXIT_ERROR
+    } else {
+        0
+    })
 }
 
 async fn collect(args: CollectArgs) -> anyhow::Result<u8> {

@@ -1226,7 +1226,11 @@ const CASES: &[Case] = &[
             why: "the crictl command echo",
             ..FILE
         }],
-        events: &[],
+        events: &[Want {
+            kind: EventKind::StopPodSandboxFailed,
+            cause: Some(Cause::CniTeardown(CniFailure::DestroyNetwork)),
+            ..WANT
+        }],
         absent: &[],
     },
     Case {

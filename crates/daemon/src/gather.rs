@@ -71,13 +71,37 @@ pub struct Gathered {
 pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
     let mut sources = BTreeMap::new();
     let mut events = Vec::new();
+    let mut reads = Vec::new();
     for (name, source, kind) in [
         ("kubelet_log", &opts.kubelet_log, LogKind::Kubelet),
         ("runtime_log", &opts.runtime_log, LogKind::Runtime),
     ] {
         let Some(source) = source else { continue };
-        let read = podcoroner_logs::read(source, kind, opts.since)?;
-        sources.insert(name.to_string(), log_status(source, &read));
+        reads.push((
+            name,
+            source,
+            kind,
+            podcoroner_logs::read(source, kind, opts.since)?,
+        ));
+    }
+    // A yearless log (klog, syslog) beside one whose times carry their year is read in that
+    // year, so the two line up (a file's modification year is only a guess).
+    let dated = reads.iter().find_map(|r| r.3.dated_year);
+    for (name, source, kind, read) in &mut reads {
+        if let (Some(year), None, podcoroner_logs::Source::File(_)) =
+            (dated, read.dated_year, &*source)
+            && read.span.is_some()
+        {
+            *read = podcoroner_logs::read_in_year(source, *kind, opts.since, year)?;
+            let mut s = log_status(source, read);
+            let note = format!("yearless times read in {year}, the year of the other log");
+            s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{d}; {note}")));
+            sources.insert(name.to_string(), s);
+        } else {
+            sources.insert(name.to_string(), log_status(source, read));
+        }
+    }
+    for (_, _, _, read) in reads {
         events.extend(read.events);
     }
     if opts.offline {

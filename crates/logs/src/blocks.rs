@@ -341,6 +341,9 @@ fn merge(
     out.parsed += part.parsed;
     out.unparsed += part.unparsed;
     out.before_since += part.before_since;
+    if part.dated_year.is_some() {
+        out.dated_year = part.dated_year;
+    }
     let mut understanding = part.understanding;
     for f in &mut understanding.first_failed {
         f.0 += lines_before;
@@ -434,6 +437,11 @@ fn handle(
         });
     }
     read.understanding.count(text, parsed.is_parsed(), line);
+    if let Some(t) = parsed.time
+        && carries_year(&parsed)
+    {
+        read.dated_year = Some(i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year()));
+    }
     if !parsed.is_parsed() {
         read.unparsed += 1;
         if read.unparsed_samples.len() < MAX_KEPT_UNPARSED && non_record(text).is_none() {
@@ -455,6 +463,18 @@ fn handle(
             text: cut(text),
         });
     }
+}
+
+/// Whether a record's time carries its own year: an RFC 3339, CRI or journald envelope, a JSON
+/// time, or logfmt's `time=` (klog and syslog times have none), whatever envelope is around it.
+fn carries_year(p: &podcoroner_core::logs::ParsedLine<'_>) -> bool {
+    use podcoroner_core::logs::{EnvelopeKind, Format};
+    let env = p.envelope.as_ref().map(|e| e.kind);
+    matches!(
+        env,
+        Some(EnvelopeKind::SyslogRfc3339 | EnvelopeKind::CriLog | EnvelopeKind::JournaldJson)
+    ) || p.format == Format::Json
+        || (p.format == Format::Logfmt && p.raw.contains("time="))
 }
 
 // === cutting ===

@@ -155,6 +155,10 @@ pub struct LogRead {
     /// The source was written newest first (`journalctl -r`): [`read`] reversed its events so
     /// they run oldest first, as the rules expect. [`read_each`] hands them out as read.
     pub newest_first: bool,
+    /// The year of the last record whose timestamp carries its own year (containerd's `time=`,
+    /// JSON `ts`/`time`, an RFC 3339 or journald envelope); `None` when every time was yearless
+    /// (klog, syslog), read in the year of the file's modification time.
+    pub dated_year: Option<i32>,
     /// The time of the first and last timestamped record read.
     pub span: Option<(Timestamp, Timestamp)>,
     /// Rotated siblings left out or read only in part, with why (not a regular file, a broken
@@ -188,6 +192,29 @@ pub const MAX_KEPT_TEXT_BYTES: usize = 4096;
 pub fn read(source: &Source, log: LogKind, since: Option<Timestamp>) -> Result<LogRead> {
     let mut events = Vec::new();
     let mut out = read_each(source, log, since, |e| events.push(e))?;
+    if newest_first(&events) {
+        events.reverse();
+        out.newest_first = true;
+    }
+    out.events = events;
+    Ok(out)
+}
+
+/// [`read`], with the yearless timestamps of a file read in `year` instead of the year of its
+/// modification time: a yearless log (klog, syslog) copied beside a log whose times carry
+/// their year ([`LogRead::dated_year`]) is read in that year, so the two line up. Journald
+/// sources carry their year already and ignore it.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_in_year(
+    source: &Source,
+    log: LogKind,
+    since: Option<Timestamp>,
+    year: i32,
+) -> Result<LogRead> {
+    let mut events = Vec::new();
+    let mut out = read_source(source, log, since, Some(year), &mut |e| events.push(e))?;
     if newest_first(&events) {
         events.reverse();
         out.newest_first = true;
@@ -230,14 +257,23 @@ pub fn read_each(
     since: Option<Timestamp>,
     mut on_event: impl FnMut(LoggedEvent),
 ) -> Result<LogRead> {
+    read_source(source, log, since, None, &mut on_event)
+}
+
+fn read_source(
+    source: &Source,
+    log: LogKind,
+    since: Option<Timestamp>,
+    year_override: Option<i32>,
+    sink: &mut dyn FnMut(LoggedEvent),
+) -> Result<LogRead> {
     let mut out = LogRead::default();
-    let sink = &mut on_event as &mut dyn FnMut(LoggedEvent);
     match source {
         Source::File(path) => {
             let siblings = rotated_siblings(path);
             out.skipped = siblings.skipped;
             for file in siblings.files {
-                let year = year_of(&file);
+                let year = year_override.unwrap_or_else(|| year_of(&file));
                 let origin = file.display().to_string();
                 let opts = blocks::StreamOpts::new(&origin, log, since);
                 let ctx = ParseContext::new(year);

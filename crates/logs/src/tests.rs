@@ -501,3 +501,29 @@ fn a_log_written_newest_first_is_read_oldest_first() {
     assert!(!got.newest_first);
     assert_eq!(got.events[0].line, 1);
 }
+
+#[test]
+fn a_yearless_log_is_read_in_the_year_of_a_dated_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubelet = dir.path().join("kubelet.log");
+    let containerd = dir.path().join("containerd.log");
+    std::fs::write(
+        &kubelet,
+        "May 12 11:18:48 node-a kubelet[1]: E0512 11:18:48.474993       1 remote_runtime.go:205] \"StopPodSandbox from runtime service failed\" err=\"rpc error: code = DeadlineExceeded desc = context deadline exceeded\" podSandboxID=\"b25b1fe9f0eae615534102c4a2d370897be12abe05d26408e6baed4556c3d1f1\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &containerd,
+        "May 11 16:09:21 node-a containerd[765]: time=\"2023-05-11T16:09:21.922301939+08:00\" level=info msg=\"StopPodSandbox for \\\"f1f5708a3613e62a4d38161c36417538dbc3b1e46020bea2a4a7c4cca87603a0\\\"\"\n",
+    )
+    .unwrap();
+    let k = read(&Source::File(kubelet.clone()), LogKind::Kubelet, None).unwrap();
+    let c = read(&Source::File(containerd), LogKind::Runtime, None).unwrap();
+    assert_eq!(k.dated_year, None);
+    assert_eq!(c.dated_year, Some(2023));
+    let again = read_in_year(&Source::File(kubelet), LogKind::Kubelet, None, 2023).unwrap();
+    assert_eq!(
+        again.events[0].event.time.unwrap().to_string(),
+        "2023-05-12T11:18:48.474993Z"
+    );
+}

@@ -489,14 +489,13 @@ const CASES: &[Case] = &[
     },
     Case {
         slug: "27-crictl-stopp-calico-datastore-unreachable",
-        // missed: cni-teardown-failure for 5dc62a1a5e19c (datastore unreachable): crictl's FATA
-        // line is read (logrus text) but its message is not in the catalogue.
+        // crictl's own FATA line: the StopPodSandbox it ran failed in the CNI teardown.
         runs: &[Run {
             kubelet: &["crictl-stopp.txt"],
             ..RUN
         }],
         not_logs: &[],
-        offline_gap: "crictl's output holds no kubelet or runtime log line",
+        offline_gap: "the pod: crictl names only the sandbox",
     },
     Case {
         slug: "31-stuck-terminating-talos-containerd-json",

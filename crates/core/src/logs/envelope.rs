@@ -75,6 +75,16 @@ pub(crate) fn scan(s: &str) -> Option<Scan> {
         return Some(sc);
     }
     let ident_start = host_end + 1;
+    // The CRI container log format (`/var/log/pods/…/0.log`, what `kubectl logs` reads):
+    // `<RFC 3339> stdout|stderr P|F <message>`; the stream is kept as the host.
+    if kind == EnvelopeKind::SyslogRfc3339
+        && matches!(&s[host_start..host_end], "stdout" | "stderr")
+        && matches!(b.get(ident_start..ident_start + 2), Some(b"F " | b"P "))
+    {
+        sc.kind = EnvelopeKind::CriLog;
+        sc.body_start = Some(ident_start + 2);
+        return Some(sc);
+    }
     match ident(s, ident_start) {
         Some((id, pid, body_start)) => {
             sc.ident = Some((ident_start, ident_start + id.len()));
@@ -95,7 +105,9 @@ pub(crate) fn detect<'a>(
 ) -> Option<(Envelope<'a>, Inner<'a>, bool)> {
     let sc = scan(s)?;
     let time = match sc.kind {
-        EnvelopeKind::SyslogRfc3339 => time::rfc3339(s.as_bytes(), 0, ctx.offset).map(|t| t.time),
+        EnvelopeKind::SyslogRfc3339 | EnvelopeKind::CriLog => {
+            time::rfc3339(s.as_bytes(), 0, ctx.offset).map(|t| t.time)
+        }
         _ => sc
             .yearless
             .and_then(|t| time::yearless_to_timestamp(ctx, t)),
@@ -113,7 +125,7 @@ pub(crate) fn detect<'a>(
     };
     // A yearless time inside (klog) takes its year from an RFC 3339 envelope.
     let anchored_ctx;
-    let ctx = if sc.kind == EnvelopeKind::SyslogRfc3339 {
+    let ctx = if matches!(sc.kind, EnvelopeKind::SyslogRfc3339 | EnvelopeKind::CriLog) {
         anchored_ctx = anchored(ctx, time);
         &anchored_ctx
     } else {
@@ -321,6 +333,18 @@ mod tests {
                 pid: None,
                 inner: Format::Plain,
                 msg: r#"2019-10-15 14:48:41.930053 I | embed: rejected connection from "10.0.0.2:58860" (error "EOF", ServerName "")"#,
+                cut: false,
+            },
+            // the CRI container log format (a static pod's /var/log/pods file)
+            Row {
+                line: r#"2023-01-20T13:26:08.948042485Z stderr F I0120 13:26:08.333859       1 kubelet.go:2063] "SyncLoop REMOVE" source="api" pods=[a/b]"#,
+                kind: EnvelopeKind::CriLog,
+                env_time: Some("2023-01-20T13:26:08.948042485Z"),
+                host: Some("stderr"),
+                ident: None,
+                pid: None,
+                inner: Format::KlogStructured,
+                msg: "SyncLoop REMOVE",
                 cut: false,
             },
             // case 14: the line ended after the host

@@ -228,6 +228,10 @@ pub enum EnvelopeKind {
     /// `2023-01-20T12:26:08.948163+00:00 host ident[pid]: ` (rsyslog high-precision
     /// `/var/log/messages`, `journalctl -o short-iso`).
     SyslogRfc3339,
+    /// `2023-01-20T13:26:08.948042485Z stderr F ` — the CRI container log format the kubelet
+    /// keeps under `/var/log/pods` (containerd and CRI-O write it); the stream is the host.
+    /// A partial line (`P`) is a record of its own.
+    CriLog,
     /// A bare `tag: ` or `tag[pid]: ` before a recognised inner shape: a syslog fragment
     /// (`kubelet: E0309 …`) or talosctl's node prefix (`10.0.0.8: {…}`).
     Tag,

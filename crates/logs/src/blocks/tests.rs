@@ -48,6 +48,7 @@ fn assert_same(got: &LogRead, want: &LogRead, what: &str) {
         got.understanding, want.understanding,
         "{what}: understanding"
     );
+    assert_eq!(got.dated_year, want.dated_year, "{what}: dated_year");
     assert_eq!(
         got.unparsed_samples, want.unparsed_samples,
         "{what}: samples"

@@ -214,6 +214,10 @@ pub const FAMILIES: &[Family] = &[
                 StopPodSandboxDone,
             ),
             with("StopPodSandbox for ", Cond::Failed, StopPodSandboxFailed),
+            // crictl stopp (cri-tools cmd/crictl/sandbox.go): `fmt.Errorf("stopping the pod
+            // sandbox %q: %w", id, err)` (older: `errors.Wrapf`, and `… failed: %v`), printed
+            // as `FATA[0010] stopping the pod sandbox "<id>" failed: rpc error: …` (case 27).
+            w("stopping the pod sandbox \"", StopPodSandboxFailed),
             w("StopPodSandbox for ", StopPodSandboxStarted),
             w("Stopping pod sandbox: ", StopPodSandboxStarted),
             w("Stopped pod sandbox: ", StopPodSandboxDone),
