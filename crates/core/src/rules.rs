@@ -460,10 +460,11 @@ impl<'a> Ctx<'a> {
                 });
             }
         }
+        // Unusable manifests leave only static sandboxes unjudged: partial only when there is one.
         if let Some(why) = self
             .api_unusable
             .as_ref()
-            .or(self.manifests_unusable.as_ref())
+            .or(self.manifests_unusable.as_ref().filter(|_| n_unjudged > 0))
         {
             skipped.push(SkippedRule {
                 kind: FindingKind::LeakedSandbox,
