@@ -328,6 +328,11 @@ fn a_broken_old_rotation_degrades_the_log_source_in_sources() {
         dir.path().join("kubelet.log.2.gz"),
         "not gzip\n",
     ));
+    // A crash's NUL hole: one line of 100 KB, cut and counted.
+    ok(std::fs::write(
+        dir.path().join("kubelet.log.3"),
+        vec![0u8; 100_000],
+    ));
     let fifo = ok(Command::new("mkfifo")
         .arg(dir.path().join("kubelet.log.1"))
         .status());
@@ -347,7 +352,12 @@ fn a_broken_old_rotation_degrades_the_log_source_in_sources() {
             && detail.contains("kubelet.log.1: a named pipe (FIFO), not a regular file"),
         "{detail}"
     );
-    assert_eq!(s["counts"]["lines"], 1, "{report:#}");
+    assert_eq!(s["counts"]["lines"], 2, "{report:#}");
+    assert_eq!(s["counts"]["cut_lines"], 1, "{report:#}");
+    assert!(
+        detail.contains("1 line(s) longer than 64 KiB cut to it (34464 bytes not read)"),
+        "{detail}"
+    );
 }
 
 /// Every file under `dir`, with its contents (lossy).

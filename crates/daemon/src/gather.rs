@@ -278,6 +278,18 @@ pub fn log_status(
             }
         }
     }
+    // Lines cut to the line limit: counted and said, as the follower does.
+    if read.cut_lines > 0 {
+        s.counts
+            .insert("cut_lines".to_string(), read.cut_lines as usize);
+        let note = format!(
+            "{} line(s) longer than {} KiB cut to it ({} bytes not read)",
+            read.cut_lines,
+            podcoroner_logs::MAX_LINE_BYTES / 1024,
+            read.cut_bytes
+        );
+        s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{d}; {note}")));
+    }
     // Rotated siblings left out: the source is read in part.
     if !read.skipped.is_empty() {
         s.status = Some(crate::api::SourceState::Degraded);

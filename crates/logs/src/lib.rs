@@ -17,6 +17,9 @@ use jiff::Timestamp;
 use podcoroner_core::logs::{ParseContext, parse};
 
 mod blocks;
+mod bounded;
+
+pub use bounded::{MAX_GZIP_RATIO, MAX_LINE_BYTES, MIN_GZIP_LIMIT_BYTES};
 
 /// Errors reading a log source.
 #[derive(Debug, thiserror::Error)]
@@ -161,6 +164,10 @@ pub struct LogRead {
     pub dated_year: Option<i32>,
     /// The time of the first and last timestamped record read.
     pub span: Option<(Timestamp, Timestamp)>,
+    /// Lines longer than [`MAX_LINE_BYTES`], cut to it (the rest of each is not read).
+    pub cut_lines: u64,
+    /// The bytes skipped from cut lines.
+    pub cut_bytes: u64,
     /// Rotated siblings left out or read only in part, with why (not a regular file, a broken
     /// link, a corrupt `.gz`): the source is read in part, the rest of it still counts.
     pub skipped: Vec<SkippedFile>,
@@ -277,16 +284,44 @@ fn read_source(
                 let origin = file.display().to_string();
                 let opts = blocks::StreamOpts::new(&origin, log, since);
                 let ctx = ParseContext::new(year);
+                // Bounded as the follower is: long lines cut, gzip decompressed to a ratio.
+                let mut cuts = None;
                 let read = || -> std::io::Result<()> {
+                    let f = std::fs::File::open(&file)?;
+                    let len = f.metadata()?.len();
                     if is_gzip(&file) {
-                        blocks::read_stream(open_reader(&file)?, &opts, ctx, &mut out, sink)
+                        let limit = len.saturating_mul(MAX_GZIP_RATIO).max(MIN_GZIP_LIMIT_BYTES);
+                        let gz = flate2::read::MultiGzDecoder::new(f);
+                        let (r, c) = bounded::Bounded::new(gz, MAX_LINE_BYTES, Some(limit));
+                        cuts = Some((c, Some(limit)));
+                        blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
+                    } else if bounded::has_long_line(&f, len, MAX_LINE_BYTES)? {
+                        // Only then read in order: the parallel reader cuts blocks at lines.
+                        let (r, c) = bounded::Bounded::new(f.take(len), MAX_LINE_BYTES, None);
+                        cuts = Some((c, None));
+                        blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
                     } else {
-                        let f = std::fs::File::open(&file)?;
-                        let len = f.metadata()?.len();
                         blocks::read_file(&f, len, &opts, ctx, &mut out, sink)
                     }
                 };
-                match read() {
+                let result = read();
+                if let Some((c, limit)) = cuts {
+                    use std::sync::atomic::Ordering::Relaxed;
+                    out.cut_lines += c.lines.load(Relaxed);
+                    out.cut_bytes += c.bytes.load(Relaxed);
+                    if let (true, Some(limit)) = (c.stopped.load(Relaxed), limit) {
+                        out.skipped.push(SkippedFile {
+                            path: file.clone(),
+                            reason: format!(
+                                "decompressed to {} MiB ({MAX_GZIP_RATIO} times its size or \
+                                 {} MiB) and not further: the rest is not read (a gzip bomb?)",
+                                limit >> 20,
+                                MIN_GZIP_LIMIT_BYTES >> 20
+                            ),
+                        });
+                    }
+                }
+                match result {
                     Ok(()) => out.origins.push(origin),
                     // One broken old rotation leaves the source read in part, said in
                     // `skipped`; the live file failing is an error.
@@ -320,6 +355,7 @@ fn read_source(
             let origin = source.name();
             let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
             let opts = blocks::StreamOpts::new(&origin, log, since);
+            let (stdout, cuts) = bounded::Bounded::new(stdout, MAX_LINE_BYTES, None);
             blocks::read_stream(
                 Box::new(stdout),
                 &opts,
@@ -328,6 +364,8 @@ fn read_source(
                 sink,
             )
             .map_err(|e| fail(e.to_string()))?;
+            out.cut_lines += cuts.lines.load(std::sync::atomic::Ordering::Relaxed);
+            out.cut_bytes += cuts.bytes.load(std::sync::atomic::Ordering::Relaxed);
             let output = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
             journalctl_succeeded(&output).map_err(fail)?;
             out.origins.push(origin);
@@ -497,13 +535,20 @@ fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
         })
 }
 
-/// Opens a file for reading, decompressing `.gz`.
+/// Opens a file for reading, decompressing `.gz` (to at most [`MAX_GZIP_RATIO`] times its
+/// size), with lines cut to [`MAX_LINE_BYTES`].
 fn open_reader(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
     let file = std::fs::File::open(path)?;
     Ok(if is_gzip(path) {
-        Box::new(flate2::read::MultiGzDecoder::new(file))
+        let limit = file
+            .metadata()?
+            .len()
+            .saturating_mul(MAX_GZIP_RATIO)
+            .max(MIN_GZIP_LIMIT_BYTES);
+        let gz = flate2::read::MultiGzDecoder::new(file);
+        Box::new(bounded::Bounded::new(gz, MAX_LINE_BYTES, Some(limit)).0)
     } else {
-        Box::new(file)
+        Box::new(bounded::Bounded::new(file, MAX_LINE_BYTES, None).0)
     })
 }
 

@@ -101,8 +101,9 @@ impl Ctx<'_> {
         }
         if let Some(why) = self
             .api_unusable
+        // Unusable manifests leave only static sandboxes unjudged: partial only when there is one.
             .as_ref()
-            .or(self.manifests_unusable.as_ref())
+            .or(self.manifests_unusable.as_ref().filter(|_| n_unjudged > 0))
         {
             skipped.push(SkippedRule {
                 kind: FindingKind::LeakedSandbox,
