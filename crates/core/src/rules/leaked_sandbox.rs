@@ -99,9 +99,9 @@ impl Ctx<'_> {
                 });
             }
         }
+        // Unusable manifests leave only static sandboxes unjudged: partial only when there is one.
         if let Some(why) = self
             .api_unusable
-        // Unusable manifests leave only static sandboxes unjudged: partial only when there is one.
             .as_ref()
             .or(self.manifests_unusable.as_ref().filter(|_| n_unjudged > 0))
         {
