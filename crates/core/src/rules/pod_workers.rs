@@ -117,6 +117,22 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         if before != uid {
             continue;
         }
+        // A changed manifest gives a new UID, yet the old pod's teardown lines still name the old
+        // one after the ADD: the same UID is only shown when no other UID of that name follows
+        // within the window the rule waits for a start.
+        let window_end = add.event.time.map(|t| t + READD_START);
+        let other_uid_follows = after_pos(named, i)
+            .iter()
+            .map(|&j| &all[j])
+            .take_while(|e| match (e.event.time, window_end) {
+                (Some(t), Some(w)) => t <= w,
+                _ => true,
+            })
+            .filter_map(own_uid)
+            .any(|u| u != uid);
+        if other_uid_follows {
+            continue;
+        }
         let started = started_of
             .entry(uid.clone())
             .or_insert_with(|| {

@@ -699,6 +699,25 @@ fn stuck_pod_workers() {
             &[(FindingKind::StaticPodRemoved, Severity::Info, HASH)],
         ),
         case(
+            "not a finding: the manifest changed and the old pod's teardown names its UID first (real kubelet v1.34.4)",
+            &with(
+                [
+                    vec![
+                        sync_loop("01:50:40.000000", "ADD", "file", pod),
+                        format!(
+                            r#"I0310 01:50:40.000050 2909862 kuberuntime_container.go:809] "Killing container with a grace period" pod="{pod}" podUID={HASH} containerName="web""#
+                        ),
+                        format!(
+                            r#"I0310 01:50:40.000100 2909862 pod_workers.go:600] "Pod is being synced for the first time" pod="{pod}" podUID=0123456789abcdef0123456789abcdef"#
+                        ),
+                    ],
+                    vec![later.clone()],
+                ]
+                .concat(),
+            ),
+            &[(FindingKind::StaticPodRemoved, Severity::Info, HASH)],
+        ),
+        case(
             "not judged: the log ends right after the re-add",
             &with(readded(HASH)),
             &[(FindingKind::StaticPodRemoved, Severity::Info, HASH)],
