@@ -12,8 +12,10 @@ use podcoroner_core::log_rules::diagnose_with_logs;
 
 #[test]
 fn sample_node_findings() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sample-node");
-    let snap = podcoroner_daemon::snapshot::read(&dir).unwrap();
+    // From the workspace root, as the README's main job runs it, so the paths the report names
+    // are the snapshot's own (`testdata/sample-node/api/pods.json`), not this checkout's.
+    std::env::set_current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")).unwrap();
+    let snap = podcoroner_daemon::snapshot::read(Path::new("testdata/sample-node")).unwrap();
     let config = Config {
         min_age: Duration::ZERO,
         failed_pod_min_age: Duration::from_secs(3600),
@@ -43,5 +45,6 @@ fn sample_node_findings() {
         ),
         (2, 8, 1)
     );
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sample-node");
     expect_file![dir.join("findings.txt")].assert_eq(&text);
 }
