@@ -82,7 +82,13 @@ fn refused_again(group: &[&LoggedEvent]) -> bool {
     group
         .windows(2)
         .any(|w| match (w[0].event.time, w[1].event.time) {
-            (Some(a), Some(b)) => b.duration_since(a) <= MIRROR_REFUSED_AGAIN,
+            // Refusals within seconds of each other are one start race (the pod workers of one
+            // kubelet start retry at once, seen 775 ms apart on the real kubelet v1.34.4); a
+            // later one within MIRROR_REFUSED_AGAIN is a sync refusing it again.
+            (Some(a), Some(b)) => {
+                let gap = b.duration_since(a);
+                gap > SignedDuration::from_secs(10) && gap <= MIRROR_REFUSED_AGAIN
+            }
             _ => false,
         })
         || (group.len() >= 3 && group.iter().all(|e| e.event.time.is_none()))

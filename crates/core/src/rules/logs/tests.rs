@@ -605,6 +605,11 @@ fn mirror_pods() {
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "already exists")],
         ),
         case(
+            "two AlreadyExists 775 ms apart after one restart: one start race (real kubelet v1.34.4)",
+            &[exists("12:04:10.123456"), exists("12:04:10.898456")],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Info, "start race")],
+        ),
+        case(
             "AlreadyExists at every sync: the pod of that name is not the mirror pod",
             &[exists("12:04:10.123456"), exists("12:05:12.123456")],
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "already exists")],
