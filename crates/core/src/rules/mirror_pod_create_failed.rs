@@ -76,7 +76,7 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
 /// within seconds.
 const MIRROR_REFUSED_AGAIN: SignedDuration = SignedDuration::from_mins(3);
 
-/// Whether two refusals of the group are at most [`MIRROR_REFUSED_AGAIN`] apart (or, without
+/// Whether two consecutive refusals of the group are more than 10 s (one start's burst) and at most [`MIRROR_REFUSED_AGAIN`] apart (or, without
 /// times, whether there are three or more).
 fn refused_again(group: &[&LoggedEvent]) -> bool {
     group
