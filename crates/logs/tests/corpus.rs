@@ -177,3 +177,38 @@ fn every_line_of_every_case_file_is_accounted_for() {
         failures.join("\n")
     );
 }
+
+/// `testdata/shapes/*.log`: shapes no case has yet (wrapped JSON, CRI `P`/`F` parts, RFC 3339
+/// time and level), each read whole with the real reader: `(file, lines, records, events)`.
+const SHAPES: &[(&str, u64, u64, usize)] = &[
+    ("cri-partial.log", 4, 3, 3),
+    ("time-level.log", 4, 4, 2),
+    ("wrapped-json.log", 12, 2, 2),
+];
+
+#[test]
+fn shapes_are_read_whole() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/shapes");
+    let on_disk: BTreeSet<String> = fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    let listed: BTreeSet<String> = SHAPES.iter().map(|s| s.0.to_owned()).collect();
+    assert_eq!(on_disk, listed, "every shape file has a row");
+    for (file, lines, records, events) in SHAPES {
+        let got = read(&Source::File(dir.join(file)), LogKind::Kubelet, None).unwrap();
+        let samples: Vec<_> = got.unparsed_samples.iter().map(|u| &u.text).collect();
+        assert_eq!(
+            (got.lines, got.parsed + got.unparsed, got.unparsed),
+            (*lines, *records, 0),
+            "{file}: lines, records, unparsed {samples:?}"
+        );
+        assert_eq!(got.events.len(), *events, "{file}: {:#?}", got.events);
+        for e in &got.events {
+            // Every record was read whole: no event of a cut one.
+            assert!(!e.event.truncated, "{file}:{}: cut: {}", e.line, e.text);
+        }
+    }
+}

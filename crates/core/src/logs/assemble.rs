@@ -10,6 +10,13 @@
 //!   between, which restores a fixed-width wrap exactly; a wrap at a space that ate the space
 //!   (case 09, `found,` / `but`) loses it.
 //!
+//! - CRI container log format partial lines (`<RFC 3339> stdout|stderr P <text>`): the runtime
+//!   cut one line of the container's output at its buffer size; the text of the following lines
+//!   of the same stream, up to the `F` line that ends it, is joined to it with nothing in
+//!   between, so the record is the line the component wrote (a kubelet run in a container, as
+//!   kind and k3d do, read from `/var/log/pods`). A CRI line never [`begins a
+//!   record`](LineAssembler::begins_record): it may continue a `P` line before it.
+//!
 //! A line is never joined to a record that itself fits no shape, so tables and `ls` output stay
 //! one record per line. Blank lines and lines that look like a shell prompt or a command echo
 //! (first word ending in `$`, `#` or `>`: `user@node-a:~$ …`, `bash-5.1# …`, `# journalctl …`)
@@ -62,6 +69,9 @@ pub struct LineAssembler {
     /// The prefix before the pending record (see [`prefix`](super::prefix)), stripped from
     /// its continuation lines.
     prefix: Shape,
+    /// The pending record is a CRI log line whose last part was `P` (partial): the stream
+    /// (`stdout`/`stderr`) whose next line continues it.
+    cri_partial: Option<&'static str>,
 }
 
 impl Default for LineAssembler {
@@ -88,6 +98,7 @@ impl LineAssembler {
             next_line: 1,
             max_record_bytes: max,
             prefix: Shape::default(),
+            cri_partial: None,
         }
     }
 
@@ -97,7 +108,11 @@ impl LineAssembler {
     /// with a fresh assembler, with the same records (line numbers aside).
     pub fn begins_record(line: &str) -> bool {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        matches!(kind(line), Kind::Header(_) | Kind::Stray)
+        match kind(line) {
+            Kind::Header(at) => cri_line(&line[at..]).is_none(),
+            Kind::Stray => true,
+            Kind::Block(_) | Kind::Wrapped(_) => false,
+        }
     }
 
     /// Feeds the next physical line. Returns the previous record when this line starts a new
@@ -107,6 +122,19 @@ impl LineAssembler {
         let line_no = self.next_line;
         self.next_line += 1;
         let mut kind = kind(line);
+        if let Some(stream) = self.cri_partial {
+            // The next part of a CRI `P` line: its text joins the record as it is.
+            let at = self.prefix.strip(line).unwrap_or(0);
+            if let Some(l) = cri_line(&line[at..])
+                && l.stream == stream
+                && self.pending.len() + line.len() - at - l.body < self.max_record_bytes
+            {
+                self.pending.push_str(&line[at + l.body..]);
+                self.pending_lines += 1;
+                self.cri_partial = l.partial.then_some(stream);
+                return None;
+            }
+        }
         if self.state == State::Open {
             // A continuation line carries the record's prefix again (`2150-\tline`, `> rvice…`).
             if matches!(kind, Kind::Wrapped(_) | Kind::Block(_))
@@ -145,6 +173,12 @@ impl LineAssembler {
             Kind::Header(at) => (State::Open, &line[..at]),
             _ => (State::Sealed, ""),
         };
+        self.cri_partial = match kind {
+            Kind::Header(at) => cri_line(&line[at..])
+                .filter(|l| l.partial)
+                .map(|l| l.stream),
+            _ => None,
+        };
         self.state = state;
         self.prefix.set(prefix);
         had.then_some(Record {
@@ -160,6 +194,7 @@ impl LineAssembler {
             return None;
         }
         self.state = State::Empty;
+        self.cri_partial = None;
         std::mem::swap(&mut self.out, &mut self.pending);
         self.pending.clear();
         Some(Record {
@@ -168,6 +203,43 @@ impl LineAssembler {
             lines: self.pending_lines,
         })
     }
+}
+
+/// A line of the CRI container log format: `<RFC 3339> stdout|stderr P|F <text>`
+/// (kubelet `pkg/kubelet/kuberuntime/logs` `parseCRILog`: `P` is a partial line the runtime
+/// cut, `F` a full one or the last part).
+struct CriLine {
+    stream: &'static str,
+    partial: bool,
+    /// Where the text starts.
+    body: usize,
+}
+
+fn cri_line(line: &str) -> Option<CriLine> {
+    let b = line.as_bytes();
+    if !b.first()?.is_ascii_digit() {
+        return None;
+    }
+    let t = super::time::rfc3339(b, 0, jiff::tz::Offset::UTC)?;
+    let rest = b.get(t.end..)?;
+    let stream = if rest.starts_with(b" stdout ") {
+        "stdout"
+    } else if rest.starts_with(b" stderr ") {
+        "stderr"
+    } else {
+        return None;
+    };
+    let tag = t.end + 8;
+    let partial = match b.get(tag..tag + 2)? {
+        b"P " => true,
+        b"F " => false,
+        _ => return None,
+    };
+    Some(CriLine {
+        stream,
+        partial,
+        body: tag + 2,
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -392,6 +464,35 @@ mod tests {
             "rvice/memory.usage_in_bytes: no such device"
         ));
         assert!(LineAssembler::begins_record(""));
+    }
+
+    #[test]
+    fn cri_partial_lines_are_joined_with_their_final_part() {
+        // The CRI container log format: `P` parts of one line, then its `F` part; an `F` line
+        // alone is a record; another stream's line does not continue a `P` line.
+        let input = "2024-05-01T10:00:00.1Z stderr P E0501 10:00:00.123456    1234 remote_runtime.go:205] \"StopPodSandbox from runtime service failed\" err=\"rpc error: code = DeadlineExceeded desc = context\n\
+                     2024-05-01T10:00:00.2Z stderr P  deadline\n\
+                     2024-05-01T10:00:00.3Z stderr F  exceeded\" podSandboxID=\"b25b1fe9f0ea\"\n\
+                     2024-05-01T10:00:01Z stdout F I0501 10:00:01.000000    1234 kubelet.go:1] next\n\
+                     2024-05-01T10:00:02Z stderr P E0501 10:00:02.000000    1234 a.go:1] cut\n\
+                     2024-05-01T10:00:02Z stdout F I0501 10:00:02.000000    1234 b.go:1] other stream";
+        let got = assemble(input);
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert_eq!(
+            got[0].0,
+            "2024-05-01T10:00:00.1Z stderr P E0501 10:00:00.123456    1234 remote_runtime.go:205] \"StopPodSandbox from runtime service failed\" err=\"rpc error: code = DeadlineExceeded desc = context deadline exceeded\" podSandboxID=\"b25b1fe9f0ea\""
+        );
+        assert_eq!((got[0].1, got[0].2), (1, 3));
+        assert_eq!((got[1].1, got[1].2), (4, 1));
+        assert_eq!((got[2].1, got[2].2), (5, 1));
+        assert_eq!((got[3].1, got[3].2), (6, 1));
+        // A CRI line may continue the one before it: no cut there.
+        assert!(!LineAssembler::begins_record(
+            "2024-05-01T10:00:00.3Z stderr F  exceeded\""
+        ));
+        assert!(!LineAssembler::begins_record(
+            "12:2024-05-01T10:00:00.3Z stderr F I0501 10:00:01.000000    1234 kubelet.go:1] x"
+        ));
     }
 
     #[test]

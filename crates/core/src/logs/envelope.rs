@@ -41,6 +41,10 @@ pub(crate) fn scan(s: &str) -> Option<Scan> {
     let b = s.as_bytes();
     let first = *b.first()?;
     let (kind, yearless, after_time, cut) = if first.is_ascii_digit() {
+        // `<time> INFO …` has a level, not a host (`Format::TimeLevel`).
+        if super::shape::time_level_start(s).is_some() {
+            return None;
+        }
         let t = time::rfc3339(b, 0, jiff::tz::Offset::UTC)?;
         (EnvelopeKind::SyslogRfc3339, None, t.end, false)
     } else {

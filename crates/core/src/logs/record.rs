@@ -88,6 +88,12 @@ pub enum Format {
     Logfmt,
     /// logrus text for a terminal, as crictl prints it: `FATA[0000] message`.
     LogrusText,
+    /// An RFC 3339 time and a level word, then the message and any trailing `key=value`
+    /// fields, as Go loggers other than klog and logrus print (zap's console encoder,
+    /// `log/slog`'s text handler without keys, CNI plugins and operators):
+    /// `2024-05-01T10:00:00.123Z INFO message k=v`, `… [ERROR] …`, tab-separated with a
+    /// `file.go:N` caller (zap), or `<time> level=info msg=…` (logfmt after a bare time).
+    TimeLevel,
     /// An envelope (syslog, journald) whose message fits no inner shape; `msg` is the message.
     Plain,
     /// A header-less message accepted because [`ParseContext::message_only`] is set.

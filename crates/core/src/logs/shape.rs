@@ -8,7 +8,7 @@ use jiff::tz::Offset;
 use super::record::{
     Envelope, Format, Inner, Level, ParseContext, ParsedLine, from_inner, merge_envelope,
 };
-use super::text::trim_end;
+use super::text::{QuoteMode, is_key_byte, scan_quoted, trim_end, unescape};
 use super::{json, klog, kv, time};
 
 /// Parses a message that sits inside an envelope: an inner shape, or [`Format::Plain`].
@@ -32,6 +32,7 @@ pub(crate) fn inner<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
         b't' if s.starts_with("time=") => kv::logfmt(s, ctx),
         b'l' if s.starts_with("level=") => kv::logfmt(s, ctx),
         b'P' | b'F' | b'E' | b'W' | b'I' | b'D' | b'T' => logrus_text(s),
+        b'0'..=b'9' => time_level(s, ctx),
         _ => None,
     };
     i.or_else(|| klog::fragment(s))
@@ -50,6 +51,7 @@ pub(crate) fn starts_inner(s: &str) -> bool {
         }
         Some(b't') => s.starts_with("time="),
         Some(b'l') => s.starts_with("level="),
+        Some(b'0'..=b'9') => time_level_start(s).is_some(),
         _ => logrus_text(s).is_some() || klog::fragment_caller(s).is_some(),
     }
 }
@@ -80,6 +82,131 @@ fn logrus_text(s: &str) -> Option<Inner<'_>> {
     let mut i = Inner::new(Format::LogrusText, Cow::Borrowed(msg));
     i.severity = Some(severity);
     i.time = time;
+    Some(i)
+}
+
+/// Where the level word of a [`Format::TimeLevel`] record starts and ends, and where the rest
+/// starts: `<RFC 3339> <sep> LEVEL|[LEVEL]|level=… <sep>`, the separator spaces or tabs.
+/// Also what [`super::envelope::scan`] refuses as a host name.
+pub(crate) fn time_level_start(s: &str) -> Option<(Level, usize)> {
+    let b = s.as_bytes();
+    let t = time::rfc3339(b, 0, Offset::UTC)?;
+    let mut i = t.end;
+    let sep = |c: u8| c == b' ' || c == b'\t';
+    if !b.get(i).copied().is_some_and(sep) {
+        return None;
+    }
+    while b.get(i).copied().is_some_and(sep) {
+        i += 1;
+    }
+    if s[i..].starts_with("level=") {
+        // `<time> level=info msg=…`: logfmt after a bare time; the level read by logfmt.
+        return Some((Level::Info, i));
+    }
+    let end = b[i..]
+        .iter()
+        .position(|&c| sep(c))
+        .map_or(b.len(), |o| i + o);
+    let word = &s[i..end];
+    let word = word
+        .strip_prefix('[')
+        .and_then(|w| w.strip_suffix(']'))
+        .unwrap_or(word);
+    // Only a level word in capitals or lower case (`INFO`, `error`), never a host name.
+    let cased = word.bytes().all(|c| c.is_ascii_uppercase())
+        || word.bytes().all(|c| c.is_ascii_lowercase());
+    if word.len() < 3 || !cased || matches!(word, "information" | "INFORMATION") {
+        return None;
+    }
+    let level = match word.to_ascii_lowercase().as_str() {
+        "dpanic" | "panic" | "fatal" | "crit" | "critical" => Level::Fatal,
+        "notice" => Level::Info,
+        w => Level::from_word(w)?,
+    };
+    let mut rest = end;
+    while b.get(rest).copied().is_some_and(sep) {
+        rest += 1;
+    }
+    Some((level, rest))
+}
+
+/// [`Format::TimeLevel`]: `<RFC 3339> LEVEL [caller.go:N] message [key=value …]`. The message
+/// runs to the first ` key=` from which the rest reads as `key=value` pairs (logfmt rules); a
+/// quoted message (`INFO "msg" k=v`) is unquoted. `<time> level=… msg=…` is logfmt with the
+/// time taken from the front when it has no `time=` of its own.
+fn time_level<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
+    let (level, at) = time_level_start(s)?;
+    let time = time::rfc3339(s.as_bytes(), 0, ctx.offset).map(|t| t.time);
+    if s[at..].starts_with("level=") {
+        let mut i = kv::logfmt(&s[at..], ctx)?;
+        i.time = i.time.or(time);
+        i.format = Format::TimeLevel;
+        return Some(i);
+    }
+    let b = s.as_bytes();
+    let mut i = Inner::new(Format::TimeLevel, Cow::Borrowed(""));
+    i.time = time;
+    i.severity = Some(level);
+    let mut start = at;
+    // zap's console encoder: a `file.go:N` caller before the message.
+    let word_end = b[start..]
+        .iter()
+        .position(|&c| c == b' ' || c == b'\t')
+        .map_or(b.len(), |o| start + o);
+    let word = &s[start..word_end];
+    if word_end < b.len()
+        && let Some((file, line)) = word.rsplit_once(':')
+        && file.ends_with(".go")
+        && !line.is_empty()
+        && line.bytes().all(|c| c.is_ascii_digit())
+    {
+        i.caller = Some(Cow::Borrowed(word));
+        start = word_end;
+        while b.get(start).is_some_and(|&c| c == b' ' || c == b'\t') {
+            start += 1;
+        }
+    }
+    if b.get(start) == Some(&b'"') {
+        let q = scan_quoted(s, start, QuoteMode::Strict);
+        let mut fields = Vec::new();
+        let outcome = kv::parse_kvs(s, q.end, kv::Mode::Logfmt, &mut fields);
+        if q.closed && outcome.malformed_at.is_none() {
+            i.msg = if q.escaped {
+                unescape(q.inner)
+            } else {
+                Cow::Borrowed(q.inner)
+            };
+            i.fields = fields;
+            i.truncated = outcome.truncated;
+            return Some(i);
+        }
+    }
+    // The message, then the first ` key=` from which every token is a pair.
+    let mut from = start;
+    while let Some(off) = memchr::memchr(b'=', &b[from..]) {
+        let eq = from + off;
+        let key_start = b[..eq]
+            .iter()
+            .rposition(|&c| c == b' ' || c == b'\t')
+            .map_or(0, |p| p + 1);
+        if key_start > start && key_start < eq && b[key_start..eq].iter().all(|&c| is_key_byte(c)) {
+            let mut fields = Vec::new();
+            let outcome = kv::parse_kvs(s, key_start, kv::Mode::Logfmt, &mut fields);
+            // A cut is a quoted value cut short, not a last word with no `=` (`a=b c`).
+            let cut_ok = !outcome.truncated
+                || fields
+                    .last()
+                    .is_some_and(|f| matches!(f.value, super::record::FieldValue::Quoted(_)));
+            if outcome.malformed_at.is_none() && cut_ok {
+                i.msg = Cow::Borrowed(trim_end(&s[start..key_start]));
+                i.fields = fields;
+                i.truncated = outcome.truncated;
+                return Some(i);
+            }
+        }
+        from = eq + 1;
+    }
+    i.msg = Cow::Borrowed(&s[start..]);
     Some(i)
 }
 

@@ -817,3 +817,67 @@ fn contexts_that_resolve_alike_parse_alike() {
     assert!(contexts[0].resolves_like(&contexts[1]));
     assert!(!contexts[0].resolves_like(&contexts[6]));
 }
+
+#[test]
+fn time_and_level() {
+    // zap's console encoder and other Go loggers: an RFC 3339 time, a level word, the message,
+    // trailing key=value fields.
+    check(&Row {
+        line: r#"2024-05-01T10:00:00.123Z ERROR StopPodSandbox from runtime service failed err="rpc error: code = DeadlineExceeded desc = context deadline exceeded" podSandboxID="b25b1fe9f0eae615534102c4a2d370897be12abe05d26408e6baed4556c3d1f1""#,
+        format: Format::TimeLevel,
+        time: Some("2024-05-01T10:00:00.123Z"),
+        severity: Some(Level::Error),
+        msg: "StopPodSandbox from runtime service failed",
+        fields: &[
+            (
+                "err",
+                "rpc error: code = DeadlineExceeded desc = context deadline exceeded",
+            ),
+            (
+                "podSandboxID",
+                "b25b1fe9f0eae615534102c4a2d370897be12abe05d26408e6baed4556c3d1f1",
+            ),
+        ],
+        ..ROW
+    });
+    // A zone offset, a bracketed level, a message with no fields (an `=` inside the text).
+    check(&Row {
+        line: "2024-05-01T10:00:01.5+02:00 [WARN] Killing container 71b0eae0bec1 failed: a=b c",
+        format: Format::TimeLevel,
+        time: Some("2024-05-01T08:00:01.5Z"),
+        severity: Some(Level::Warning),
+        msg: "Killing container 71b0eae0bec1 failed: a=b c",
+        ..ROW
+    });
+    // zap console: tabs, a caller, a quoted message.
+    check(&Row {
+        line: "2024-05-01T10:00:02.000Z\tinfo\tserver/server.go:42\t\"Stopped pod sandbox\" id=abc",
+        format: Format::TimeLevel,
+        time: Some("2024-05-01T10:00:02Z"),
+        severity: Some(Level::Info),
+        caller: Some("server/server.go:42"),
+        msg: "Stopped pod sandbox",
+        fields: &[("id", "abc")],
+        ..ROW
+    });
+    // `<time> level=… msg=…`: logfmt after a bare time (also with a space for the `T`).
+    check(&Row {
+        line: r#"2024-05-01 10:00:04.123 level=error msg="StopPodSandbox for \"b25b\" failed" error="x""#,
+        format: Format::TimeLevel,
+        time: Some("2024-05-01T10:00:04.123Z"),
+        severity: Some(Level::Error),
+        msg: r#"StopPodSandbox for "b25b" failed"#,
+        fields: &[("error", "x")],
+        ..ROW
+    });
+    // A host is no level: the RFC 3339 syslog envelope still reads it.
+    let mut ctx = ParseContext::new(2024);
+    let p = parse(
+        "2024-05-01T10:00:00Z worker-1 kubelet[1]: I0501 10:00:00.000000 1 a.go:1] x",
+        &mut ctx,
+    );
+    assert_eq!(
+        p.envelope.map(|e| e.kind),
+        Some(EnvelopeKind::SyslogRfc3339)
+    );
+}
