@@ -339,6 +339,25 @@ pub enum CniFailure {
     /// The plugin binary is missing or cannot run: `failed to find plugin "<p>" in path`,
     /// `fork/exec /opt/cni/bin/…`.
     PluginMissing,
+    /// The plugin's node agent is not running on this node, so the plugin refuses every call:
+    /// Calico's `stat /var/lib/calico/nodename: no such file or directory: check that the
+    /// calico/node container is running and has mounted /var/lib/calico/` (projectcalico
+    /// cni-plugin `cmdAdd`/`cmdDel`, `%s: check that the calico/node container is running …`),
+    /// flannel's `open /run/flannel/subnet.env: no such file or directory` (flannel-io
+    /// cni-plugin `loadFlannelSubnetEnv`, the file flanneld writes when it starts).
+    AgentNotRunning,
+}
+
+impl Cause {
+    /// Whether the cause fails every sandbox teardown (and setup) on the node, not one sandbox:
+    /// the CNI plugin cannot run here ([`CniFailure::PluginMissing`]) or its node agent is not
+    /// running ([`CniFailure::AgentNotRunning`]).
+    pub fn node_wide(self) -> bool {
+        matches!(
+            self,
+            Cause::CniTeardown(CniFailure::PluginMissing | CniFailure::AgentNotRunning)
+        )
+    }
 }
 
 /// The classified cause of a failure event.
@@ -732,6 +751,11 @@ fn cause_of(err: &str, cut: bool) -> Cause {
             CniFailure::UnauthorizedDatastore
         } else if has!("unexpected end of JSON input") || has!("cached result") {
             CniFailure::EmptyCachedResult
+        } else if has!("calico/nodename: no such file")
+            || has!("check that the calico/node container is running")
+            || has!("/run/flannel/subnet.env: no such file")
+        {
+            CniFailure::AgentNotRunning
         } else if has!("failed to find plugin") || has!("fork/exec") {
             CniFailure::PluginMissing
         } else if has!("netns")

@@ -16,10 +16,9 @@ use super::*;
 /// Critical when the CNI plugin binary is missing, as for the log rule (`teardown_failures`): no sandbox
 /// teardown on the node can succeed until it is back.
 pub fn sandbox_stop_failing(sandbox: &Sandbox, error: &str, seen_by: &str) -> Finding {
-    use crate::logs::catalogue::{Cause, CniFailure};
     let cause = crate::logs::catalogue::classify_cause(error);
     let (class, fix) = cause_class(cause);
-    let severity = if cause == Cause::CniTeardown(CniFailure::PluginMissing) {
+    let severity = if cause.node_wide() {
         Severity::Critical
     } else {
         Severity::Warning
@@ -84,6 +83,12 @@ pub fn cause_class(cause: crate::logs::Cause) -> (&'static str, &'static str) {
         Cause::CniTeardown(CniFailure::PluginMissing) => (
             "CNI teardown: the CNI plugin binary is missing",
             "reinstall the CNI plugin binaries (/opt/cni/bin)",
+        ),
+        Cause::CniTeardown(CniFailure::AgentNotRunning) => (
+            "CNI teardown: the CNI plugin's node agent is not running",
+            "check that the CNI plugin's node agent runs and is ready on this node (calico-node with \
+             /var/lib/calico mounted, kube-flannel writing /run/flannel/subnet.env): kubectl get pods \
+             -A -o wide --field-selector spec.nodeName=<node>",
         ),
         Cause::CniTeardown(CniFailure::DestroyNetwork) => (
             "CNI teardown: failed to destroy network",
@@ -373,7 +378,7 @@ pub(super) fn teardown_failures(
     let node_wide = t
         .iter()
         .map(|&i| &all[i])
-        .find(|e| e.event.cause == Some(Cause::CniTeardown(CniFailure::PluginMissing)));
+        .find(|e| e.event.cause.is_some_and(Cause::node_wide));
 
     // The successful stops and removals of each sandbox, once for every incident.
     let mut done: HashMap<String, Vec<usize>> = HashMap::new();
@@ -521,12 +526,18 @@ pub(super) fn incident(
     let generic_cni = cause == Cause::CniTeardown(CniFailure::DestroyNetwork);
     let mut severity = Severity::Warning;
     let mut node_note = None;
-    if cause == Cause::CniTeardown(CniFailure::PluginMissing) {
+    if cause.node_wide() {
         // Node-wide: no sandbox on this node can be torn down (or set up) until the plugin is
         // back, the scale of RuntimeUnhealthy.
         severity = Severity::Critical;
         node_note = Some(
-            "; the CNI plugin cannot run on this node, so every sandbox teardown fails".to_string(),
+            if cause == Cause::CniTeardown(CniFailure::AgentNotRunning) {
+                "; the CNI plugin's node agent is not running on this node, so every sandbox \
+                 teardown and setup fails"
+            } else {
+                "; the CNI plugin cannot run on this node, so every sandbox teardown fails"
+            }
+            .to_string(),
         );
     } else if let (true, Some(nw)) = (generic_cni, node_wide)
         && same_plugin(said, nw)
@@ -535,7 +546,9 @@ pub(super) fn incident(
         // cannot run on this node at all.
         severity = Severity::Critical;
         let (c, f) = failure_class(
-            Cause::CniTeardown(CniFailure::PluginMissing),
+            nw.event
+                .cause
+                .unwrap_or(Cause::CniTeardown(CniFailure::PluginMissing)),
             nw,
             logs.sandbox_key(nw).as_deref(),
         );

@@ -416,6 +416,25 @@ fn sandbox_stop_and_removal_failures() {
         error: Some("rpc error: code = Unknown desc = failed to destroy network"),
         ..ROW
     });
+    // case 35: Calico's node agent not running (the nodename file calico-node writes is
+    // missing): node-wide, not one sandbox's trouble
+    check(&Row {
+        line: r#"Mar 10 11:23:33 node-a kubelet[30360]: E0310 11:23:33.100579   30360 log.go:32] "StopPodSandbox from runtime service failed" err="rpc error: code = Unknown desc = failed to destroy network for sandbox \"e0f6665744e6f48928559cbfb3662c9d21a009331801da410c8152b2d37cdd0e\": plugin type=\"calico\" failed (delete): stat /var/lib/calico/nodename: no such file or directory: check that the calico/node container is running and has mounted /var/lib/calico/" podSandboxID="e0f6665744e6f48928559cbfb3662c9d21a009331801da410c8152b2d37cdd0e""#,
+        kind: EventKind::StopPodSandboxFailed,
+        cause: Some(Cause::CniTeardown(CniFailure::AgentNotRunning)),
+        sandbox: Some("e0f6665744e6f48928559cbfb3662c9d21a009331801da410c8152b2d37cdd0e"),
+        error: Some("rpc error: code = Unknown desc = failed to destroy network"),
+        ..ROW
+    });
+    // flannel's CNI plugin before flanneld wrote its subnet file: the same, node-wide
+    assert_eq!(
+        classify_cause(
+            "rpc error: code = Unknown desc = failed to destroy network for sandbox \"ab\": plugin type=\"flannel\" failed (delete): loadFlannelSubnetEnv failed: open /run/flannel/subnet.env: no such file or directory"
+        ),
+        Cause::CniTeardown(CniFailure::AgentNotRunning)
+    );
+    assert!(Cause::CniTeardown(CniFailure::AgentNotRunning).node_wide());
+    assert!(!Cause::CniTeardown(CniFailure::MissingNetns).node_wide());
     // case 26: KillPodSandbox's stop failure, %+v ID, no err key
     check(&Row {
         line: "Dec 22 17:09:37 node-a kubelet[10468]: E1222 17:09:37.429469   10468 kuberuntime_manager.go:965] \"Failed to stop sandbox\" podSandboxID={Type:containerd ID:859999c1d8d33e2f9fc54e2011ed3ce02122eb6e4725a3e9825ecfb6e621a38c}",
