@@ -305,7 +305,8 @@ pub(super) fn failure_class(
 ///
 /// Not a finding: a failure followed by the sandbox's successful stop or removal, the pod's
 /// termination, or (for an API pod) its REMOVE; a sandbox the CRI view no longer lists; a
-/// failure whose only cause is NotFound (the object is already gone).
+/// failure whose only cause is NotFound (the object is already gone); a line cut before it
+/// names a sandbox or pod when other failures of the log name theirs.
 pub(super) fn teardown_failures(
     logs: &Logs<'_>,
     view: &NodeView,
@@ -394,7 +395,18 @@ pub(super) fn teardown_failures(
         }
     }
     let pod_index = PodIndex::new(logs, done);
+    // A line cut before it names its sandbox or pod, in a log whose other teardown failures
+    // name theirs, is one of those retried (case 22: the GC's next `StopPodSandbox … failed`
+    // cut after `err="rpc error`): it names nothing to report on its own.
+    let anonymous = |g: &[&LoggedEvent]| {
+        g.iter()
+            .all(|e| e.event.truncated && logs.sandbox_key(e).is_none() && logs.uid_of(e).is_none())
+    };
+    let named_elsewhere = groups.values().any(|g| !anonymous(g));
     for group in groups.into_values() {
+        if named_elsewhere && anonymous(&group) {
+            continue;
+        }
         incident(logs, view, seen, &pod_index, node_wide, &group, out);
     }
 }
