@@ -1359,8 +1359,9 @@ const CASES: &[Case] = &[
                 ..WANT
             },
             Want {
-                kind: EventKind::RuntimeCallFailed,
+                kind: EventKind::CreateContainerFailed,
                 cause: Some(Cause::Timeout),
+                sandbox: Some("f09ac71b68bbe331c74f50786f22e164818997d0169d664188be130da3d40c06"),
                 ..WANT
             },
         ],

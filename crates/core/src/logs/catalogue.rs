@@ -128,6 +128,10 @@ pub enum EventKind {
     /// `RemovePodSandbox "<id>" from runtime service failed: <err>`; containerd
     /// `RemovePodSandbox for "<id>" failed`.
     RemovePodSandboxFailed,
+    /// `"CreateContainer in sandbox from runtime service failed" podSandboxID=…` (1.21+), legacy
+    /// `CreateContainer in sandbox "<id>" from runtime service failed: <err>`: the runtime
+    /// could not create a container in the sandbox (the pod does not start).
+    CreateContainerFailed,
     /// Any other `… from runtime service failed` (`ListContainers with filter`,
     /// `ListPodSandbox with filter nil`, `Status`).
     RuntimeCallFailed,
@@ -258,6 +262,7 @@ impl EventKind {
                 | StopPodSandboxFailed
                 | StopContainerFailed
                 | RemovePodSandboxFailed
+                | CreateContainerFailed
                 | RuntimeCallFailed
                 | DeleteContainerFailed
                 | RemoveContainerFailed
@@ -301,6 +306,7 @@ impl EventKind {
             | SandboxNotFound
             | SandboxNameReserved
             | SandboxLoaded
+            | CreateContainerFailed
             | CreatePodSandboxFailed => Some(IdKind::Sandbox),
             ContainerStatusFailed
             | StopContainerFailed

@@ -290,7 +290,7 @@ pub const RULES: &[Rule] = &[
         kind: K::RuntimeUnhealthy,
         input: L,
         variant: "",
-        severity: "critical",
+        severity: "critical; warning when only creating containers or sandboxes times out",
         views: "kubelet log",
         kubelet_source: "kubelet.go syncLoop, pleg/generic.go Healthy",
         summary: "PLEG not healthy, or the runtime down",

@@ -91,7 +91,10 @@ fn without_startup_pleg(pleg: Vec<&LoggedEvent>) -> Vec<&LoggedEvent> {
 /// "PLEG is not healthy" or "container runtime is down": no pod on the node is started, stopped
 /// or removed. Critical. The CRI calls timing out at the same time (`ListContainers`,
 /// `ListPodSandbox`, `Status` with DeadlineExceeded) are its evidence; on their own they are not
-/// a finding.
+/// a finding. Without PLEG trouble, the calls that create a pod's sandbox or containers
+/// (`CreateContainer in sandbox … from runtime service failed`, `RunPodSandbox …`) timing out
+/// are a warning: the runtime answers too slowly for the pods to start (the runtime request
+/// timeout, 2 minutes by default, ran out), though it still lists its containers.
 pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let pleg: Vec<&LoggedEvent> = logs
         .all
@@ -99,16 +102,20 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         .filter(|e| e.event.kind == EventKind::PlegUnhealthy)
         .collect();
     let pleg = without_startup_pleg(pleg);
-    if pleg.is_empty() {
-        return;
-    }
     let timeouts: Vec<&LoggedEvent> = logs
         .all
         .iter()
         .filter(|e| {
-            e.event.kind == EventKind::RuntimeCallFailed && e.event.cause == Some(Cause::Timeout)
+            matches!(
+                e.event.kind,
+                EventKind::RuntimeCallFailed | EventKind::CreateContainerFailed
+            ) && e.event.cause == Some(Cause::Timeout)
         })
         .collect();
+    if pleg.is_empty() {
+        slow_creates(logs, out);
+        return;
+    }
     let down = pleg
         .iter()
         .any(|e| e.text.contains("container runtime is down"));
@@ -146,6 +153,48 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             .to_string(),
     );
     f.evidence = quote(&all);
+    out.push(f);
+}
+
+/// The warning of [`runtime_unhealthy`] without PLEG trouble: creating containers or pod
+/// sandboxes times out.
+fn slow_creates(logs: &Logs<'_>, out: &mut Vec<Finding>) {
+    let creates: Vec<&LoggedEvent> = logs
+        .all
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.event.kind,
+                EventKind::CreateContainerFailed | EventKind::CreatePodSandboxFailed
+            ) && e.event.cause == Some(Cause::Timeout)
+        })
+        .collect();
+    if creates.is_empty() {
+        return;
+    }
+    let sandboxes: BTreeSet<String> = creates.iter().filter_map(|e| logs.sandbox_key(e)).collect();
+    let mut f = finding(
+        FindingKind::RuntimeUnhealthy,
+        Severity::Warning,
+        format!(
+            "the runtime is too slow to create containers: {} timed out (DeadlineExceeded) in {}; \
+             their pods do not start and the kubelet recreates their sandboxes ({}{})",
+            plural(creates.len(), "create call", "create calls"),
+            plural(sandboxes.len().max(1), "sandbox", "sandboxes"),
+            plural(creates.len(), "record", "records"),
+            over(&creates)
+        ),
+        "kuberuntime_container.go startContainer and kuberuntime_sandbox.go createPodSandbox: the CRI \
+         CreateContainer / RunPodSandbox call runs out of the runtime request timeout (2m); the pod \
+         worker retries at the next sync and the sandbox may be killed and recreated (SandboxChanged)",
+        "crictl info and the runtime's log around these times (journalctl -u containerd, -u docker or \
+         -u crio): image unpacking, a slow disk (iostat), or a hung mount; if it persists, restart the runtime"
+            .to_string(),
+    );
+    f.sandbox_id = (sandboxes.len() == 1)
+        .then(|| sandboxes.iter().next().cloned())
+        .flatten();
+    f.evidence = quote(&creates);
     out.push(f);
 }
 

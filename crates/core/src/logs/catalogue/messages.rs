@@ -240,6 +240,25 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        // kubernetes pkg/kubelet/remote/remote_runtime.go CreateContainer: `glog.Errorf`/
+        // `klog.Errorf("CreateContainer in sandbox %q from runtime service failed: %v", …)`
+        // (≤ 1.20), `klog.ErrorS(err, "CreateContainer in sandbox from runtime service failed",
+        // "podSandboxID", …)` (1.21–1.25); staging/src/k8s.io/cri-client/pkg/remote_runtime.go
+        // `r.logErr(err, …)` with the same words (1.26–1.34).
+        source: "CRI CreateContainer: the kubelet's CRI client (remote_runtime.go CreateContainer, 1.7-1.34)",
+        wordings: &[
+            structured(
+                "CreateContainer in sandbox from runtime service failed",
+                CreateContainerFailed,
+            ),
+            by_phrase(
+                "CreateContainer in sandbox \"",
+                Cond::Has(RUNTIME_FAILED),
+                CreateContainerFailed,
+            ),
+        ],
+    },
+    Family {
         source: "CRI client: Status, ListContainers, ListPodSandbox failing",
         wordings: &[
             w("Status from runtime service failed", RuntimeCallFailed),
