@@ -182,7 +182,7 @@ fn every_line_of_every_case_file_is_accounted_for() {
 /// time and level), each read whole with the real reader: `(file, lines, records, events)`.
 const SHAPES: &[(&str, u64, u64, usize)] = &[
     ("cri-partial.log", 4, 3, 3),
-    ("time-level.log", 4, 4, 2),
+    ("time-level.log", 4, 4, 3),
     ("wrapped-json.log", 12, 2, 2),
 ];
 

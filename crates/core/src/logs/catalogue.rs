@@ -91,6 +91,11 @@ pub enum EventKind {
     /// `"Killing container with a grace period"` (also `… override`); legacy
     /// `Killing container "docker://<id>" with 30 second grace period`.
     KillingContainer,
+    /// CRI-O's stop loop gave up on the stop signal: `Stopping container <id> with stop signal
+    /// timed out. Killing...` (`internal/oci/runtime_oci.go` `StopLoopForContainer`; without
+    /// the dots in older releases). Once is the grace period running out (SIGKILL follows);
+    /// again and again for one container is a kill that never ends (a process in D state).
+    StopSignalTimedOut,
     /// kubelet `"RemoveContainer" containerID=…` (legacy `[topologymanager] RemoveContainer`),
     /// or containerd `RemoveContainer for "<id>"`.
     RemoveContainer,
@@ -310,6 +315,7 @@ impl EventKind {
             | CreatePodSandboxFailed => Some(IdKind::Sandbox),
             ContainerStatusFailed
             | StopContainerFailed
+            | StopSignalTimedOut
             | DeleteContainerFailed
             | RemoveContainerFailed
             | GcContainerStatusFailed

@@ -35,9 +35,14 @@ impl StopCause {
             || t.contains("connection refused: unknown")
         {
             StopCause::ShimGone
-        } else if t.contains("failed to kill") || t.contains("kill container") {
+        } else if t.contains("failed to kill")
+            || t.contains("kill container")
+            || (t.contains("killing container") && t.contains(" failed: "))
+        {
             StopCause::KillFailed
-        } else if t.contains("deadlineexceeded")
+        } else if t.contains("uninterruptible sleep")
+            || t.contains("with stop signal timed out")
+            || t.contains("deadlineexceeded")
             || t.contains("deadline exceeded")
             || t.contains("to be killed")
             || t.contains("timed out")
@@ -88,13 +93,26 @@ impl StopCause {
 /// the pod worker retries at every sync and the pod stays Terminating. One finding per
 /// container, warning, with the attempts and the cause (zombie, shim gone, kill failed,
 /// timeout). A container the CRI view lists as exited is not a finding: it did stop.
+///
+/// CRI-O's own stop loop counts too: `Killing container <id> failed`, `Detected process (…)
+/// blocked in uninterruptible sleep … for container <id>`, and its `Stopping container <id>
+/// with stop signal timed out` warning when it repeats ([`KILL_LOOP_RECORDS`] times or more):
+/// once is only the grace period running out before SIGKILL.
 pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<Finding>) {
     let mut groups: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
-    for e in logs.of(&[EventKind::StopContainerFailed]) {
+    for e in logs.of(&[
+        EventKind::StopContainerFailed,
+        EventKind::StopSignalTimedOut,
+    ]) {
         if let Some(key) = logs.container_key(e) {
             groups.entry(key).or_default().push(e);
         }
     }
+    groups.retain(|_, g| {
+        g.iter()
+            .any(|e| e.event.kind == EventKind::StopContainerFailed)
+            || g.len() >= KILL_LOOP_RECORDS
+    });
     for (id, group) in groups {
         let exited = view.cri.as_ref().is_some_and(|c| {
             c.containers
@@ -133,6 +151,10 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
         out.push(f);
     }
 }
+
+/// How many of CRI-O's `… with stop signal timed out` warnings for one container make a kill
+/// that does not end (its stop loop retries SIGKILL with a backoff from 20 ms).
+const KILL_LOOP_RECORDS: usize = 3;
 
 pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     let before = out.len();

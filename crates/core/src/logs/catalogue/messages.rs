@@ -195,6 +195,33 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        // cri-o internal/oci/runtime_oci.go StopLoopForContainer (CRI-O 1.2x to 1.34):
+        // `log.Warnf(ctx, "Stopping container %s with stop signal timed out. Killing...", id)`
+        // (older: `… timed out. Killing`), then in the SIGKILL loop `log.Errorf(ctx, "Killing
+        // container %v failed: %v", id, err)` and, for a process in D state after a minute,
+        // `log.Errorf(ctx, "Detected process (%d) blocked in uninterruptible sleep for more than
+        // %d seconds for container %s", …)`. Its StopContainer RPC returns `failed to stop
+        // container %s: %w` (server/container_stop.go stopContainer), which the kubelet quotes.
+        source: "CRI-O StopContainer: internal/oci/runtime_oci.go StopLoopForContainer",
+        wordings: &[
+            with(
+                "Stopping container ",
+                Cond::Has("with stop signal timed out"),
+                StopSignalTimedOut,
+            ),
+            with(
+                "Killing container ",
+                Cond::Has(" failed: "),
+                StopContainerFailed,
+            ),
+            with(
+                "Detected process (",
+                Cond::Has("blocked in uninterruptible sleep"),
+                StopContainerFailed,
+            ),
+        ],
+    },
+    Family {
         source: "CRI StopPodSandbox: the kubelet's CRI client, containerd, CRI-O",
         wordings: &[
             structured_as(

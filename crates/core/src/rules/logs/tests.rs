@@ -918,3 +918,124 @@ fn an_id_less_cni_error_joins_the_stop_failure_logged_with_it() {
         found[0].summary
     );
 }
+
+// === ContainerStopFailing: CRI-O's and containerd 2.x's own messages ===
+
+#[test]
+fn container_stop_failing_runtime_messages() {
+    // cri-o internal/oci/runtime_oci.go StopLoopForContainer (logfmt, as crio writes it).
+    let crio = |t: &str, msg: &str| format!(r#"time="2024-05-01T{t}Z" level=warning msg="{msg}""#);
+    let timed_out = |t: &str| {
+        crio(
+            t,
+            &format!("Stopping container {C1} with stop signal timed out. Killing..."),
+        )
+    };
+    let runtime = |name: &'static str,
+                   lines: Vec<String>,
+                   want: &[(FindingKind, Severity, &'static str)]| Case {
+        name,
+        kubelet: vec![],
+        runtime: lines,
+        view: NodeView::empty(),
+        want: want.to_vec(),
+    };
+    check(vec![
+        runtime(
+            "not a finding: CRI-O's stop signal timing out once (SIGKILL follows)",
+            vec![timed_out("10:00:00.000000")],
+            &[],
+        ),
+        runtime(
+            "CRI-O's stop signal timing out again and again: a kill that never ends",
+            vec![
+                timed_out("10:00:00.000000"),
+                timed_out("10:00:00.006000"),
+                timed_out("10:00:00.012000"),
+            ],
+            &[(
+                FindingKind::ContainerStopFailing,
+                Severity::Warning,
+                "did not exit in time",
+            )],
+        ),
+        runtime(
+            "CRI-O's SIGKILL failing",
+            vec![format!(
+                r#"time="2024-05-01T10:00:00.000000Z" level=error msg="Killing container {C1} failed: `/usr/bin/runc --root /run/runc kill {C1} KILL` failed: permission denied  : exit status 1""#
+            )],
+            &[(
+                FindingKind::ContainerStopFailing,
+                Severity::Warning,
+                "the kill failed",
+            )],
+        ),
+        runtime(
+            "CRI-O: the container's process in D state",
+            vec![format!(
+                r#"time="2024-05-01T10:01:00.000000Z" level=error msg="Detected process (4242) blocked in uninterruptible sleep for more than 60 seconds for container {C1}""#
+            )],
+            &[(FindingKind::ContainerStopFailing, Severity::Warning, C1)],
+        ),
+        runtime(
+            "containerd 2.x: StopContainer failing on its SIGKILL",
+            vec![format!(
+                r#"time="2024-05-01T10:00:00.000000000Z" level=error msg="StopContainer for \"{C1}\" failed" error="rpc error: code = Unknown desc = failed to kill container \"{C1}\": unknown error after kill: runc did not terminate successfully: exit status 1""#
+            )],
+            &[(
+                FindingKind::ContainerStopFailing,
+                Severity::Warning,
+                "the kill failed",
+            )],
+        ),
+    ]);
+}
+
+// === Benign noise: info at most ===
+
+#[test]
+fn benign_noise_stays_benign() {
+    let scope = format!(
+        "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5da3387d_ad1c_11ea_a025_525400767782.slice/crio-{SB1}.scope"
+    );
+    let conmon = scope.replace("crio-", "crio-conmon-");
+    let lines = vec![
+        // cAdvisor (google/cadvisor manager.go watchForNewContainers, createContainer) asking
+        // CRI-O (server/inspect.go: `can't find the container with id %s`, 404) about a pod
+        // sandbox's infra container or its conmon scope that is already gone.
+        format!(
+            "W0501 10:00:00.000000    1234 manager.go:1169] Failed to process watch event {{EventType:0 Name:{scope} WatchSource:0}}: Error finding container {SB1}: Status 404 returned error can't find the container with id {SB1}"
+        ),
+        format!(
+            "E0501 10:00:01.000000    1234 manager.go:1116] Failed to create existing container: {conmon}: Error finding container {SB1}: Status 404 returned error can't find the container with id {SB1}"
+        ),
+        format!(
+            r#"E0501 10:00:02.000000    1234 cadvisor_stats_provider.go:415] "Partial failure issuing cadvisor.ContainerInfoV2" err="partial failures: [\"{conmon}\": containerDataToContainerInfo: unable to find data in memory cache]""#
+        ),
+        format!(
+            "W0501 10:00:03.000000    1234 manager.go:696] Error getting data for container {scope} because of race condition"
+        ),
+        // The real kubelet v1.34.4 right after a restart: the mirror pod exists already.
+        r#"E0501 10:00:04.000000    1234 kubelet.go:3222] "Failed creating a mirror pod" err="pods \"etcd-node-a\" already exists" pod="kube-system/etcd-node-a""#.to_string(),
+        // One NotFound after a deletion: the container is already gone.
+        delete_not_found("10:00:05.000000", C1),
+    ];
+    let events = read(LogKind::Kubelet, "kubelet.log", &lines);
+    let found = diagnose_logs(&events, &NodeView::empty(), &cfg(), now());
+    let kinds: Vec<(FindingKind, Severity)> = found.iter().map(|f| (f.kind, f.severity)).collect();
+    assert!(
+        found.iter().all(|f| f.severity == Severity::Info),
+        "{kinds:?}"
+    );
+    let mut kinds: Vec<FindingKind> = kinds.into_iter().map(|k| k.0).collect();
+    kinds.sort();
+    // The two benign races are said (info); cAdvisor's lines are no finding at all.
+    assert_eq!(
+        kinds,
+        vec![
+            FindingKind::FindContainerRace,
+            FindingKind::MirrorPodCreateFailed
+        ],
+        "{found:#?}"
+    );
+}
