@@ -59,12 +59,47 @@ pub struct Wording {
     pub structured: Option<&'static str>,
 }
 
+/// Where upstream a family's wordings are written: the repository, the file at the newest
+/// version that has it, the function and its log call, and the versions of that component the
+/// wording holds for. Checked against the upstream source (GitHub search over the stored
+/// trees of kubernetes/kubernetes, containerd/containerd, cri-o/cri-o, cri-tools).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cite {
+    /// `owner/name` on GitHub.
+    pub repo: &'static str,
+    /// The file inside it.
+    pub path: &'static str,
+    /// The function and the wording it logs or returns.
+    pub function: &'static str,
+    /// The versions (`1.21-1.34` for the kubelet, `1.6-2.x` for containerd, `1.2x-1.34` for
+    /// CRI-O) the wording holds for.
+    pub versions: &'static str,
+}
+
+const fn cite(
+    repo: &'static str,
+    path: &'static str,
+    function: &'static str,
+    versions: &'static str,
+) -> Cite {
+    Cite {
+        repo,
+        path,
+        function,
+        versions,
+    }
+}
+
 /// One message family: the wordings of one log call (or of one runtime's call and the
 /// kubelet's report of it) across versions.
 #[derive(Debug, Clone, Copy)]
 pub struct Family {
     /// Who logs it, for a person.
     pub source: &'static str,
+    /// Where upstream the wordings are written, checked against the source; empty where no
+    /// row was checked yet (the wording then comes from `kubelet-forensics.md` §5 and the
+    /// cases' lines).
+    pub cites: &'static [Cite],
     /// Its wordings, tried in order (the first that fits names the kind).
     pub wordings: &'static [Wording],
 }
@@ -137,6 +172,7 @@ pub const FAMILIES: &[Family] = &[
     // kubelet: pod config and lifecycle
     Family {
         source: "kubelet.go syncLoopIteration (PLEG, housekeeping)",
+        cites: &[],
         wordings: &[
             w("SyncLoop (PLEG)", Pleg(PlegType::Other)),
             w(
@@ -147,6 +183,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet.go syncLoopIteration: SyncLoop ADD/UPDATE/DELETE/REMOVE/RECONCILE (legacy `SyncLoop (ADD, \"api\")`)",
+        cites: &[],
         wordings: &[
             with("SyncLoop ADD", Cond::Word, SyncLoop(SyncOp::Add)),
             with("SyncLoop (ADD", Cond::Word, SyncLoop(SyncOp::Add)),
@@ -170,6 +207,26 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI StopContainer: the kubelet's CRI client and killContainer, containerd's CRI plugin",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_container.go",
+                "killContainer: `Container %q termination failed with gracePeriod %d: %v`",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_container.go",
+                "killContainer: ErrorS `Container termination failed with gracePeriod`",
+                "1.21-1.34",
+            ),
+            cite(
+                "containerd/containerd",
+                "internal/cri/server/container_stop.go",
+                "stopContainer: `failed to stop container %q`, `failed to kill container %q`, `an error occurs during waiting for container %q to be killed` (the error of `StopContainer for %q failed`)",
+                "2.0-2.x (pkg/cri/server in 1.6, 1.7)",
+            ),
+        ],
         wordings: &[
             structured_as(
                 "StopContainer from runtime service failed",
@@ -203,6 +260,20 @@ pub const FAMILIES: &[Family] = &[
         // %d seconds for container %s", …)`. Its StopContainer RPC returns `failed to stop
         // container %s: %w` (server/container_stop.go stopContainer), which the kubelet quotes.
         source: "CRI-O StopContainer: internal/oci/runtime_oci.go StopLoopForContainer",
+        cites: &[
+            cite(
+                "cri-o/cri-o",
+                "internal/oci/runtime_oci.go",
+                "StopLoopForContainer: `Stopping container %s with stop signal timed out. Killing...`, `Killing container %v failed: %v`, `Detected process (%d) blocked in uninterruptible sleep …`",
+                "1.2x-1.34",
+            ),
+            cite(
+                "cri-o/cri-o",
+                "server/container_stop.go",
+                "stopContainer: `failed to stop container %s: %w`",
+                "1.2x-1.34",
+            ),
+        ],
         wordings: &[
             with(
                 "Stopping container ",
@@ -223,6 +294,32 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI StopPodSandbox: the kubelet's CRI client, containerd, CRI-O",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/remote/remote_runtime.go",
+                "StopPodSandbox: `StopPodSandbox %q from runtime service failed: %v`",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
+                "StopPodSandbox: `StopPodSandbox from runtime service failed` podSandboxID (pkg/kubelet/cri/remote in 1.21-1.25)",
+                "1.21-1.34",
+            ),
+            cite(
+                "containerd/containerd",
+                "internal/cri/instrument/instrumented_service.go",
+                "StopPodSandbox: `StopPodSandbox for %q` / `… failed` / `… returns successfully` (pkg/cri/server/instrumented_service.go in 1.6, 1.7)",
+                "1.6-2.x",
+            ),
+            cite(
+                "kubernetes-sigs/cri-tools",
+                "cmd/crictl/sandbox.go",
+                "stopPodSandbox: `stopping the pod sandbox %q: %w`",
+                "1.2x-1.34",
+            ),
+        ],
         wordings: &[
             structured_as(
                 "StopPodSandbox from runtime service failed",
@@ -253,6 +350,20 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet.go syncLoop with pleg/generic.go Healthy",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "syncLoop: `skipping pod synchronization - %v`",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "syncLoop: ErrorS `Skipping pod synchronization`",
+                "1.21-1.34",
+            ),
+        ],
         wordings: &[
             with(
                 "Skipping pod synchronization",
@@ -273,6 +384,20 @@ pub const FAMILIES: &[Family] = &[
         // "podSandboxID", …)` (1.21–1.25); staging/src/k8s.io/cri-client/pkg/remote_runtime.go
         // `r.logErr(err, …)` with the same words (1.26–1.34).
         source: "CRI CreateContainer: the kubelet's CRI client (remote_runtime.go CreateContainer, 1.7-1.34)",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/remote/remote_runtime.go",
+                "CreateContainer: `CreateContainer in sandbox %q from runtime service failed: %v`",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
+                "CreateContainer: `CreateContainer in sandbox from runtime service failed` podSandboxID (pkg/kubelet/cri/remote in 1.21-1.25)",
+                "1.21-1.34",
+            ),
+        ],
         wordings: &[
             structured(
                 "CreateContainer in sandbox from runtime service failed",
@@ -287,6 +412,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI client: Status, ListContainers, ListPodSandbox failing",
+        cites: &[],
         wordings: &[
             w("Status from runtime service failed", RuntimeCallFailed),
             by_phrase(
@@ -303,6 +429,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI RemovePodSandbox: the kubelet's CRI client, containerd, CRI-O",
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
+            "RemovePodSandbox: `RemovePodSandbox from runtime service failed` podSandboxID (pkg/kubelet/cri/remote in 1.21-1.25)",
+            "1.21-1.34",
+        )],
         wordings: &[
             structured_as(
                 "RemovePodSandbox from runtime service failed",
@@ -337,6 +469,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI RemoveContainer: containerd, the kubelet (kuberuntime_container.go, topology manager)",
+        cites: &[],
         wordings: &[
             with(
                 "RemoveContainer for ",
@@ -352,6 +485,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI RunPodSandbox: the kubelet (kuberuntime_sandbox.go, pod workers), containerd, CRI-O",
+        cites: &[],
         wordings: &[
             w(
                 "RunPodSandbox from runtime service failed",
@@ -380,6 +514,20 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kuberuntime_gc.go removeSandbox",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_gc.go",
+                "removeSandbox: `Failed to stop sandbox %q before removing: %v`, `Failed to remove sandbox %q: %v`",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_gc.go",
+                "removeSandbox: ErrorS `Failed to stop sandbox before removing`, `Failed to remove sandbox` sandboxID",
+                "1.21-1.34",
+            ),
+        ],
         wordings: &[
             w("Removing sandbox", GcRemovingSandbox),
             structured(
@@ -398,6 +546,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI ContainerStatus: the kubelet's CRI client, containerd",
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
+            "ContainerStatus: `ContainerStatus from runtime service failed` containerID, once per error (logReduction; pkg/kubelet/cri/remote in 1.21-1.25)",
+            "1.21-1.34",
+        )],
         wordings: &[
             structured(
                 "ContainerStatus from runtime service failed",
@@ -417,6 +571,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kuberuntime_gc.go: container GC and log cleanup",
+        cites: &[],
         wordings: &[
             structured("Container garbage collection failed", ContainerGcFailed),
             structured("Failed to remove container", RemoveContainerFailed),
@@ -428,6 +583,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet_pods.go HandlePodCleanups: orphaned pods' containers",
+        cites: &[],
         wordings: &[
             w("Clean up containers for orphaned pod", CleanUpOrphanedPod),
             w("Clean up orphaned pod containers", CleanUpOrphanedPod),
@@ -435,6 +591,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kuberuntime_manager.go computePodActions",
+        cites: &[],
         wordings: &[w(
             "Container not found in pod's containers",
             ContainerNotFoundInPod,
@@ -442,6 +599,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "volume manager reconstruction, kubelet_volumes.go cleanupOrphanedPodDirs",
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/kubelet_volumes.go",
+            "cleanupOrphanedPodDirs: V(3).InfoS `Orphaned pod found, but volumes are not cleaned up` podUID",
+            "1.21-1.34",
+        )],
         wordings: &[
             w(
                 "Could not construct volume information",
@@ -476,6 +639,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "pod_container_deletor.go",
+        cites: &[],
         wordings: &[
             structured("DeleteContainer returned error", DeleteContainerFailed),
             w(
@@ -495,6 +659,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "dockershim helpers.go removeContainerIfConflict (kubelet ≤ 1.23)",
+        cites: &[],
         // `klog.Errorf("Failed to remove the conflicting container %q: %v", id, err)`; with
         // "No such container" the conflicting container is already gone (case 37).
         wordings: &[w(
@@ -504,6 +669,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet.go syncPod: mirror pods judged outdated; mirror_client.go",
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/kubelet.go",
+            "SyncPod: InfoS `Deleted mirror pod because it is outdated`, ErrorS `Failed creating a mirror pod` pod",
+            "1.21-1.34",
+        )],
         wordings: &[
             structured(
                 "Deleted mirror pod because it is outdated",
@@ -525,6 +696,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "pod_workers.go: Error syncing pod",
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/pod_workers.go",
+            "podWorkerLoop: ErrorS `Error syncing pod, skipping` pod podUID",
+            "1.21-1.34",
+        )],
         wordings: &[structured_as(
             "Error syncing pod",
             Cond::None,
@@ -534,6 +711,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CNI teardown: dockershim, containerd, CRI-O",
+        cites: &[],
         wordings: &[
             w("Error deleting network", DestroyNetworkFailed),
             w(
@@ -553,6 +731,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kuberuntime_manager.go killPodWithSyncResult, kubelet_pods.go",
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
+            "SyncPod: ErrorS `killPodWithSyncResult failed`",
+            "1.21-1.34",
+        )],
         wordings: &[
             w("Failed killing the pod", KillPodFailed),
             structured("killPodWithSyncResult failed", KillPodFailed),
@@ -563,6 +747,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet generic PLEG: a sandbox's status for a container event",
+        cites: &[],
         wordings: &[w(
             "Failed to get podSandbox status for container event for sandboxID",
             SandboxNotFound,
@@ -570,6 +755,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet.go HandlePodRemoves: sources not ready",
+        cites: &[],
         wordings: &[by_phrase(
             "Failed to delete pod",
             Cond::HasOrErr(SOURCES_NOT_READY),
@@ -578,14 +764,22 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet generic PLEG: container finished",
+        cites: &[],
         wordings: &[w("Generic (PLEG): container finished", ContainerFinished)],
     },
     Family {
         source: "containerd: sandboxes loaded at start",
+        cites: &[],
         wordings: &[w("Loaded sandbox", SandboxLoaded)],
     },
     Family {
         source: "pod_workers.go and kubelet_pods.go: the pod lifecycle",
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/pod_workers.go",
+            "UpdatePod: V(4).InfoS `Pod is orphaned and must be torn down` pod podUID",
+            "1.22-1.34",
+        )],
         wordings: &[
             structured(
                 "Pod worker has been requested for removal but is still not fully terminated",
@@ -607,10 +801,22 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "containerd: shim disconnected",
+        cites: &[cite(
+            "containerd/containerd",
+            "core/runtime/v2/shim.go",
+            "cleanupAfterDeadShim: `cleaning up after shim disconnected` id namespace (runtime/v2/shim.go in 1.6, 1.7)",
+            "1.6-2.x",
+        )],
         wordings: &[w("cleaning up after shim disconnected", ShimDisconnected)],
     },
     Family {
         source: "containerd CRI: sandbox and container name reservations",
+        cites: &[cite(
+            "containerd/containerd",
+            "internal/cri/server/sandbox_run.go",
+            "RunPodSandbox: `failed to reserve sandbox name %q: %w` (pkg/cri/server in 1.6, 1.7; errors.Wrapf in containerd/cri ≤ 1.4)",
+            "1.2-2.x",
+        )],
         wordings: &[
             w("failed to reserve sandbox name", SandboxNameReserved),
             w("failed to reserve container name", ContainerNameReserved),
@@ -618,6 +824,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "containerd: a sandbox gone when stopping it",
+        cites: &[],
         wordings: &[by_phrase(
             "sandbox \"",
             Cond::Has("is not found when stopping it"),

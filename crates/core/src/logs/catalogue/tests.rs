@@ -1069,3 +1069,36 @@ fn every_phrase_reaches_the_fallback() {
     }
     assert!(fallback("Probe failed", Some("connection refused")).is_none());
 }
+
+#[test]
+fn cited_rows_name_their_upstream_source() {
+    // Each citation names a repository we read wordings from, a file in it, the function and
+    // wording, and a version range; the rows checked so far stay cited.
+    const REPOS: &[&str] = &[
+        "kubernetes/kubernetes",
+        "containerd/containerd",
+        "cri-o/cri-o",
+        "kubernetes-sigs/cri-tools",
+    ];
+    let mut cited = 0;
+    for f in messages::FAMILIES {
+        for c in f.cites {
+            assert!(REPOS.contains(&c.repo), "{}: {c:?}", f.source);
+            assert!(
+                c.path.ends_with(".go") && !c.path.starts_with('/'),
+                "{}: {c:?}",
+                f.source
+            );
+            assert!(c.function.contains('`'), "{}: the wording: {c:?}", f.source);
+            let (from, to) = c.versions.split_once('-').expect("a range");
+            assert!(
+                from.starts_with(|ch: char| ch.is_ascii_digit())
+                    && to.starts_with(|ch: char| ch.is_ascii_digit()),
+                "{}: {c:?}",
+                f.source
+            );
+        }
+        cited += usize::from(!f.cites.is_empty());
+    }
+    assert!(cited >= 14, "{cited} families cited");
+}
