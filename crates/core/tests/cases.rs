@@ -1228,7 +1228,7 @@ const CASES: &[Case] = &[
         }],
         events: &[Want {
             kind: EventKind::StopPodSandboxFailed,
-            cause: Some(Cause::CniTeardown(CniFailure::DestroyNetwork)),
+            cause: Some(Cause::CniTeardown(CniFailure::DatastoreUnreachable)),
             ..WANT
         }],
         absent: &[],

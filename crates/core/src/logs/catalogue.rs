@@ -358,6 +358,11 @@ pub enum CniFailure {
     /// flannel's `open /run/flannel/subnet.env: no such file or directory` (flannel-io
     /// cni-plugin `loadFlannelSubnetEnv`, the file flanneld writes when it starts).
     AgentNotRunning,
+    /// The plugin cannot reach its datastore or the API server: `dial tcp <addr>: … connection
+    /// refused`, `i/o timeout`, `no route to host` inside the CNI error (Calico on etcd, case
+    /// 27; any plugin whose control plane is down). Every teardown on the node fails until it is
+    /// back, but the node itself is fine.
+    DatastoreUnreachable,
 }
 
 impl Cause {
@@ -768,6 +773,10 @@ fn cause_of(err: &str, cut: bool) -> Cause {
             || has!("/run/flannel/subnet.env: no such file")
         {
             CniFailure::AgentNotRunning
+        } else if has!("dial tcp")
+            && (has!("connection refused") || has!("i/o timeout") || has!("no route to host"))
+        {
+            CniFailure::DatastoreUnreachable
         } else if has!("failed to find plugin") || has!("fork/exec") {
             CniFailure::PluginMissing
         } else if has!("netns")

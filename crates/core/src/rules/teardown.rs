@@ -84,6 +84,12 @@ pub fn cause_class(cause: crate::logs::Cause) -> (&'static str, &'static str) {
             "CNI teardown: the CNI plugin binary is missing",
             "reinstall the CNI plugin binaries (/opt/cni/bin)",
         ),
+        Cause::CniTeardown(CniFailure::DatastoreUnreachable) => (
+            "CNI teardown: the CNI plugin cannot reach its datastore",
+            "restore the CNI plugin's connection to its datastore or the API server (is it up, is \
+             the address right?); when tearing down a node, remove the application pods before the \
+             network plugin",
+        ),
         Cause::CniTeardown(CniFailure::AgentNotRunning) => (
             "CNI teardown: the CNI plugin's node agent is not running",
             "check that the CNI plugin's node agent runs and is ready on this node (calico-node with \
@@ -248,6 +254,31 @@ pub(super) fn failure_class(
                          remove it if it is empty, then the teardown succeeds on the next try"
                     ),
                 );
+            }
+        }
+        Cause::CniTeardown(CniFailure::DatastoreUnreachable) => {
+            if let Some(at) = err.find("dial tcp ") {
+                let rest = &err[at + "dial tcp ".len()..];
+                let addr = rest.split([':', ' ']).next().unwrap_or("");
+                let port = rest
+                    .strip_prefix(addr)
+                    .and_then(|r| r.strip_prefix(':'))
+                    .map(|r| &r[..r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len())])
+                    .filter(|p| !p.is_empty());
+                let addr = match port {
+                    Some(p) => format!("{addr}:{p}"),
+                    None => addr.to_string(),
+                };
+                if !addr.is_empty() {
+                    return (
+                        format!("{class} ({addr})"),
+                        format!(
+                            "restore the CNI plugin's connection to {addr} (its datastore: etcd, the \
+                             API server) before cleaning up; when tearing down a node, remove the \
+                             application pods before the network plugin"
+                        ),
+                    );
+                }
             }
         }
         Cause::CniTeardown(CniFailure::PluginMissing) => {

@@ -433,6 +433,14 @@ fn sandbox_stop_and_removal_failures() {
         ),
         Cause::CniTeardown(CniFailure::AgentNotRunning)
     );
+    // case 27: Calico cannot reach its etcd: every DEL fails, the node itself is fine
+    assert_eq!(
+        classify_cause(
+            "rpc error: code = Unknown desc = failed to destroy network for sandbox \"5dc6\": dial tcp 10.0.0.30:4001: getsockopt: connection refused"
+        ),
+        Cause::CniTeardown(CniFailure::DatastoreUnreachable)
+    );
+    assert!(!Cause::CniTeardown(CniFailure::DatastoreUnreachable).node_wide());
     assert!(Cause::CniTeardown(CniFailure::AgentNotRunning).node_wide());
     assert!(!Cause::CniTeardown(CniFailure::MissingNetns).node_wide());
     // case 26: KillPodSandbox's stop failure, %+v ID, no err key
