@@ -412,7 +412,11 @@ const CASES: &[Case] = &[
                 "kubectl output: the API view, which --offline does not read",
             ),
         ],
-        offline_gap: "LeakedSandbox for the six NotReady nginx sandboxes needs the CRI view (crictl-pods.txt)",
+        offline_gap: "LeakedSandbox for the six NotReady nginx sandboxes needs the CRI view (crictl-pods.txt); the \
+                      k/k #107730 signature (StuckPodWorker) needs the worker's \"remove all history\" before \
+                      \"Pod is orphaned and must be torn down\", which the excerpt cuts: \"synced for the first \
+                      time\" then \"orphaned\" alone is also what a kubelet start logs for a pod deleted while it was \
+                      down, so it is no finding",
     },
     Case {
         slug: "07-crio-deletecontainer-id-does-not-exist",
@@ -472,7 +476,10 @@ const CASES: &[Case] = &[
             },
         ],
         not_logs: &[],
-        offline_gap: "the second excerpt's pod 3a91011824b5370050c4bb2c2c0705ad: only its PLEG lines",
+        offline_gap: "the verdict 'not restarted' needs the manifest's return (a SyncLoop ADD source=\"file\" of the \
+                      same UID and no container started after it), which neither excerpt holds; the second \
+                      excerpt's getPodContainerStatuses NotFound (the #107670 cause) is cut before its pod= field, \
+                      so it names no pod, and its pod 3a91011824b5370050c4bb2c2c0705ad has only PLEG lines",
     },
     Case {
         slug: "22-cni-teardown-calico-killed-deadline",
