@@ -102,16 +102,13 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         .filter(|e| e.event.kind == EventKind::PlegUnhealthy)
         .collect();
     let pleg = without_startup_pleg(pleg);
-    let timeouts: Vec<&LoggedEvent> = logs
-        .all
-        .iter()
-        .filter(|e| {
-            matches!(
-                e.event.kind,
-                EventKind::RuntimeCallFailed | EventKind::CreateContainerFailed
-            ) && e.event.cause == Some(Cause::Timeout)
-        })
-        .collect();
+    let timeouts = timed_out(
+        logs,
+        &[
+            EventKind::RuntimeCallFailed,
+            EventKind::CreateContainerFailed,
+        ],
+    );
     if pleg.is_empty() {
         slow_creates(logs, out);
         return;
@@ -156,19 +153,24 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     out.push(f);
 }
 
+/// The events of `kinds` whose cause is a timeout (DeadlineExceeded), in reading order.
+fn timed_out<'l>(logs: &Logs<'l>, kinds: &[EventKind]) -> Vec<&'l LoggedEvent> {
+    logs.all
+        .iter()
+        .filter(|e| kinds.contains(&e.event.kind) && e.event.cause == Some(Cause::Timeout))
+        .collect()
+}
+
 /// The warning of [`runtime_unhealthy`] without PLEG trouble: creating containers or pod
 /// sandboxes times out.
 fn slow_creates(logs: &Logs<'_>, out: &mut Vec<Finding>) {
-    let creates: Vec<&LoggedEvent> = logs
-        .all
-        .iter()
-        .filter(|e| {
-            matches!(
-                e.event.kind,
-                EventKind::CreateContainerFailed | EventKind::CreatePodSandboxFailed
-            ) && e.event.cause == Some(Cause::Timeout)
-        })
-        .collect();
+    let creates = timed_out(
+        logs,
+        &[
+            EventKind::CreateContainerFailed,
+            EventKind::CreatePodSandboxFailed,
+        ],
+    );
     if creates.is_empty() {
         return;
     }
