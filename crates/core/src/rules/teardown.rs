@@ -605,7 +605,19 @@ pub(super) fn incident(
             logs.sandbox_key(nw).as_deref().map_or("?", shown)
         ));
     }
-    let node_note = node_note.unwrap_or_default();
+    // The same plugin failing on ADD too: new pods cannot start either (case 22).
+    let setups = setup_failures(logs, cause, said);
+    let mut node_note = node_note.unwrap_or_default();
+    if let Some(first) = setups.first() {
+        let err = error_text(first);
+        let plugin = cni_plugin(&err).unwrap_or("the CNI plugin");
+        node_note.push_str(&format!(
+            "; the same CNI plugin ({plugin}) also fails to set up new sandboxes ({}{}), so new pods \
+             cannot start either",
+            plural(setups.len(), "RunPodSandbox failure", "RunPodSandbox failures"),
+            of_pod(logs.pod_of(view, &setups[..1], None, None).as_ref())
+        ));
+    }
     let n_attempts = attempts(&failing);
     let tally = format!(
         "{}, {}{}",
@@ -732,9 +744,38 @@ pub(super) fn incident(
         format!("cause: {class}: {}", error_text(said)),
     ));
     f.evidence.extend(quote(&failing));
+    if let Some(first) = setups.first() {
+        f.evidence.push(line(first));
+    }
     f.pod = pod;
     f.sandbox_id = sandbox;
     out.push(f);
+}
+
+/// The sandbox setups (`RunPodSandbox … failed` with `failed to setup network`, a CNI `(add)`)
+/// that fail in the same CNI plugin as a teardown failing for `cause`, as `said` names it: both
+/// name the plugin, and it is the same one.
+fn setup_failures<'l>(logs: &Logs<'l>, cause: Cause, said: &LoggedEvent) -> Vec<&'l LoggedEvent> {
+    let Cause::CniTeardown(_) = cause else {
+        return Vec::new();
+    };
+    let said_err = error_text(said);
+    let Some(plugin) = cni_plugin(&said_err) else {
+        return Vec::new();
+    };
+    [
+        EventKind::RunPodSandboxFailed,
+        EventKind::CreatePodSandboxFailed,
+    ]
+    .iter()
+    .flat_map(|k| logs.by_kind.get(k).map_or(&[][..], Vec::as_slice))
+    .map(|&i| &logs.all[i])
+    .filter(|e| {
+        let err = error_text(e);
+        (err.contains("failed to setup network") || err.contains("(add)"))
+            && cni_plugin(&err) == Some(plugin)
+    })
+    .collect()
 }
 
 // === StuckTerminatingPod (state) ===

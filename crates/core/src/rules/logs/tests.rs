@@ -1039,3 +1039,42 @@ fn benign_noise_stays_benign() {
         "{found:#?}"
     );
 }
+
+#[test]
+fn a_cni_plugin_failing_on_add_too_is_said() {
+    let del = format!(
+        r#"time="2024-05-11T16:10:46.800501486Z" level=error msg="StopPodSandbox for \"{SB1}\" failed" error="failed to destroy network for sandbox \"{SB1}\": plugin type=\"calico\" failed (delete): netplugin failed with no error message: signal: killed""#
+    );
+    let add = |plugin: &str| {
+        format!(
+            r#"time="2024-05-11T16:09:21.839669754Z" level=error msg="RunPodSandbox for &PodSandboxMetadata{{Name:coredns-f5cb5585b-s2bxk,Uid:{UID2},Namespace:kube-system,Attempt:0,}} failed, error" error="failed to setup network for sandbox \"{SB2}\": plugin type=\"{plugin}\" failed (add): netplugin failed with no error message: signal: killed""#
+        )
+    };
+    let runtime = |name: &'static str, lines: Vec<String>, word: &'static str| Case {
+        name,
+        kubelet: vec![],
+        runtime: lines,
+        view: NodeView::empty(),
+        want: vec![(FindingKind::SandboxStopFailing, Severity::Warning, word)],
+    };
+    check(vec![
+        runtime(
+            "the same plugin fails on ADD: new pods cannot start either",
+            vec![add("calico"), del.clone()],
+            "also fails to set up new sandboxes (1 RunPodSandbox failure",
+        ),
+        runtime(
+            "another plugin's ADD failure is not this one's",
+            vec![add("flannel"), del.clone()],
+            "(1 attempt, 1 log record)",
+        ),
+    ]);
+    let events = read(LogKind::Runtime, "containerd.log", &[add("flannel"), del]);
+    let found = diagnose_logs(&events, &NodeView::empty(), &cfg(), now());
+    assert!(
+        found
+            .iter()
+            .all(|f| !f.summary.contains("also fails to set up")),
+        "{found:#?}"
+    );
+}
