@@ -172,7 +172,12 @@ pub const FAMILIES: &[Family] = &[
     // kubelet: pod config and lifecycle
     Family {
         source: "kubelet.go syncLoopIteration (PLEG, housekeeping)",
-        cites: &[],
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/kubelet.go",
+            "syncLoopIteration: V(2).InfoS `SyncLoop (PLEG): event for pod` pod event",
+            "1.21-1.34",
+        )],
         wordings: &[
             w("SyncLoop (PLEG)", Pleg(PlegType::Other)),
             w(
@@ -183,7 +188,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet.go syncLoopIteration: SyncLoop ADD/UPDATE/DELETE/REMOVE/RECONCILE (legacy `SyncLoop (ADD, \"api\")`)",
-        cites: &[],
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/kubelet.go",
+            "syncLoopIteration: V(2).InfoS `SyncLoop ADD` (UPDATE, DELETE, REMOVE, RECONCILE) source pods",
+            "1.21-1.34",
+        )],
         wordings: &[
             with("SyncLoop ADD", Cond::Word, SyncLoop(SyncOp::Add)),
             with("SyncLoop (ADD", Cond::Word, SyncLoop(SyncOp::Add)),
@@ -412,7 +422,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI client: Status, ListContainers, ListPodSandbox failing",
-        cites: &[],
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
+            "ListContainers: `ListContainers with filter from runtime service failed` filter (pkg/kubelet/cri/remote in 1.21-1.25)",
+            "1.21-1.34",
+        )],
         wordings: &[
             w("Status from runtime service failed", RuntimeCallFailed),
             by_phrase(
@@ -485,7 +500,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI RunPodSandbox: the kubelet (kuberuntime_sandbox.go, pod workers), containerd, CRI-O",
-        cites: &[],
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
+            "RunPodSandbox: ErrorS `RunPodSandbox from runtime service failed` (pkg/kubelet/cri/remote in 1.21-1.25)",
+            "1.21-1.34",
+        )],
         wordings: &[
             w(
                 "RunPodSandbox from runtime service failed",
@@ -571,7 +591,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kuberuntime_gc.go: container GC and log cleanup",
-        cites: &[],
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/kubelet.go",
+            "StartGarbageCollection: ErrorS `Container garbage collection failed` (and the ContainerGCFailed event)",
+            "1.21-1.34",
+        )],
         wordings: &[
             structured("Container garbage collection failed", ContainerGcFailed),
             structured("Failed to remove container", RemoveContainerFailed),
@@ -824,7 +849,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "containerd: a sandbox gone when stopping it",
-        cites: &[],
+        cites: &[cite(
+            "containerd/containerd",
+            "internal/cri/server/sandbox_stop.go",
+            "stopPodSandbox: Warnf `sandbox %q is not found when stopping it`",
+            "2.0-2.x",
+        )],
         wordings: &[by_phrase(
             "sandbox \"",
             Cond::Has("is not found when stopping it"),
