@@ -484,7 +484,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI RemoveContainer: containerd, the kubelet (kuberuntime_container.go, topology manager)",
-        cites: &[],
+        cites: &[cite(
+            "containerd/containerd",
+            "internal/cri/instrument/instrumented_service.go",
+            "RemoveContainer: `RemoveContainer for %q` / `… failed` / `… returns successfully` (pkg/cri/server/instrumented_service.go in 1.6, 1.7)",
+            "1.6-2.x",
+        )],
         wordings: &[
             with(
                 "RemoveContainer for ",
@@ -736,7 +741,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CNI teardown: dockershim, containerd, CRI-O",
-        cites: &[],
+        cites: &[cite(
+            "containerd/containerd",
+            "internal/cri/server/sandbox_stop.go",
+            "stopPodSandbox: `failed to destroy network for sandbox %q: %w` (pkg/cri/server in 1.6, 1.7)",
+            "1.6-2.x",
+        )],
         wordings: &[
             w("Error deleting network", DestroyNetworkFailed),
             w(
@@ -771,8 +781,13 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
-        source: "kubelet generic PLEG: a sandbox's status for a container event",
-        cites: &[],
+        source: "containerd CRI generateAndSendContainerEvent (the evented PLEG's events): a sandbox's status for a container event",
+        cites: &[cite(
+            "containerd/containerd",
+            "internal/cri/server/helpers.go",
+            "generateAndSendContainerEvent: Warnf `Failed to get podSandbox status for container event for sandboxID %q: %v. Sending the event with nil podSandboxStatus.` (pkg/cri/server in 1.7)",
+            "1.7-2.x",
+        )],
         wordings: &[w(
             "Failed to get podSandbox status for container event for sandboxID",
             SandboxNotFound,
@@ -789,7 +804,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet generic PLEG: container finished",
-        cites: &[],
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/pleg/generic.go",
+            "Relist: V(2).InfoS `Generic (PLEG): container finished` podID containerID exitCode",
+            "1.21-1.34",
+        )],
         wordings: &[w("Generic (PLEG): container finished", ContainerFinished)],
     },
     Family {
