@@ -96,9 +96,9 @@ const fn cite(
 pub struct Family {
     /// Who logs it, for a person.
     pub source: &'static str,
-    /// Where upstream the wordings are written, checked against the source; empty where no
-    /// row was checked yet (the wording then comes from `kubelet-forensics.md` §5 and the
-    /// cases' lines).
+    /// Where upstream the wordings are written, checked against the source: at least one per
+    /// family, not yet one per wording (a wording without its own row comes from
+    /// `kubelet-forensics.md` §5 and the cases' lines).
     pub cites: &'static [Cite],
     /// Its wordings, tried in order (the first that fits names the kind).
     pub wordings: &'static [Wording],
@@ -613,15 +613,33 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet_pods.go HandlePodCleanups: orphaned pods' containers",
-        cites: &[],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet_pods.go",
+                "HandlePodCleanups: V(3).InfoS `Clean up orphaned pod containers` podUID (the older of the two; the release that renamed it not checked)",
+                "1.21-1.2x",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet_pods.go",
+                "HandlePodCleanups: V(2).InfoS `Clean up containers for orphaned pod we had not seen before` podUID",
+                "1.2x-1.34",
+            ),
+        ],
         wordings: &[
             w("Clean up containers for orphaned pod", CleanUpOrphanedPod),
             w("Clean up orphaned pod containers", CleanUpOrphanedPod),
         ],
     },
     Family {
-        source: "kuberuntime_manager.go computePodActions",
-        cites: &[],
+        source: "pod_container_deletor.go getContainersToDeleteInPod (structured): the container to delete is gone",
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/pod_container_deletor.go",
+            "getContainersToDeleteInPod: InfoS `Container not found in pod's containers` containerID (the caller in real lines: pod_container_deletor.go:79, :80)",
+            "1.21-1.34",
+        )],
         wordings: &[w(
             "Container not found in pod's containers",
             ContainerNotFoundInPod,
@@ -669,7 +687,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "pod_container_deletor.go",
-        cites: &[],
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/pod_container_deletor.go",
+            "newPodContainerDeletor: Warningf `[pod_container_deletor] DeleteContainer returned error for (id=%v): %v`; getContainersToDeleteInPod: Warningf `Container %q not found in pod's containers` (`… not found in pod's exited containers` before)",
+            "1.7-1.20",
+        )],
         wordings: &[
             structured("DeleteContainer returned error", DeleteContainerFailed),
             w(
@@ -685,11 +708,22 @@ pub const FAMILIES: &[Family] = &[
                 Cond::Has("not found in pod's containers"),
                 DeleteContainerFailed,
             ),
+            // The same call before it kept only exited containers (kubelet 1.7 to 1.9).
+            with(
+                "Container \"",
+                Cond::Has("not found in pod's exited containers"),
+                DeleteContainerFailed,
+            ),
         ],
     },
     Family {
         source: "dockershim helpers.go removeContainerIfConflict (kubelet ≤ 1.23)",
-        cites: &[],
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/dockershim/helpers.go",
+            "removeContainerIfConflict: `Failed to remove the conflicting container %q: %v`",
+            "1.7-1.23",
+        )],
         // `klog.Errorf("Failed to remove the conflicting container %q: %v", id, err)`; with
         // "No such container" the conflicting container is already gone (case 37).
         wordings: &[w(
@@ -795,7 +829,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet.go HandlePodRemoves: sources not ready",
-        cites: &[],
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/kubelet.go",
+            "deletePod: `skipping delete because sources aren't ready yet`, logged by HandlePodRemoves as `Failed to delete pod`",
+            "1.7-1.34",
+        )],
         wordings: &[by_phrase(
             "Failed to delete pod",
             Cond::HasOrErr(SOURCES_NOT_READY),
@@ -814,7 +853,12 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "containerd: sandboxes loaded at start",
-        cites: &[],
+        cites: &[cite(
+            "containerd/containerd",
+            "internal/cri/server/restart.go",
+            "recover: Debugf `Loaded sandbox %+v` (glog.V(4) in containerd/cri; pkg/cri/server in 1.6, 1.7)",
+            "1.1-2.x",
+        )],
         wordings: &[w("Loaded sandbox", SandboxLoaded)],
     },
     Family {
