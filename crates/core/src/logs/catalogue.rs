@@ -133,6 +133,11 @@ pub enum EventKind {
     /// `RemovePodSandbox "<id>" from runtime service failed: <err>`; containerd
     /// `RemovePodSandbox for "<id>" failed`.
     RemovePodSandboxFailed,
+    /// `"getPodContainerStatuses for pod failed" err=… pod=…` (1.21+), legacy
+    /// `getPodContainerStatuses for pod "<name>" failed: <err>`: the pod's status could not be
+    /// read; with NotFound (a container removed between the list and the inspect), kubelet 1.22
+    /// before k/k #107670 never finished terminating the pod (case 20).
+    PodContainerStatusesFailed,
     /// `"CreateContainer in sandbox from runtime service failed" podSandboxID=…` (1.21+), legacy
     /// `CreateContainer in sandbox "<id>" from runtime service failed: <err>`: the runtime
     /// could not create a container in the sandbox (the pod does not start).
@@ -268,6 +273,7 @@ impl EventKind {
                 | StopContainerFailed
                 | RemovePodSandboxFailed
                 | CreateContainerFailed
+                | PodContainerStatusesFailed
                 | RuntimeCallFailed
                 | DeleteContainerFailed
                 | RemoveContainerFailed
@@ -316,6 +322,7 @@ impl EventKind {
             ContainerStatusFailed
             | StopContainerFailed
             | StopSignalTimedOut
+            | PodContainerStatusesFailed
             | DeleteContainerFailed
             | RemoveContainerFailed
             | GcContainerStatusFailed

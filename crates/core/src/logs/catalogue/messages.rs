@@ -421,6 +421,34 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        source: "kuberuntime_manager.go GetPodStatus: a pod's container statuses",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
+                "GetPodStatus: glog/klog.Errorf `getPodContainerStatuses for pod %q failed: %v`",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
+                "GetPodStatus: ErrorS `getPodContainerStatuses for pod failed` pod, once per error (logReduction)",
+                "1.21-1.34",
+            ),
+        ],
+        wordings: &[
+            structured(
+                "getPodContainerStatuses for pod failed",
+                PodContainerStatusesFailed,
+            ),
+            with(
+                "getPodContainerStatuses for pod \"",
+                Cond::Has("failed"),
+                PodContainerStatusesFailed,
+            ),
+        ],
+    },
+    Family {
         source: "CRI client: Status, ListContainers, ListPodSandbox failing",
         cites: &[cite(
             "kubernetes/kubernetes",

@@ -307,6 +307,17 @@ fn container_lifecycle_and_the_notfound_race() {
         container: Some("9e08ba78d1e60a2ef8389518e9d95b100baea5880be04336bb4c8db3e35f7d0f"),
         ..ROW
     });
+    // case 20: the 1.22 status read failing on a container already removed (k/k #107670),
+    // cut before its pod= field
+    check(&Row {
+        line: r#"E1213 17:26:47.292895   19130 kuberuntime_manager.go:1091] "getPodContainerStatuses for pod failed" err="Error: No such container: 740ab753973f7ad32c5ef2c9778fb061469fc1a664710988569a46deb7eea66e" p"#,
+        kind: EventKind::PodContainerStatusesFailed,
+        cause: Some(Cause::NotFound),
+        not_found: true,
+        container: Some("740ab753973f7ad32c5ef2c9778fb061469fc1a664710988569a46deb7eea66e"),
+        error: Some("Error: No such container"),
+        ..ROW
+    });
     // §2 text: containerd success lines
     check(&Row {
         line: r#"time="2024-01-01T10:00:00.000000000Z" level=info msg="RemoveContainer for \"6cf761b38acb743ec5940d7f0b0a445c68066fe307c2fdbb75aaf2ea260713f0\" returns successfully""#,
