@@ -434,12 +434,23 @@ pub(super) fn teardown_failures(
             .all(|e| e.event.truncated && logs.sandbox_key(e).is_none() && logs.uid_of(e).is_none())
     };
     let named_elsewhere = groups.values().any(|g| !anonymous(g));
+    let node = NodeCni {
+        node_wide,
+        setups: setup_failures(logs),
+    };
     for group in groups.into_values() {
         if named_elsewhere && anonymous(&group) {
             continue;
         }
-        incident(logs, view, seen, &pod_index, node_wide, &group, out);
+        incident(logs, view, seen, &pod_index, &node, &group, out);
     }
+}
+
+/// What every teardown incident of the node shares about its CNI plugin: a failure that says
+/// the plugin cannot run here at all, and the sandbox setups failing in each plugin.
+pub(super) struct NodeCni<'l> {
+    node_wide: Option<&'l LoggedEvent>,
+    setups: HashMap<String, Vec<&'l LoggedEvent>>,
 }
 
 pub(super) fn incident(
@@ -447,11 +458,12 @@ pub(super) fn incident(
     view: &NodeView,
     seen: &BTreeSet<String>,
     pod_index: &PodIndex<'_>,
-    node_wide: Option<&LoggedEvent>,
+    node: &NodeCni<'_>,
     group: &[&LoggedEvent],
     out: &mut Vec<Finding>,
 ) {
     use EventKind::*;
+    let (node_wide, setup_failures) = (node.node_wide, &node.setups);
     let sandboxes: BTreeSet<String> = group.iter().filter_map(|e| logs.sandbox_key(e)).collect();
     // A full ID rather than a cut one; the latest named.
     let sandbox = group
@@ -606,7 +618,12 @@ pub(super) fn incident(
         ));
     }
     // The same plugin failing on ADD too: new pods cannot start either (case 22).
-    let setups = setup_failures(logs, cause, said);
+    let setups: &[&LoggedEvent] = match cause {
+        Cause::CniTeardown(_) => cni_plugin(&error_text(said))
+            .and_then(|p| setup_failures.get(p))
+            .map_or(&[], Vec::as_slice),
+        _ => &[],
+    };
     let mut node_note = node_note.unwrap_or_default();
     if let Some(first) = setups.first() {
         let err = error_text(first);
@@ -752,30 +769,31 @@ pub(super) fn incident(
     out.push(f);
 }
 
-/// The sandbox setups (`RunPodSandbox … failed` with `failed to setup network`, a CNI `(add)`)
-/// that fail in the same CNI plugin as a teardown failing for `cause`, as `said` names it: both
-/// name the plugin, and it is the same one.
-fn setup_failures<'l>(logs: &Logs<'l>, cause: Cause, said: &LoggedEvent) -> Vec<&'l LoggedEvent> {
-    let Cause::CniTeardown(_) = cause else {
-        return Vec::new();
-    };
-    let said_err = error_text(said);
-    let Some(plugin) = cni_plugin(&said_err) else {
-        return Vec::new();
-    };
-    [
+/// The sandbox setups that fail in a CNI plugin (`RunPodSandbox … failed` with `failed to setup
+/// network`, a CNI `(add)`), by the plugin their error names, in reading order: what a teardown
+/// failing in the same plugin adds (read once for every incident).
+fn setup_failures<'l>(logs: &Logs<'l>) -> HashMap<String, Vec<&'l LoggedEvent>> {
+    let mut by_plugin: HashMap<String, Vec<&'l LoggedEvent>> = HashMap::new();
+    let mut positions: Vec<usize> = [
         EventKind::RunPodSandboxFailed,
         EventKind::CreatePodSandboxFailed,
     ]
     .iter()
     .flat_map(|k| logs.by_kind.get(k).map_or(&[][..], Vec::as_slice))
-    .map(|&i| &logs.all[i])
-    .filter(|e| {
+    .copied()
+    .collect();
+    positions.sort_unstable();
+    for i in positions {
+        let e = &logs.all[i];
         let err = error_text(e);
-        (err.contains("failed to setup network") || err.contains("(add)"))
-            && cni_plugin(&err) == Some(plugin)
-    })
-    .collect()
+        if !(err.contains("failed to setup network") || err.contains("(add)")) {
+            continue;
+        }
+        if let Some(p) = cni_plugin(&err) {
+            by_plugin.entry(p.to_string()).or_default().push(e);
+        }
+    }
+    by_plugin
 }
 
 // === StuckTerminatingPod (state) ===
