@@ -181,30 +181,41 @@ fn time_level<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
             return Some(i);
         }
     }
-    // The message, then the first ` key=` from which every token is a pair.
-    let mut from = start;
-    while let Some(off) = memchr::memchr(b'=', &b[from..]) {
-        let eq = from + off;
-        let key_start = b[..eq]
-            .iter()
-            .rposition(|&c| c == b' ' || c == b'\t')
-            .map_or(0, |p| p + 1);
-        if key_start > start && key_start < eq && b[key_start..eq].iter().all(|&c| is_key_byte(c)) {
-            let mut fields = Vec::new();
-            let outcome = kv::parse_kvs(s, key_start, kv::Mode::Logfmt, &mut fields);
-            // A cut is a quoted value cut short, not a last word with no `=` (`a=b c`).
-            let cut_ok = !outcome.truncated
-                || fields
-                    .last()
-                    .is_some_and(|f| matches!(f.value, super::record::FieldValue::Quoted(_)));
-            if outcome.malformed_at.is_none() && cut_ok {
+    // The message, then the first ` key=` from which every token is a pair. Token by token
+    // (linear): a pair that fails at a token fails there from any later start too, so the
+    // search goes on after it; a last word cut before its `=` ends it.
+    let space = |c: u8| c == b' ' || c == b'\t';
+    let mut at = start;
+    while let Some(off) = b[at..].iter().position(|&c| space(c)) {
+        let mut key_start = at + off;
+        while key_start < b.len() && space(b[key_start]) {
+            key_start += 1;
+        }
+        at = key_start;
+        let mut key_end = key_start;
+        while key_end < b.len() && is_key_byte(b[key_end]) {
+            key_end += 1;
+        }
+        if key_end == key_start || b.get(key_end) != Some(&b'=') {
+            continue;
+        }
+        let mut fields = Vec::new();
+        let outcome = kv::parse_kvs(s, key_start, kv::Mode::Logfmt, &mut fields);
+        // A cut is a quoted value cut short, not a last word with no `=` (`a=b c`).
+        let cut_ok = !outcome.truncated
+            || fields
+                .last()
+                .is_some_and(|f| matches!(f.value, super::record::FieldValue::Quoted(_)));
+        match outcome.malformed_at {
+            None if cut_ok => {
                 i.msg = Cow::Borrowed(trim_end(&s[start..key_start]));
                 i.fields = fields;
                 i.truncated = outcome.truncated;
                 return Some(i);
             }
+            None => break,
+            Some(m) => at = at.max(m),
         }
-        from = eq + 1;
     }
     i.msg = Cow::Borrowed(&s[start..]);
     Some(i)
