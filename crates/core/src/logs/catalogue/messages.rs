@@ -134,6 +134,15 @@ const PLEG_UNHEALTHY: &str = "PLEG is not healthy";
 
 /// Every message family.
 pub const FAMILIES: &[Family] = &[
+    // kubelet: its own start
+    Family {
+        source: "cmd/kubelet/app/server.go run: the version, the first line of every kubelet start",
+        wordings: &[
+            with("Kubelet version", Cond::Exact, KubeletStarted),
+            // Before 1.21: klog.Infof("Version: %+v", version.Get()).
+            with("Version: v", Cond::None, KubeletStarted),
+        ],
+    },
     // kubelet: pod config and lifecycle
     Family {
         source: "kubelet.go syncLoopIteration (PLEG, housekeeping)",
