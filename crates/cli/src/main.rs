@@ -79,6 +79,9 @@ struct DaemonArgs {
     /// The static pod manifest directory.
     #[arg(long, value_name = "DIR")]
     manifest_dir: Option<PathBuf>,
+    /// The kubelet's static pod URL (staticPodURL).
+    #[arg(long, value_name = "URL", value_parser = parse_manifest_url)]
+    manifest_url: Option<String>,
     /// The kubelet root directory.
     #[arg(long, value_name = "DIR")]
     kubelet_root_dir: Option<PathBuf>,
@@ -167,6 +170,10 @@ struct SourceArgs {
     /// The kubelet's static pod manifest directory (staticPodPath).
     #[arg(long, value_name = "DIR", default_value = "/etc/kubernetes/manifests")]
     manifest_dir: PathBuf,
+    /// The kubelet's static pod URL (staticPodURL), when it has one: its pods are judged like the
+    /// manifest directory's. Default: none (HTTP static pods are not judged against it).
+    #[arg(long, value_name = "URL", value_parser = parse_manifest_url)]
+    manifest_url: Option<String>,
     /// Kubeconfig for the API server. Default: in-cluster service account, then $KUBECONFIG or ~/.kube/config.
     #[arg(long, value_name = "PATH")]
     kubeconfig: Option<PathBuf>,
@@ -240,7 +247,7 @@ struct DiagnoseArgs {
         value_name = "DIR",
         conflicts_with_all = [
             "runtime_endpoint", "kubeconfig", "pods", "no_apiserver", "node_name", "manifest_dir",
-            "kubelet_root_dir", "timeout", "kubelet_log", "runtime_log", "journal_dir", "since",
+            "manifest_url", "kubelet_root_dir", "timeout", "kubelet_log", "runtime_log", "journal_dir", "since",
         ]
     )]
     snapshot: Option<PathBuf>,
@@ -372,6 +379,11 @@ fn non_empty(s: &str) -> Result<String, String> {
     }
 }
 
+/// `--manifest-url`: an `http://` or `https://` URL, as the kubelet's `staticPodURL`.
+fn parse_manifest_url(s: &str) -> Result<String, String> {
+    podcoroner_daemon::config::check_manifest_url(s).map(|()| s.to_string())
+}
+
 const EXIT_FINDINGS: u8 = 1;
 const EXIT_ERROR: u8 = 2;
 const EXIT_USAGE: u8 = 64;
@@ -447,6 +459,7 @@ fn source_options(args: &SourceArgs, offline: bool) -> anyhow::Result<SourceOpti
         timeout: args.timeout,
         node_name: gather::node_name(args.node_name.as_deref())?,
         manifest_dir: args.manifest_dir.clone(),
+        manifest_url: args.manifest_url.clone(),
         kubeconfig: args.kubeconfig.clone(),
         pods_file: args.pods.clone(),
         no_apiserver: args.no_apiserver,
@@ -699,7 +712,8 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
         ($($flag:ident => $field:ident),* $(,)?) => { $( if let Some(v) = args.$flag.clone() { c.$field = v.into(); } )* };
     }
     over!(runtime_endpoint => runtime_endpoint, kubeconfig => kubeconfig, pods => pods_file, kubelet_log => kubelet_log,
-          runtime_log => runtime_log, node_name => node_name, journal_dir => journal_dir);
+          runtime_log => runtime_log, node_name => node_name, journal_dir => journal_dir,
+          manifest_url => manifest_url);
     if let Some(v) = args.manifest_dir.clone() {
         c.manifest_dir = v;
     }
@@ -735,6 +749,7 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
             timeout: c.timeout,
             node_name: gather::node_name(c.node_name.as_deref())?,
             manifest_dir: c.manifest_dir.clone(),
+            manifest_url: c.manifest_url.clone(),
             kubeconfig: c.kubeconfig.clone(),
             pods_file: c.pods_file.clone(),
             no_apiserver: c.no_apiserver,

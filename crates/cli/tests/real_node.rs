@@ -136,8 +136,18 @@ fn kubelet_log_count(env: &Env, msg: &str) -> usize {
         .count()
 }
 
-/// The flags that point podcoroner at the node.
+/// The flags that point podcoroner at the node (with `--manifest-url` when it has a static pod
+/// URL).
 fn node_flags(env: &Env) -> Vec<String> {
+    let mut flags = node_flags_without_url(env);
+    if let Some(url) = &env.manifest_url {
+        flags.extend(["--manifest-url".to_owned(), url.clone()]);
+    }
+    flags
+}
+
+/// [`node_flags`] without `--manifest-url`.
+fn node_flags_without_url(env: &Env) -> Vec<String> {
     vec![
         "--runtime-endpoint".into(),
         env.runtime_endpoint.clone(),
@@ -665,19 +675,26 @@ fn diagnose_until(
     }
 }
 
-/// The CNI plugin gone, then an API pod deleted: the real kubelet cannot stop its sandbox
-/// (containerd's CNI DEL fails), logs it in `format`, and the pod stays Terminating; diagnose
-/// reports it from those lines; once the CNI is repaired the kubelet finishes the deletion and
-/// the finding is gone.
-fn cni_broken_then_pod_deleted(format: LogFormat, logs_name: &'static str) {
-    use podcoroner_test_support::{BrokenCni, CniFault};
-    let _serial = serial();
+/// A node with the API pods shop/web-0 and shop/web-1 running, its kubelet logging in `format`,
+/// its logs kept as `logs_name`. Bind the fields in this order: locals drop in reverse order, so
+/// the logs are copied first, then the node goes down, then its directory.
+struct WebNode {
+    _dir: tempfile::TempDir,
+    rt: tokio::runtime::Runtime,
+    env: Env,
+    client: kube::Client,
+    pods_api: kube::Api<Pod>,
+    node: RealNode,
+    _logs: KeepLogs,
+}
+
+fn web_node(format: LogFormat, logs_name: &'static str) -> WebNode {
     let rt = runtime();
     let (dir, node) = up(&Options {
         log_format: format,
         ..Options::default()
     });
-    let _logs = KeepLogs(dir.path().to_owned(), logs_name);
+    let logs = KeepLogs(dir.path().to_owned(), logs_name);
     let env = node.env().clone();
     let client = rt.block_on(node.client()).unwrap();
     let pods_api = shop_pods(&rt, &client, &["web-0", "web-1"]);
@@ -686,6 +703,34 @@ fn cni_broken_then_pod_deleted(format: LogFormat, logs_name: &'static str) {
         &client,
         &["shop/web-0".to_owned(), "shop/web-1".to_owned()],
     );
+    WebNode {
+        _dir: dir,
+        rt,
+        env,
+        client,
+        pods_api,
+        node,
+        _logs: logs,
+    }
+}
+
+/// The CNI plugin gone, then an API pod deleted: the real kubelet cannot stop its sandbox
+/// (containerd's CNI DEL fails), logs it in `format`, and the pod stays Terminating; diagnose
+/// reports it from those lines; once the CNI is repaired the kubelet finishes the deletion and
+/// the finding is gone.
+fn cni_broken_then_pod_deleted(format: LogFormat, logs_name: &'static str) {
+    use podcoroner_test_support::{BrokenCni, CniFault};
+    let _serial = serial();
+    // In the struct's order: dropped last to first (the logs copied before the directory goes).
+    let WebNode {
+        _dir,
+        rt,
+        env,
+        client,
+        pods_api,
+        node,
+        _logs,
+    } = web_node(format, logs_name);
     assert_healthy(&diagnose(&env), "diagnose before the fault");
 
     let broken = ok(rt.block_on(BrokenCni::inject_at(
@@ -926,13 +971,14 @@ fn container_removed_under_the_kubelet() {
     drop(node);
 }
 
-/// The real kubelet's logs kept from these runs (`testdata/real-node-cases/`), diagnosed offline
+/// The real kubelet's logs kept from these runs (`testdata/cases/38-…` and later, whose golden
+/// `findings.txt` `crates/logs/tests/case_findings.rs` checks), diagnosed offline by the binary
 /// as their `expected.md` says: the CNI teardown failure in text and JSON format gives the same
 /// critical StuckTerminatingPod; the healthy node with a kubelet restart gives only the explained
 /// info findings.
 #[test]
 fn real_node_cases_diagnosed_offline() {
-    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/real-node-cases");
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cases");
     let run = |case: &str| {
         let dir = cases.join(case);
         let mut args = vec![
@@ -962,20 +1008,35 @@ fn real_node_cases_diagnosed_offline() {
         );
         report
     };
-    for (case, sandbox) in [
+    // The CNI teardown failing for a deleted pod: StuckTerminatingPod; the pod force-deleted while
+    // the kubelet was down, so that after its start only the sandbox GC fails: SandboxStopFailing.
+    // Both in text and JSON, critical (the plugin is missing), naming the plugin.
+    for (case, kind, sandbox) in [
         (
-            "rn-01-cni-broken-pod-deleted-text-v1.34.4",
+            "38-real-kubelet-cni-broken-pod-deleted-text-v1.34.4",
+            "StuckTerminatingPod",
             "09d1a39d1dc2b0012a98fec817a9d39e4f7bcd3f980e0711e85c21b6cc3d4b75",
         ),
         (
-            "rn-02-cni-broken-pod-deleted-json-v1.34.4",
+            "39-real-kubelet-cni-broken-pod-deleted-json-v1.34.4",
+            "StuckTerminatingPod",
             "9401d8526e54dfa88d602cb21a8950425d2df6dc16cdc468220a3bb62e8cf1bb",
+        ),
+        (
+            "42-real-kubelet-sandbox-gc-stop-failing-after-restart-text-v1.34.4",
+            "SandboxStopFailing",
+            "3e48ed5fcab1001b644a5f3633a91651a266be3d1064743e591eacb75e9b2e72",
+        ),
+        (
+            "43-real-kubelet-sandbox-gc-stop-failing-after-restart-json-v1.34.4",
+            "SandboxStopFailing",
+            "7b1da9b3e06293564874f636212e07c90f545f62c77252c0d8f4c4df2f3fcdd8",
         ),
     ] {
         let report = run(case);
         let found = report["findings"].as_array().unwrap();
         assert_eq!(found.len(), 1, "{case}: {report:#}");
-        assert_eq!(found[0]["kind"], "StuckTerminatingPod", "{case}");
+        assert_eq!(found[0]["kind"], kind, "{case}");
         assert_eq!(found[0]["severity"], "critical", "{case}");
         assert_eq!(found[0]["pod"]["namespace"], "shop", "{case}");
         assert_eq!(found[0]["pod"]["name"], "web-0", "{case}");
@@ -988,7 +1049,9 @@ fn real_node_cases_diagnosed_offline() {
             "{case}"
         );
     }
-    let report = run("rn-03-healthy-node-kubelet-restart-v1.34.4");
+    let report = run("41-real-kubelet-http-static-pod-removed-from-url-v1.34.4");
+    assert_eq!(findings(&report), [], "{report:#}");
+    let report = run("40-real-kubelet-healthy-node-restart-v1.34.4");
     assert_healthy(&report, "the healthy node's kubelet log");
     let mut kinds: Vec<String> = findings(&report).into_iter().map(|(k, _, _)| k).collect();
     kinds.dedup();
@@ -997,4 +1060,340 @@ fn real_node_cases_diagnosed_offline() {
         ["FindContainerRace", "MirrorPodCreateFailed"],
         "{report:#}"
     );
+}
+
+/// The static pod URL's body: a `PodList` of static pods running the test image.
+fn url_pod_list(names: &[&str]) -> String {
+    let items: Vec<Value> = names
+        .iter()
+        .map(|name| {
+            json!({
+                "metadata": {"name": name, "namespace": "kube-system", "labels": {"tier": "url"}},
+                "spec": {
+                    "terminationGracePeriodSeconds": 1,
+                    "containers": [{"name": "main", "image": TEST_IMAGE, "imagePullPolicy": "Never"}],
+                },
+            })
+        })
+        .collect();
+    ok(serde_json::to_string_pretty(
+        &json!({"apiVersion": "v1", "kind": "PodList", "items": items}),
+    ))
+}
+
+/// `diagnose -o json` without `--manifest-url`.
+fn diagnose_without_url(env: &Env) -> Value {
+    let mut args = vec!["diagnose".to_owned(), "-o".into(), "json".into()];
+    args.extend(node_flags_without_url(env));
+    args.extend(["--fail-on".into(), "none".into()]);
+    let (code, out, err) = podcoroner(&args);
+    assert_eq!(code, 0, "diagnose failed: {err}\n{out}");
+    ok(serde_json::from_str(&out))
+}
+
+/// Static pods from the kubelet's `staticPodURL` (a `PodList` served by the harness): healthy
+/// with the URL's pods running; a pod removed from the body while the kubelet is stopped still
+/// runs, which `diagnose --manifest-url` reports as StaticPodNotRemoved naming the URL, resolved
+/// once the kubelet runs and removes it; the URL down, or serving a body the kubelet rejects, is a
+/// degraded source (diagnose's JSON and the agent's `/readyz` and `podcoroner_source_up`), the
+/// rules that need it skipped with why, and no finding.
+#[test]
+fn static_pods_from_a_url() {
+    let _serial = serial();
+    let rt = runtime();
+    let (dir, mut node) = up(&Options {
+        static_pod_url: true,
+        ..Options::default()
+    });
+    let _logs = KeepLogs(dir.path().to_owned(), "static-pod-url");
+    let env = node.env().clone();
+    let url = env.manifest_url.clone().unwrap();
+    let body = env.manifest_url_body.clone().unwrap();
+    let client = rt.block_on(node.client()).unwrap();
+    ok(std::fs::create_dir_all(body.parent().unwrap()));
+    ok(std::fs::write(
+        &body,
+        url_pod_list(&["url-keeper", "url-ghost"]),
+    ));
+    ok(std::fs::write(
+        env.manifest_dir.join("file-pod.yaml"),
+        static_manifest("file-pod"),
+    ));
+    let want = [
+        "kube-system/file-pod-lab-node".to_owned(),
+        "kube-system/url-ghost-lab-node".to_owned(),
+        "kube-system/url-keeper-lab-node".to_owned(),
+    ];
+    wait_pods_running(&rt, &client, &want);
+    // The kubelet ran them from its HTTP source.
+    let mirror = rt
+        .block_on(
+            kube::Api::<Pod>::namespaced(client.clone(), "kube-system").get("url-ghost-lab-node"),
+        )
+        .unwrap();
+    assert_eq!(
+        mirror
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("kubernetes.io/config.source"))
+            .map(String::as_str),
+        Some("http")
+    );
+
+    let report = diagnose(&env);
+    assert_sources_ok(&report, "diagnose with a static pod URL");
+    assert_eq!(
+        report["sources"]["manifest_url"]["status"], "ok",
+        "{report:#}"
+    );
+    assert_eq!(report["sources"]["manifest_url"]["endpoint"], url.as_str());
+    assert_eq!(report["sources"]["manifest_url"]["counts"]["pods"], 2);
+    assert_healthy(&report, "diagnose of a node with static pods from a URL");
+    assert!(
+        report["skipped_rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["kind"] != "StaticPodNotRemoved"),
+        "{report:#}"
+    );
+    // Without --manifest-url the HTTP pods are said unjudged, never judged removed.
+    let report = diagnose_without_url(&env);
+    assert_healthy(&report, "diagnose without --manifest-url");
+    assert!(
+        report["skipped_rules"].as_array().unwrap().iter().any(|s| {
+            s["kind"] == "StaticPodNotRemoved"
+                && s["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("no --manifest-url given: 2 HTTP static pod sandbox(es)")
+        }),
+        "{report:#}"
+    );
+
+    // url-ghost removed from the body while the kubelet is stopped: it keeps running.
+    node.stop_kubelet();
+    ok(std::fs::write(&body, url_pod_list(&["url-keeper"])));
+    let report = diagnose(&env);
+    let found = findings(&report);
+    assert!(
+        found
+            .iter()
+            .any(|(k, s, summary)| k == "StaticPodNotRemoved"
+                && s == "critical"
+                && summary.contains("kube-system/url-ghost-lab-node")
+                && summary.contains(&format!("the static pod URL {url} no longer serves it"))),
+        "{report:#}"
+    );
+    assert!(
+        found
+            .iter()
+            .all(|(_, s, summary)| s == "info" || summary.contains("url-ghost")),
+        "only url-ghost is reported: {report:#}"
+    );
+    ok(node.start_kubelet());
+    wait_for(120, "url-ghost's mirror pod deleted by the kubelet", || {
+        (!rt.block_on(node_pods(&client))
+            .contains_key("kube-system/url-ghost-lab-node"))
+        .then_some(())
+    });
+    diagnose_until(&env, 120, "url-ghost's StaticPodNotRemoved resolved", |f| {
+        f.iter().all(|(_, s, _)| s == "info")
+    });
+    let report = diagnose(&env);
+    assert_healthy(&report, "diagnose once the kubelet removed url-ghost");
+
+    // The URL down: a degraded source, no finding, the rules that need it skipped with why.
+    let read_failures = kubelet_log_count(&env, "Failed to read pods from URL");
+    node.stop_pod_url();
+    wait_for(60, "the kubelet failing to read the URL", || {
+        (kubelet_log_count(&env, "Failed to read pods from URL") > read_failures).then_some(())
+    });
+    let report = diagnose(&env);
+    let source = &report["sources"]["manifest_url"];
+    assert_eq!(source["status"], "degraded", "{report:#}");
+    assert!(
+        source["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("GET {url}: ")),
+        "{source:#}"
+    );
+    assert_healthy(&report, "diagnose with the static pod URL down");
+    let skipped = |report: &Value, kind: &str| {
+        report["skipped_rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["kind"] == kind)
+            .map(|s| s["reason"].as_str().unwrap().to_owned())
+    };
+    let reason = skipped(&report, "StaticPodNotRemoved").unwrap_or_default();
+    assert!(
+        reason.contains(&format!("the static pod URL {url} could not be read"))
+            && reason.contains("1 HTTP static pod sandbox(es) not judged"),
+        "{report:#}"
+    );
+    // The kubelet keeps the pod it last read.
+    wait_pods_running(&rt, &client, &[want[0].clone(), want[2].clone()]);
+
+    // The agent says so in /readyz and podcoroner_source_up.
+    let port = free_port();
+    let agent = start_agent(&env, &dir.path().join("agent"), port, &["--no-events"]);
+    let readyz = wait_for(60, "the agent's manifest_url health", || {
+        let (status, body) = get(port, "/readyz");
+        let v: Value = serde_json::from_str(&body).ok()?;
+        (!v["sources"]["manifest_url"].is_null() && !v["sources"]["cri"].is_null())
+            .then_some((status, v))
+    });
+    assert_eq!(readyz.0, 503, "{:#}", readyz.1);
+    assert_eq!(readyz.1["sources"]["manifest_url"]["healthy"], false);
+    let (_, metrics) = get(port, "/metrics");
+    assert!(
+        metrics.contains("podcoroner_source_up{source=\"manifest_url\"} 0"),
+        "{metrics}"
+    );
+
+    // A body the kubelet rejects: degraded the same way.
+    ok(std::fs::write(&body, "<html>maintenance</html>\n"));
+    ok(node.start_pod_url());
+    let report = diagnose(&env);
+    let source = &report["sources"]["manifest_url"];
+    assert_eq!(source["status"], "degraded", "{report:#}");
+    assert!(
+        source["detail"]
+            .as_str()
+            .unwrap()
+            .contains("couldn't parse as a single pod or a PodList"),
+        "{source:#}"
+    );
+    assert_healthy(&report, "diagnose with a body the kubelet rejects");
+    assert!(
+        skipped(&report, "StaticPodNotRemoved").is_some(),
+        "{report:#}"
+    );
+
+    // Served again: the agent becomes ready.
+    ok(std::fs::write(&body, url_pod_list(&["url-keeper"])));
+    wait_for(60, "the agent ready with the URL back", || {
+        (get(port, "/readyz").0 == 200).then_some(())
+    });
+    let agent_report = agent_findings(port);
+    assert_healthy(&agent_report, "the agent with the URL back");
+    agent.stop();
+    drop(node);
+}
+
+/// The CNI plugin gone and an API pod deleted: the kubelet's kill fails (StuckTerminatingPod);
+/// then, with the kubelet stopped, the pod force-deleted from the API (grace 0). The restarted
+/// kubelet no longer knows the pod, so no pod worker kills it; its NOTREADY sandbox is the sandbox
+/// GC's, whose StopPodSandbox keeps failing ("Failed to stop sandbox before removing", every GC
+/// period): SandboxStopFailing (critical: the plugin is missing) from the real kubelet's own lines
+/// in `format`, beside the state's LeakedSandbox; gone once the CNI is repaired and the GC
+/// removes the sandbox.
+fn cni_broken_then_pod_force_deleted(format: LogFormat, logs_name: &'static str) {
+    use podcoroner_test_support::{BrokenCni, CniFault};
+    let _serial = serial();
+    // In the struct's order: dropped last to first (the logs copied before the directory goes).
+    let WebNode {
+        _dir,
+        rt,
+        env,
+        client,
+        pods_api,
+        mut node,
+        _logs,
+    } = web_node(format, logs_name);
+    let uid = rt
+        .block_on(pods_api.get("web-0"))
+        .unwrap()
+        .metadata
+        .uid
+        .unwrap();
+    let broken = ok(rt.block_on(BrokenCni::inject_at(
+        &node.cni_conf_dir(),
+        &node.socket(),
+        CniFault::PluginMissing,
+    )));
+    rt.block_on(pods_api.delete("web-0", &DeleteParams::default()))
+        .unwrap();
+    diagnose_until(&env, 180, "StuckTerminatingPod for shop/web-0", |f| {
+        f.iter().any(|(k, s, summary)| {
+            k == "StuckTerminatingPod" && s != "info" && summary.contains("web-0")
+        })
+    });
+
+    node.stop_kubelet();
+    rt.block_on(pods_api.delete("web-0", &DeleteParams::default().grace_period(0)))
+        .unwrap();
+    wait_for(60, "shop/web-0 gone from the API", || {
+        (!rt.block_on(node_pods(&client)).contains_key("shop/web-0")).then_some(())
+    });
+    let gc_failures = |env: &Env| kubelet_log_count(env, "Failed to stop sandbox before removing");
+    let before = gc_failures(&env);
+    ok(node.start_kubelet());
+    wait_for(
+        240,
+        "the kubelet's sandbox GC failing to stop web-0's sandbox",
+        || (gc_failures(&env) > before).then_some(()),
+    );
+    let report = diagnose_until(&env, 120, "SandboxStopFailing for shop/web-0", |f| {
+        f.iter().any(|(k, s, summary)| {
+            k == "SandboxStopFailing" && s == "critical" && summary.contains("web-0")
+        })
+    });
+    let found: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] != "info")
+        .collect();
+    let stop = found
+        .iter()
+        .find(|f| f["kind"] == "SandboxStopFailing")
+        .unwrap();
+    assert_eq!(stop["pod"]["uid"], uid.as_str(), "{stop:#}");
+    assert!(
+        stop["summary"]
+            .as_str()
+            .unwrap()
+            .contains("podcoroner-missing-plugin"),
+        "{stop:#}"
+    );
+    assert!(
+        stop["evidence"].as_array().unwrap().iter().any(|e| {
+            e["source"] == "kubelet-log"
+                && e["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("Failed to stop sandbox before removing")
+        }),
+        "the evidence is the kubelet's GC line: {stop:#}"
+    );
+    // The pod is gone from the API and from the kubelet's pod workers: not StuckTerminatingPod.
+    assert!(
+        found.iter().all(|f| f["kind"] != "StuckTerminatingPod"
+            && ["SandboxStopFailing", "LeakedSandbox"].contains(&f["kind"].as_str().unwrap())),
+        "{report:#}"
+    );
+
+    ok(rt.block_on(broken.repair()));
+    diagnose_until(
+        &env,
+        180,
+        "nothing at warning or above once repaired",
+        |f| f.iter().all(|(_, s, _)| s == "info"),
+    );
+    drop(node);
+}
+
+#[test]
+fn cni_broken_then_pod_force_deleted_text_log() {
+    cni_broken_then_pod_force_deleted(LogFormat::Text, "cni-force-deleted-text");
+}
+
+#[test]
+fn cni_broken_then_pod_force_deleted_json_log() {
+    cni_broken_then_pod_force_deleted(LogFormat::Json, "cni-force-deleted-json");
 }

@@ -157,6 +157,7 @@ fn node(now: Timestamp) -> NodeView {
             unreadable: vec![],
         }),
         pod_dirs: Some(dirs),
+        manifest_url: None,
     }
 }
 

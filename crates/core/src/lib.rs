@@ -21,6 +21,6 @@ pub mod timeline;
 pub use finding::{Evidence, EvidenceSource, Finding, FindingKind, Severity};
 pub use model::{
     ApiPod, ApiView, Container, ContainerState, CriView, ManifestPod, ManifestView, NodeView,
-    PodDir, PodRef, Sandbox, SandboxState, StaticManifest, UnreadableManifest,
+    PodDir, PodRef, Sandbox, SandboxState, StaticManifest, UnreadableManifest, UrlManifestView,
 };
 pub use rules::{Config, Diagnosis, SkippedRule, diagnose};

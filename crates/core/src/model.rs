@@ -280,6 +280,22 @@ pub struct ManifestView {
     pub unreadable: Vec<UnreadableManifest>,
 }
 
+/// The kubelet's other static pod source: the body its HTTP source reads from `staticPodURL`
+/// (`pkg/kubelet/config/http.go`, `extractFromURL`), as podcoroner read it.
+///
+/// The kubelet takes one Pod or a `PodList` (YAML or JSON, at most 10 MiB); an empty body with
+/// status 200 is an empty list (it removes every HTTP static pod). Anything else (the URL
+/// unreachable, a status other than 200, a body that is not a valid Pod or PodList) makes the
+/// kubelet keep the pods it last read, so podcoroner cannot tell what it runs: `pods` is `Err`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UrlManifestView {
+    /// The URL (`staticPodURL`, `--manifest-url`).
+    pub url: String,
+    /// The pods the body declares (names without the node suffix), or why none could be known:
+    /// the URL unreachable, a status other than 200, a body the kubelet rejects.
+    pub pods: Result<Vec<ManifestPod>, String>,
+}
+
 /// One `pods/<uid>` directory under the kubelet root directory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PodDir {
@@ -311,6 +327,10 @@ pub struct NodeView {
     pub manifests: Option<ManifestView>,
     /// The kubelet's pod directories.
     pub pod_dirs: Option<Vec<PodDir>>,
+    /// The static pod URL's body, when `--manifest-url` is given; `None` when it is not (the
+    /// HTTP static pods are then not judged against their source).
+    #[serde(default)]
+    pub manifest_url: Option<UrlManifestView>,
 }
 
 impl NodeView {
@@ -322,6 +342,7 @@ impl NodeView {
             api: None,
             manifests: None,
             pod_dirs: None,
+            manifest_url: None,
         }
     }
 }

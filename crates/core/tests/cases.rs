@@ -1367,6 +1367,164 @@ const CASES: &[Case] = &[
         ],
         absent: &[],
     },
+    Case {
+        slug: "38-real-kubelet-cni-broken-pod-deleted-text-v1.34.4",
+        files: &[
+            File {
+                name: "kubelet.log",
+                year: 2026,
+                records: 127,
+                ..FILE
+            },
+            File {
+                name: "containerd.log",
+                year: 2026,
+                records: 10,
+                ..FILE
+            },
+        ],
+        events: &[Want {
+            kind: EventKind::KubeletStarted,
+            ..WANT
+        }],
+        absent: &[],
+    },
+    Case {
+        slug: "39-real-kubelet-cni-broken-pod-deleted-json-v1.34.4",
+        files: &[
+            File {
+                name: "kubelet.log",
+                year: 2026,
+                records: 101,
+                ..FILE
+            },
+            File {
+                name: "containerd.log",
+                year: 2026,
+                records: 8,
+                ..FILE
+            },
+        ],
+        events: &[Want {
+            kind: EventKind::KubeletStarted,
+            ..WANT
+        }],
+        absent: &[],
+    },
+    Case {
+        slug: "40-real-kubelet-healthy-node-restart-v1.34.4",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2026,
+            records: 38,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::KubeletStarted,
+                n: 2,
+                ..WANT
+            },
+            // The start-up "pleg has yet to be successful" of each start: an event, no finding.
+            Want {
+                kind: EventKind::PlegUnhealthy,
+                n: 2,
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "41-real-kubelet-http-static-pod-removed-from-url-v1.34.4",
+        files: &[
+            File {
+                name: "kubelet.log",
+                year: 2026,
+                records: 169,
+                ..FILE
+            },
+            File {
+                name: "containerd.log",
+                year: 2026,
+                records: 16,
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::KubeletStarted,
+                n: 2,
+                ..WANT
+            },
+            Want {
+                kind: EventKind::SyncLoop(SyncOp::Add),
+                source: Some(ConfigSource::Http),
+                n: 2,
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "42-real-kubelet-sandbox-gc-stop-failing-after-restart-text-v1.34.4",
+        files: &[
+            File {
+                name: "kubelet.log",
+                year: 2026,
+                records: 138,
+                ..FILE
+            },
+            File {
+                name: "containerd.log",
+                year: 2026,
+                records: 12,
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::KubeletStarted,
+                n: 2,
+                ..WANT
+            },
+            Want {
+                kind: EventKind::StopSandboxBeforeRemoveFailed,
+                sandbox: Some("3e48ed5fcab1001b644a5f3633a91651a266be3d1064743e591eacb75e9b2e72"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "43-real-kubelet-sandbox-gc-stop-failing-after-restart-json-v1.34.4",
+        files: &[
+            File {
+                name: "kubelet.log",
+                year: 2026,
+                records: 120,
+                ..FILE
+            },
+            File {
+                name: "containerd.log",
+                year: 2026,
+                records: 10,
+                ..FILE
+            },
+        ],
+        events: &[
+            Want {
+                kind: EventKind::KubeletStarted,
+                n: 2,
+                ..WANT
+            },
+            Want {
+                kind: EventKind::StopSandboxBeforeRemoveFailed,
+                sandbox: Some("7b1da9b3e06293564874f636212e07c90f545f62c77252c0d8f4c4df2f3fcdd8"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -31,6 +31,11 @@ pub struct FileConfig {
     /// The static pod manifest directory (the kubelet's `staticPodPath`).
     #[serde(default = "default_manifest_dir")]
     pub manifest_dir: PathBuf,
+    /// The kubelet's static pod URL (`staticPodURL`), `http://` or `https://`, when it has one:
+    /// read every `manifest_rescan_interval`, its pods judged like the manifest directory's. An
+    /// unreachable URL or a body the kubelet rejects is a degraded source. Default: none.
+    #[serde(default)]
+    pub manifest_url: Option<String>,
     /// How often the manifest directory is re-read in full (file events only wake the daemon
     /// early; the rescan is the truth).
     #[serde(default = "default_rescan_interval", with = "humantime_serde")]
@@ -166,6 +171,22 @@ fn default_timeout() -> Duration {
 fn default_cri_poll_interval() -> Duration {
     Duration::from_secs(30)
 }
+/// Checks a static pod URL: `http://` or `https://` with a host, as the kubelet's Go client
+/// takes it.
+///
+/// # Errors
+/// Naming what is wrong.
+pub fn check_manifest_url(url: &str) -> Result<(), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .ok_or_else(|| format!("{url:?} is not an http:// or https:// URL"))?;
+    if rest.is_empty() || rest.starts_with('/') {
+        return Err(format!("{url:?} names no host"));
+    }
+    Ok(())
+}
+
 fn default_manifest_dir() -> PathBuf {
     PathBuf::from("/etc/kubernetes/manifests")
 }
@@ -286,6 +307,9 @@ impl FileConfig {
                 return Err(format!("{name} must be longer than 0s"));
             }
         }
+        if let Some(url) = &self.manifest_url {
+            check_manifest_url(url).map_err(|e| format!("manifest_url: {e}"))?;
+        }
         if self.http_max_connections == 0 {
             return Err("http_max_connections must be at least 1".to_string());
         }
@@ -350,5 +374,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("unbalanced parentheses"), "{err}");
+    }
+
+    #[test]
+    fn manifest_url_is_an_http_url() {
+        assert_eq!(FileConfig::parse("", "c.yaml").unwrap().manifest_url, None);
+        let c = FileConfig::parse("manifest_url: https://10.0.0.1/pods\n", "c.yaml").unwrap();
+        assert_eq!(c.manifest_url.as_deref(), Some("https://10.0.0.1/pods"));
+        for (url, want) in [
+            ("ftp://x/pods", "is not an http:// or https:// URL"),
+            ("http:///pods", "names no host"),
+        ] {
+            let err = FileConfig::parse(&format!("manifest_url: {url}\n"), "c.yaml")
+                .unwrap_err()
+                .to_string();
+            assert_eq!(err, format!("c.yaml: manifest_url: {url:?} {want}"));
+        }
     }
 }

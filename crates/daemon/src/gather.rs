@@ -26,6 +26,8 @@ pub struct SourceOptions {
     pub node_name: String,
     /// `--manifest-dir`, default `/etc/kubernetes/manifests`.
     pub manifest_dir: PathBuf,
+    /// `--manifest-url`: the kubelet's `staticPodURL`, when it has one.
+    pub manifest_url: Option<String>,
     /// `--kubeconfig`.
     pub kubeconfig: Option<PathBuf>,
     /// `--pods FILE`: the JSON of `kubectl get pods -A -o json`, instead of the API server.
@@ -105,7 +107,11 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
         events.extend(read.events);
     }
     if opts.offline {
-        for name in ["cri", "apiserver", "manifests", "pod_dirs"] {
+        let mut offline_sources = vec!["cri", "apiserver", "manifests", "pod_dirs"];
+        if opts.manifest_url.is_some() {
+            offline_sources.push("manifest_url");
+        }
+        for name in offline_sources {
             sources.insert(
                 name.to_string(),
                 SourceStatus::unavailable("not read: --offline"),
@@ -118,6 +124,7 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
                 api: None,
                 manifests: None,
                 pod_dirs: None,
+                manifest_url: None,
             },
             sources,
             runtime: None,
@@ -127,6 +134,14 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
     }
     let manifest_dir = podcoroner_hostfs::manifests::read_dir(&opts.manifest_dir)?;
     sources.insert("manifests".to_string(), manifests_status(&manifest_dir));
+
+    let manifest_url = match &opts.manifest_url {
+        Some(url) => Some(podcoroner_hostfs::static_pod_url::fetch(url, opts.timeout).await),
+        None => None,
+    };
+    if let Some(u) = &manifest_url {
+        sources.insert("manifest_url".to_string(), manifest_url_status(u));
+    }
 
     let pod_dirs = podcoroner_hostfs::pod_dirs::read(&opts.kubelet_root_dir)?;
     sources.insert(
@@ -194,6 +209,7 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
             api,
             manifests: Some(manifest_view(manifest_dir)),
             pod_dirs,
+            manifest_url,
         },
         sources,
         runtime: Some(runtime),
@@ -365,6 +381,25 @@ pub fn manifests_status(dir: &podcoroner_hostfs::manifests::ManifestDir) -> Sour
         s.counts
             .insert("unreadable".to_string(), dir.unreadable.len());
     }
+    s
+}
+
+/// The status line of the static pod URL: degraded when it could not be read or its body is
+/// not what the kubelet takes (the kubelet keeps the HTTP static pods it last read, so they are
+/// unknown); the rules that need the URL's pods skip and say why.
+pub fn manifest_url_status(u: &podcoroner_core::UrlManifestView) -> SourceStatus {
+    let mut s = match &u.pods {
+        Ok(pods) => {
+            let mut s = SourceStatus::ok();
+            s.counts.insert("pods".to_string(), pods.len());
+            s
+        }
+        Err(e) => SourceStatus::degraded(format!(
+            "{e}; the kubelet keeps the HTTP static pods it last read, so the rules that need \
+             the URL's pods skip"
+        )),
+    };
+    s.endpoint = Some(u.url.clone());
     s
 }
 

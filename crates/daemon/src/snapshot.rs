@@ -9,6 +9,8 @@
 //! cri/containers.json  crictl ps -a -o json
 //! api/pods.json        kubectl get pods -A -o json (absent when the API was unavailable)
 //! manifests/           the manifest files the kubelet reads, secrets redacted (absent: no such directory)
+//! manifest_url.json    with --manifest-url: the URL and the pods its body declared (names only), or
+//!                      why it could not be read
 //! (meta.json left_out: what was not copied and why)
 //! kubelet/pods/<uid>/  the pod directory skeleton: entries and volumes/<plugin>/<volume>, no contents
 //! logs/kubelet.log     the kubelet log window (--since, default the last 24 h), when --kubelet-log
@@ -44,6 +46,10 @@ pub struct Meta {
     pub podcoroner_version: String,
     /// The manifest directory on the node, for evidence lines.
     pub manifest_dir: String,
+    /// The static pod URL (`--manifest-url`), when one was given; its pods are in
+    /// `manifest_url.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_url: Option<String>,
     /// The kubelet root directory on the node, for evidence lines.
     pub kubelet_root_dir: String,
     /// Each source's status at collection time.
@@ -200,6 +206,9 @@ fn write_into(
             }
         }
     }
+    if let Some(u) = &gathered.view.manifest_url {
+        write_json(&out.join("manifest_url.json"), u)?;
+    }
     let (_, pods_left_out) =
         podcoroner_hostfs::pod_dirs::copy_skeleton(&opts.kubelet_root_dir, &out.join("kubelet"))?;
     left_out.extend(pods_left_out.into_iter().map(|(path, reason)| LeftOut {
@@ -226,6 +235,7 @@ fn write_into(
         collected_at,
         podcoroner_version: env!("CARGO_PKG_VERSION").to_string(),
         manifest_dir: opts.manifest_dir.display().to_string(),
+        manifest_url: opts.manifest_url.clone(),
         kubelet_root_dir: opts.kubelet_root_dir.display().to_string(),
         sources: gathered.sources.clone(),
         pod_dir_modified_at: gathered
@@ -412,6 +422,30 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
     sources.insert("manifests".to_string(), gather::manifests_status(&read));
     let manifests = Some(gather::manifest_view(read));
 
+    // The static pod URL's pods as collect read them.
+    let manifest_url = match &meta.manifest_url {
+        None => None,
+        Some(url) => {
+            let path = dir.join("manifest_url.json");
+            let view = if path.is_file() {
+                let text = std::fs::read_to_string(&path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                serde_json::from_str::<podcoroner_core::UrlManifestView>(&text)
+                    .with_context(|| format!("parsing {}", path.display()))?
+            } else {
+                podcoroner_core::UrlManifestView {
+                    url: url.clone(),
+                    pods: Err("manifest_url.json is not in the snapshot".to_string()),
+                }
+            };
+            sources.insert(
+                "manifest_url".to_string(),
+                gather::manifest_url_status(&view),
+            );
+            Some(view)
+        }
+    };
+
     // Pod directories, with the node's paths.
     let kubelet_copy = dir.join("kubelet");
     let pod_dirs = podcoroner_hostfs::pod_dirs::read(&kubelet_copy)?.map(|mut dirs| {
@@ -462,6 +496,7 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
         api,
         manifests,
         pod_dirs,
+        manifest_url,
     };
     Ok(Snapshot {
         meta,
@@ -497,6 +532,7 @@ mod tests {
             timeout: std::time::Duration::from_secs(1),
             node_name: "node-1".to_string(),
             manifest_dir: dir.join("manifests"),
+            manifest_url: None,
             kubeconfig: None,
             pods_file: None,
             no_apiserver: true,
@@ -547,5 +583,68 @@ mod tests {
         assert!(out.join("meta.json").is_file() && out.join("manifests/etcd.yaml").is_file());
         let back = read(&out).unwrap();
         assert_eq!(back.meta.redacted, Some(0));
+    }
+
+    #[test]
+    fn the_static_pod_url_is_captured_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = "http://127.0.0.1:8080/pods".to_string();
+        let mut o = opts(dir.path());
+        o.manifest_url = Some(url.clone());
+        for pods in [
+            Ok(vec![podcoroner_core::ManifestPod {
+                name: "edge".to_string(),
+                namespace: "kube-system".to_string(),
+                uid: None,
+            }]),
+            Err("GET http://127.0.0.1:8080/pods: status 503, not 200".to_string()),
+        ] {
+            let view = podcoroner_core::UrlManifestView {
+                url: url.clone(),
+                pods,
+            };
+            let mut g = gathered();
+            g.view.manifest_url = Some(view.clone());
+            let out = dir.path().join(format!("snap-{}", view.pods.is_ok()));
+            write(&out, &g, &o, Timestamp::now(), false).unwrap();
+            let back = read(&out).unwrap();
+            assert_eq!(back.meta.manifest_url.as_deref(), Some(url.as_str()));
+            assert_eq!(back.view.manifest_url.as_ref(), Some(&view));
+            let status = &back.sources["manifest_url"];
+            assert_eq!(status.endpoint.as_deref(), Some(url.as_str()));
+            match &view.pods {
+                Ok(_) => {
+                    assert!(status.is_ok(), "{status:?}");
+                    assert_eq!(status.counts["pods"], 1);
+                }
+                Err(e) => {
+                    assert_eq!(status.status, Some(SourceState::Degraded));
+                    assert!(status.detail.as_deref().unwrap().starts_with(e.as_str()));
+                }
+            }
+        }
+        // A snapshot without manifest_url.json is degraded, never no HTTP static pods.
+        let out = dir.path().join("snap-true");
+        std::fs::remove_file(out.join("manifest_url.json")).unwrap();
+        let back = read(&out).unwrap();
+        assert!(back.view.manifest_url.unwrap().pods.is_err());
+        assert_eq!(
+            back.sources["manifest_url"].status,
+            Some(SourceState::Degraded)
+        );
+        // Without --manifest-url nothing of it is written or read.
+        let out = dir.path().join("snap-none");
+        write(
+            &out,
+            &gathered(),
+            &opts(dir.path()),
+            Timestamp::now(),
+            false,
+        )
+        .unwrap();
+        assert!(!out.join("manifest_url.json").exists());
+        let back = read(&out).unwrap();
+        assert_eq!(back.view.manifest_url, None);
+        assert!(!back.sources.contains_key("manifest_url"));
     }
 }

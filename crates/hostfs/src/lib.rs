@@ -2,12 +2,15 @@
 //!
 //! - [`manifests`]: the static pod manifest directory, read as the kubelet's file source reads it.
 //! - [`pod_dirs`]: the `pods/<uid>/` directories under the kubelet root directory.
+//! - [`static_pod_url`]: the kubelet's other static pod source, the body of its `staticPodURL`,
+//!   fetched and read as the kubelet's HTTP source reads it.
 //!
 //! Architecture invariant: this is the only crate that knows the on-disk layout of these two
 //! directories; it depends on `podcoroner-core` and on no other podcoroner crate.
 
 pub mod manifests;
 pub mod pod_dirs;
+pub mod static_pod_url;
 
 use std::path::PathBuf;
 

@@ -170,6 +170,13 @@ pub const MAX_PARSED_DEPTH: usize = 128;
 /// [`parse`], with the nesting depth checked first: deeper than [`KUBELET_MAX_DEPTH`] is
 /// rejected as the kubelet rejects it, deeper than [`MAX_PARSED_DEPTH`] is unreadable.
 pub fn parse_file(bytes: &[u8]) -> Result<ManifestPod, ManifestError> {
+    check_nesting(bytes)?;
+    parse(bytes).map_err(ManifestError::Rejected)
+}
+
+/// The checks [`parse_file`] makes before any YAML parser sees `bytes`: UTF-8, the kubelet's
+/// nesting limit (rejected), podcoroner's parser's limits (unreadable).
+pub fn check_nesting(bytes: &[u8]) -> Result<(), ManifestError> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
     let n = measure(text, KUBELET_MAX_DEPTH + 1);
     match n.depth {
@@ -186,7 +193,7 @@ pub fn parse_file(bytes: &[u8]) -> Result<ManifestPod, ManifestError> {
              grows with tokens × flow depth",
             n.flow_cost
         ))),
-        _ => parse(bytes).map_err(ManifestError::Rejected),
+        _ => Ok(()),
     }
 }
 
@@ -369,6 +376,12 @@ pub fn parse(bytes: &[u8]) -> Result<ManifestPod, String> {
         .next()
         .ok_or("empty file")?;
     let pod = Pod::deserialize(doc).map_err(|e| format!("invalid pod: {e}"))?;
+    static_pod(pod)
+}
+
+/// The static pod the kubelet makes of `pod` (`applyDefaults`: the namespace defaults to
+/// `default`), or why it rejects it (no name, no container).
+pub fn static_pod(pod: Pod) -> Result<ManifestPod, String> {
     let name = pod.metadata.name.unwrap_or_default();
     if name.is_empty() {
         return Err("invalid pod: metadata.name: Required value".to_string());

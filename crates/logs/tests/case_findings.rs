@@ -559,6 +559,84 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "38-real-kubelet-cni-broken-pod-deleted-text-v1.34.4",
+        // expected.md: node-wide (the CNI plugin binary is missing): critical.
+        runs: &[Run {
+            node: "lab-node",
+            kubelet: &["kubelet.log"],
+            runtime: &["containerd.log"],
+            never: &[K::LeakedSandbox, K::SandboxStopFailing],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "39-real-kubelet-cni-broken-pod-deleted-json-v1.34.4",
+        // expected.md: node-wide (the CNI plugin binary is missing): critical.
+        runs: &[Run {
+            node: "lab-node",
+            kubelet: &["kubelet.log"],
+            runtime: &["containerd.log"],
+            never: &[K::LeakedSandbox, K::SandboxStopFailing],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "40-real-kubelet-healthy-node-restart-v1.34.4",
+        // expected.md: healthy; only the explained info findings.
+        runs: &[Run {
+            node: "lab-node",
+            kubelet: &["kubelet.log"],
+            never: &[K::RuntimeUnhealthy],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "41-real-kubelet-http-static-pod-removed-from-url-v1.34.4",
+        runs: &[Run {
+            node: "lab-node",
+            kubelet: &["kubelet.log"],
+            runtime: &["containerd.log"],
+            never: &[K::StaticPodNotRemoved, K::OrphanedMirrorPod],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "healthy offline: the removal from the static pod URL shows only in the state (the URL's \
+                      body and the CRI view, StaticPodNotRemoved while the kubelet was down); the restarted \
+                      kubelet logs no REMOVE, it tears the pod down as an orphan",
+    },
+    Case {
+        slug: "42-real-kubelet-sandbox-gc-stop-failing-after-restart-text-v1.34.4",
+        // expected.md: node-wide (the CNI plugin binary is missing): critical.
+        runs: &[Run {
+            node: "lab-node",
+            kubelet: &["kubelet.log"],
+            runtime: &["containerd.log"],
+            never: &[K::StuckTerminatingPod],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "43-real-kubelet-sandbox-gc-stop-failing-after-restart-json-v1.34.4",
+        // expected.md: node-wide (the CNI plugin binary is missing): critical.
+        runs: &[Run {
+            node: "lab-node",
+            kubelet: &["kubelet.log"],
+            runtime: &["containerd.log"],
+            never: &[K::StuckTerminatingPod],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

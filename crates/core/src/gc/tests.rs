@@ -94,6 +94,7 @@ fn view(
             unreadable: vec![],
         }),
         pod_dirs: None,
+        manifest_url: None,
     }
 }
 

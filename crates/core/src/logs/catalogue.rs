@@ -204,6 +204,10 @@ pub enum EventKind {
     SkippingDeleteSourcesNotReady,
     /// `SyncLoop (housekeeping, skipped): sources aren't ready yet`.
     HousekeepingSkippedSourcesNotReady,
+    /// `"Kubelet version" kubeletVersion="v1.34.4"` (before 1.21 `Version: v1.20.4`): the
+    /// kubelet process starts (`cmd/kubelet/app/server.go` `run`). What its pod workers did
+    /// before is not carried over: a pod no config source gives any more is not killed again.
+    KubeletStarted,
     /// `"Skipping pod synchronization" err="PLEG is not healthy: …"`; legacy `skipping pod
     /// synchronization - [… PLEG is not healthy: pleg was last seen active … ago …]`.
     PlegUnhealthy,

@@ -31,13 +31,12 @@ impl Ctx<'_> {
                     continue;
                 }
                 let mut evidence = vec![self.sandbox_evidence(s)];
-                let gone = if self.api_unusable.is_some()
-                    || (s.is_static() && self.manifests_unusable.is_some())
-                {
-                    None
-                } else {
-                    Some(self.pod_known_by(s).is_none())
-                };
+                let gone =
+                    if self.api_unusable.is_some() || self.static_source_unusable(s).is_some() {
+                        None
+                    } else {
+                        Some(self.pod_known_by(s).is_none())
+                    };
                 let summary;
                 if s.id != newest.id {
                     evidence.push(Evidence::new(
@@ -100,10 +99,11 @@ impl Ctx<'_> {
             }
         }
         // Unusable manifests leave only static sandboxes unjudged: partial only when there is one.
-        if let Some(why) = self
-            .api_unusable
+        if let Some(why) = self.api_unusable.as_ref().or(self
+            .manifests_unusable
             .as_ref()
-            .or(self.manifests_unusable.as_ref().filter(|_| n_unjudged > 0))
+            .or(self.url_unusable.as_ref())
+            .filter(|_| n_unjudged > 0))
         {
             skipped.push(SkippedRule {
                 kind: FindingKind::LeakedSandbox,
@@ -134,6 +134,18 @@ impl Ctx<'_> {
                 format!(
                     "no manifest in {} declares pod {}/{} or uid {uid}",
                     self.manifest_dir(),
+                    s.pod.namespace,
+                    s.pod.name
+                ),
+            ));
+        }
+        if let Some(pods) = self.url_pods {
+            ev.push(Evidence::new(
+                EvidenceSource::Manifest,
+                format!(
+                    "none of the {} pods the static pod URL {} serves is {}/{} or has uid {uid}",
+                    pods.len(),
+                    self.manifest_url(),
                     s.pod.namespace,
                     s.pod.name
                 ),

@@ -126,26 +126,36 @@ impl Ctx<'_> {
             skipped.push(skip(FindingKind::OrphanedMirrorPod, why));
             return;
         }
+        let mut unjudged_http = 0usize;
         for &m in &self.node_mirrors {
             let hash = m.mirror_hash().unwrap_or("");
             let (ns, name) = (m.pod.namespace.as_str(), m.pod.name.as_str());
             // A file pod's mirror is orphaned once no manifest declares the pod, even if a
-            // stopped sandbox lingers; an HTTP-sourced static pod has no manifest, so any sandbox
-            // of it counts.
+            // stopped sandbox lingers; so is an HTTP pod's once the static pod URL no longer
+            // serves it. Without --manifest-url an HTTP-sourced static pod's source is unknown,
+            // so any sandbox of it counts; with a URL that cannot be read it is not judged.
             let http = m
                 .annotations
                 .get(crate::model::ANNOTATION_CONFIG_SOURCE)
                 .map(String::as_str)
                 == Some("http");
+            let created = m.created_at.unwrap_or(self.now);
+            if http && self.url_unusable.is_some() {
+                if self.past_min_age(created) {
+                    unjudged_http += 1;
+                }
+                continue;
+            }
+            let url_known = http && self.url_pods.is_some();
             // A READY one is StaticPodNotRemoved's business, which names the same cause.
             let has_sandbox = self.sandboxes_by_uid.values().flatten().any(|s| {
                 s.is_static()
                     && (s.pod.uid == hash || (s.pod.namespace == ns && s.pod.name == name))
-                    && (http || s.state == SandboxState::Ready)
+                    && ((http && !url_known) || s.state == SandboxState::Ready)
             });
-            let created = m.created_at.unwrap_or(self.now);
             if has_sandbox
                 || self.manifest_for(ns, name, hash).is_some()
+                || self.url_declares(ns, name, hash) == Some(true)
                 || !self.past_min_age(created)
             {
                 continue;
@@ -173,7 +183,16 @@ impl Ctx<'_> {
                     ),
                     Evidence::new(
                         EvidenceSource::Manifest,
-                        format!("no manifest in {} declares pod {ns}/{name}", self.manifest_dir()),
+                        if url_known {
+                            format!(
+                                "no manifest in {} declares pod {ns}/{name}, and the static pod URL {} \
+                                 does not serve it",
+                                self.manifest_dir(),
+                                self.manifest_url()
+                            )
+                        } else {
+                            format!("no manifest in {} declares pod {ns}/{name}", self.manifest_dir())
+                        },
                     ),
                     Evidence::new(EvidenceSource::Cri, {
                         let n = self.sandboxes_by_uid.get(hash).map_or(0, Vec::len);
@@ -189,6 +208,15 @@ impl Ctx<'_> {
                      delete pod -n {ns} {name}"
                 ),
                 gc_eligible: false,
+            });
+        }
+        if unjudged_http > 0
+            && let Some(why) = &self.url_unusable
+        {
+            skipped.push(SkippedRule {
+                kind: FindingKind::OrphanedMirrorPod,
+                partial: true,
+                reason: format!("{why} ({unjudged_http} HTTP static pods' mirror pods not judged)"),
             });
         }
     }

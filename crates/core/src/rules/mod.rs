@@ -121,6 +121,11 @@ pub(crate) struct Ctx<'a> {
     manifests_unusable: Option<String>,
     /// Whether some static pod's name ends with `-<node name>`, confirming the node name.
     node_name_confirmed: bool,
+    /// The pods the static pod URL serves, when `--manifest-url` was given and its body read.
+    url_pods: Option<&'a [crate::model::ManifestPod]>,
+    /// Why the static pod URL's body is unknown, when `--manifest-url` was given and it could not
+    /// be read (the kubelet then keeps the HTTP static pods it last read).
+    url_unusable: Option<String>,
 }
 
 /// A kubelet-created sandbox is newer than another when it was created later; the attempt
@@ -243,7 +248,22 @@ impl<'a> Ctx<'a> {
         let node_name_confirmed = sandboxes_by_uid
             .values()
             .flatten()
-            .any(|s| s.config_source() == Some("file") && s.pod.name.ends_with(&node_suffix));
+            .any(|s| s.is_static() && s.pod.name.ends_with(&node_suffix));
+        let (url_pods, url_unusable) = match &view.manifest_url {
+            None => (None, None),
+            Some(u) => match &u.pods {
+                Ok(pods) => (Some(pods.as_slice()), None),
+                Err(e) => (
+                    None,
+                    Some(format!(
+                        "the static pod URL {} could not be read ({e}): the kubelet keeps running \
+                         the HTTP static pods it last read, so one removed from the URL cannot be \
+                         told from one still served",
+                        u.url
+                    )),
+                ),
+            },
+        };
 
         Ctx {
             view,
@@ -256,6 +276,8 @@ impl<'a> Ctx<'a> {
             node_mirrors,
             manifests_unusable,
             node_name_confirmed,
+            url_pods,
+            url_unusable,
         }
     }
 
@@ -293,23 +315,58 @@ impl<'a> Ctx<'a> {
             .filter_map(|m| m.pod.as_ref().ok().map(|p| (m.path.as_str(), p)))
     }
 
-    /// The manifest that declares the static pod `namespace/name` (a full pod name, with the node
-    /// suffix) or the UID `uid`. Until a static pod confirms the node name, a manifest whose name
-    /// is a prefix of the pod name followed by `-` also counts, so a wrong `--node-name` can never
-    /// make a live static pod look removed.
+    /// Whether `m` declares the static pod `namespace/name` (a full pod name, with the node
+    /// suffix) or the UID `uid`. Until a static pod confirms the node name, a pod whose name is a
+    /// prefix of the pod name followed by `-` also counts, so a wrong `--node-name` can never make
+    /// a live static pod look removed.
+    fn declares(
+        &self,
+        m: &crate::model::ManifestPod,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+    ) -> bool {
+        m.uid.as_deref() == Some(uid)
+            || (m.namespace == namespace
+                && (m.full_name(&self.view.node_name) == name
+                    || (!self.node_name_confirmed
+                        && name
+                            .strip_prefix(m.name.as_str())
+                            .is_some_and(|rest| rest.starts_with('-')))))
+    }
+
+    /// The manifest that declares the static pod `namespace/name` or the UID `uid`
+    /// ([`Ctx::declares`]).
     fn manifest_for(&self, namespace: &str, name: &str, uid: &str) -> Option<&'a str> {
-        let node = &self.view.node_name;
         self.manifest_pods()
-            .find(|(_, m)| {
-                m.uid.as_deref() == Some(uid)
-                    || (m.namespace == namespace
-                        && (m.full_name(node) == name
-                            || (!self.node_name_confirmed
-                                && name
-                                    .strip_prefix(m.name.as_str())
-                                    .is_some_and(|rest| rest.starts_with('-')))))
-            })
+            .find(|(_, m)| self.declares(m, namespace, name, uid))
             .map(|(path, _)| path)
+    }
+
+    /// Whether the static pod URL's body declares the static pod `namespace/name` or the UID
+    /// `uid`; `None` when the body is unknown or no URL was given.
+    fn url_declares(&self, namespace: &str, name: &str, uid: &str) -> Option<bool> {
+        self.url_pods
+            .map(|pods| pods.iter().any(|m| self.declares(m, namespace, name, uid)))
+    }
+
+    /// The static pod URL, `""` without one.
+    fn manifest_url(&self) -> &str {
+        self.view
+            .manifest_url
+            .as_ref()
+            .map_or("", |u| u.url.as_str())
+    }
+
+    /// Why the source of the static pod `s` cannot be known (its manifest directory, or for an
+    /// HTTP static pod its URL when one was given), or `None` when it can or `s` is no static pod.
+    fn static_source_unusable(&self, s: &Sandbox) -> Option<&String> {
+        match s.config_source() {
+            Some("file") => self.manifests_unusable.as_ref(),
+            Some("http") if self.view.manifest_url.is_some() => self.url_unusable.as_ref(),
+            Some("http") => self.manifests_unusable.as_ref(),
+            _ => None,
+        }
     }
 
     fn node_mirror_by_hash(&self, hash: &str) -> Option<&'a ApiPod> {
@@ -372,8 +429,14 @@ impl<'a> Ctx<'a> {
         if self.api_uids.contains(uid) {
             return Some(format!("the API server has pod uid {uid}"));
         }
-        let file_pod = s.config_source() == Some("file") && self.manifests_unusable.is_none();
-        if !file_pod && let Some(m) = self.node_mirror_by_hash(uid) {
+        // A static pod's own source, when it can be read, is the truth: a mirror pod left behind
+        // does not keep a removed static pod alive (the kubelet deletes such mirror pods).
+        let source_known = match s.config_source() {
+            Some("file") => self.manifests_unusable.is_none(),
+            Some("http") => self.url_pods.is_some(),
+            _ => false,
+        };
+        if !source_known && let Some(m) = self.node_mirror_by_hash(uid) {
             return Some(format!(
                 "mirror pod {}/{} has kubernetes.io/config.mirror={uid}",
                 m.pod.namespace, m.pod.name
@@ -383,6 +446,14 @@ impl<'a> Ctx<'a> {
             return Some(format!(
                 "manifest {path} declares pod {}/{}",
                 s.pod.namespace, s.pod.name
+            ));
+        }
+        if self.url_declares(&s.pod.namespace, &s.pod.name, uid) == Some(true) {
+            return Some(format!(
+                "the static pod URL {} declares pod {}/{}",
+                self.manifest_url(),
+                s.pod.namespace,
+                s.pod.name
             ));
         }
         None

@@ -9,73 +9,149 @@ use super::*;
 
 impl Ctx<'_> {
     /// `config/file.go`: the file source re-lists the manifest directory and a pod whose file is
-    /// gone is REMOVEd, which makes its pod worker kill the sandbox. A READY static sandbox with
-    /// no manifest past `min_age` means that removal never happened.
+    /// gone is REMOVEd, which makes its pod worker kill the sandbox; `config/http.go` does the
+    /// same for a pod the static pod URL no longer serves (each read is a SET of the source's
+    /// pods). A READY static sandbox its source no longer declares, past `min_age`, means that
+    /// removal never happened.
+    ///
+    /// A file pod is judged when the manifest directory can be read; an HTTP pod when the URL
+    /// given by `--manifest-url` was read (an unreachable URL or a body the kubelet rejects makes
+    /// the kubelet keep what it last read: those pods are left unjudged and the rule says so).
     pub(super) fn static_pods_not_removed(
         &self,
         out: &mut Vec<Finding>,
         skipped: &mut Vec<SkippedRule>,
     ) {
-        if let Some(why) = self.missing(&[View::Cri, View::Manifests]) {
+        if let Some(why) = self.missing(&[View::Cri]) {
             skipped.push(skip(FindingKind::StaticPodNotRemoved, &why));
             return;
         }
+        let (mut judged, mut unjudged_http, mut unjudged_file) = (0usize, 0usize, 0usize);
         for group in self.sandboxes_by_uid.values() {
             for &s in group {
-                if s.state != SandboxState::Ready
-                    || s.config_source() != Some("file")
-                    || !self.past_min_age(s.created_at)
-                    || self
-                        .manifest_for(&s.pod.namespace, &s.pod.name, &s.pod.uid)
-                        .is_some()
-                {
+                if s.state != SandboxState::Ready || !self.past_min_age(s.created_at) {
                     continue;
                 }
-                let n_files = self.view.manifests.as_ref().map_or(0, |m| m.files.len());
+                let (ns, name, uid) = (&s.pod.namespace, &s.pod.name, &s.pod.uid);
+                let source = match s.config_source() {
+                    Some("file") if self.manifests_unusable.is_some() => {
+                        unjudged_file += 1;
+                        continue;
+                    }
+                    Some("file") if self.manifest_for(ns, name, uid).is_some() => {
+                        judged += 1;
+                        continue;
+                    }
+                    Some("file") => {
+                        let n_files = self.view.manifests.as_ref().map_or(0, |m| m.files.len());
+                        Evidence::new(
+                            EvidenceSource::Manifest,
+                            format!(
+                                "none of the {n_files} files in {} declares pod {ns}/{name} (name + \
+                                 \"-\" + node {})",
+                                self.manifest_dir(),
+                                self.view.node_name
+                            ),
+                        )
+                    }
+                    Some("http") => match self.url_declares(ns, name, uid) {
+                        None => {
+                            unjudged_http += 1;
+                            continue;
+                        }
+                        Some(true) => {
+                            judged += 1;
+                            continue;
+                        }
+                        Some(false) => Evidence::new(
+                            EvidenceSource::Manifest,
+                            format!(
+                                "none of the {} pods the static pod URL {} serves is {ns}/{name} \
+                                 (name + \"-\" + node {})",
+                                self.url_pods.map_or(0, <[_]>::len),
+                                self.manifest_url(),
+                                self.view.node_name
+                            ),
+                        ),
+                    },
+                    _ => continue,
+                };
+                judged += 1;
+                let http = s.config_source() == Some("http");
                 out.push(Finding {
                     kind: FindingKind::StaticPodNotRemoved,
                     severity: Severity::Critical,
-                    summary: format!(
-                        "static pod {}/{} still runs (sandbox {} READY for {}) but its manifest is gone",
-                        s.pod.namespace,
-                        s.pod.name,
-                        short(&s.id),
-                        human(self.age(s.created_at))
-                    ),
+                    summary: if http {
+                        format!(
+                            "static pod {ns}/{name} still runs (sandbox {} READY for {}) but the static \
+                             pod URL {} no longer serves it",
+                            short(&s.id),
+                            human(self.age(s.created_at)),
+                            self.manifest_url()
+                        )
+                    } else {
+                        format!(
+                            "static pod {ns}/{name} still runs (sandbox {} READY for {}) but its \
+                             manifest is gone",
+                            short(&s.id),
+                            human(self.age(s.created_at))
+                        )
+                    },
                     pod: Some(s.pod.clone()),
                     sandbox_id: Some(s.id.clone()),
                     container_id: None,
                     path: None,
-                    evidence: vec![
-                        self.sandbox_evidence(s),
-                        Evidence::new(
-                            EvidenceSource::Manifest,
-                            format!(
-                                "none of the {n_files} files in {} declares pod {}/{} (name + \"-\" + \
-                                 node {})",
-                                self.manifest_dir(),
-                                s.pod.namespace,
-                                s.pod.name,
-                                self.view.node_name
-                            ),
-                        ),
-                    ],
-                    kubelet_rule: "config/file.go: a static pod whose manifest file disappears is \
-                                   REMOVEd and its pod worker kills the sandbox (pod_workers.go \
-                                   SyncPodKill); kubelet.go HandlePodRemoves holds the removal back \
-                                   while sources are not ready (\"skipping delete because sources \
-                                   aren't ready yet\")"
-                        .to_string(),
+                    evidence: vec![self.sandbox_evidence(s), source],
+                    kubelet_rule: if http {
+                        "config/http.go: each read of the static pod URL SETs the HTTP source's pods, so \
+                         a pod the URL no longer serves is REMOVEd and its pod worker kills the sandbox \
+                         (pod_workers.go SyncPodKill); kubelet.go HandlePodRemoves holds the removal \
+                         back while sources are not ready (\"skipping delete because sources aren't \
+                         ready yet\")"
+                    } else {
+                        "config/file.go: a static pod whose manifest file disappears is \
+                         REMOVEd and its pod worker kills the sandbox (pod_workers.go \
+                         SyncPodKill); kubelet.go HandlePodRemoves holds the removal back \
+                         while sources are not ready (\"skipping delete because sources \
+                         aren't ready yet\")"
+                    }
+                    .to_string(),
                     remediation: format!(
-                        "journalctl -u kubelet | grep -e 'sources aren' -e {name}; if the manifest was \
+                        "journalctl -u kubelet | grep -e 'sources aren' -e {name}; if the {what} was \
                          removed on purpose: crictl stopp {id} && crictl rmp {id}, then systemctl \
                          restart kubelet",
-                        name = sh(&s.pod.name),
+                        what = if http { "pod" } else { "manifest" },
+                        name = sh(name),
                         id = sh(&s.id)
                     ),
                     gc_eligible: false,
                 });
             }
+        }
+        // What could not be judged, and why: one entry for the rule.
+        let mut reasons: Vec<String> = Vec::new();
+        if let Some(why) = &self.manifests_unusable
+            && (unjudged_file > 0 || self.view.manifests.is_none() || judged == 0)
+        {
+            reasons.push(why.clone());
+        }
+        if unjudged_http > 0 {
+            reasons.push(match &self.url_unusable {
+                Some(why) => {
+                    format!("{why} ({unjudged_http} HTTP static pod sandbox(es) not judged)")
+                }
+                None => format!(
+                    "no --manifest-url given: {unjudged_http} HTTP static pod sandbox(es) \
+                     (config.source=http) were not judged against the kubelet's staticPodURL"
+                ),
+            });
+        }
+        if !reasons.is_empty() {
+            skipped.push(SkippedRule {
+                kind: FindingKind::StaticPodNotRemoved,
+                partial: judged > 0,
+                reason: reasons.join("; "),
+            });
         }
     }
 

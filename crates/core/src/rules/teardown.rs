@@ -553,7 +553,23 @@ pub(super) fn incident(
             return;
         }
     }
-    let killing = failing
+    // A kubelet start ends its pod workers' kills: a pod no config source gives any more (deleted
+    // from the API while the kubelet was down) is not killed again, and what still fails after
+    // the start is the sandbox GC's (seen on the real kubelet v1.34.4). So the pod is being
+    // killed when a kill failed after the latest start that some failure follows.
+    let current: Vec<&LoggedEvent> = match logs
+        .of(&[KubeletStarted])
+        .filter(|s| failing.iter().any(|f| after(f, s)))
+        .last()
+    {
+        Some(start) => failing
+            .iter()
+            .copied()
+            .filter(|f| after(f, start))
+            .collect(),
+        None => failing.clone(),
+    };
+    let killing = current
         .iter()
         .any(|e| teardown_caller(e) == Some(Caller::Kill));
     let by_gc = failing
@@ -761,6 +777,19 @@ pub(super) fn incident(
         format!("cause: {class}: {}", error_text(said)),
     ));
     f.evidence.extend(quote(&failing));
+    // The caller still failing after the latest kubelet start (the GC's line, when a start ended
+    // the kill), if the sample above left it out.
+    if current.len() < failing.len()
+        && let Some(e) = current
+            .iter()
+            .rev()
+            .find(|e| teardown_caller(e).is_some_and(|c| c != Caller::Unknown))
+    {
+        let quoted = line(e);
+        if !f.evidence.contains(&quoted) {
+            f.evidence.push(quoted);
+        }
+    }
     if let Some(first) = setups.first() {
         f.evidence.push(line(first));
     }

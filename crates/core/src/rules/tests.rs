@@ -42,6 +42,7 @@ fn node() -> NodeView {
             unreadable: vec![],
         }),
         pod_dirs: Some(vec![]),
+        manifest_url: None,
     }
 }
 
@@ -606,6 +607,205 @@ fn static_pod_rule_skips_without_manifest_view() {
             .iter()
             .any(|s| s.kind == StaticPodNotRemoved && !s.partial)
     );
+}
+
+// === Static pods from a URL (staticPodURL) ===
+
+const URL: &str = "http://127.0.0.1:8080/pods";
+
+/// A READY HTTP static pod sandbox and its mirror pod.
+fn http_static(id: &str, name: &str, hash: &str) -> (Sandbox, ApiPod) {
+    let mut s = static_sandbox(id, "kube-system", name, hash, Ready, HOUR);
+    s.annotations
+        .insert(ANNOTATION_CONFIG_SOURCE.to_string(), "http".to_string());
+    let mut m = mirror_pod("kube-system", name, &format!("api-{id}"), hash);
+    m.annotations
+        .insert(ANNOTATION_CONFIG_SOURCE.to_string(), "http".to_string());
+    (s, m)
+}
+
+fn url_view(pods: Result<Vec<(&str, &str)>, &str>) -> Option<UrlManifestView> {
+    Some(UrlManifestView {
+        url: URL.to_string(),
+        pods: pods
+            .map(|p| {
+                p.into_iter()
+                    .map(|(ns, name)| ManifestPod {
+                        name: name.to_string(),
+                        namespace: ns.to_string(),
+                        uid: None,
+                    })
+                    .collect()
+            })
+            .map_err(str::to_string),
+    })
+}
+
+#[test]
+fn http_static_pod_removed_from_the_url_is_not_removed() {
+    let (keep, keep_mirror) =
+        http_static("sb-k", "keeper-node-1", "22222222222222222222222222222222");
+    let (gone, gone_mirror) =
+        http_static("sb-g", "ghost-node-1", "33333333333333333333333333333333");
+    let mut view = node()
+        .with_sandboxes(vec![keep, gone])
+        .with_pods(vec![keep_mirror, gone_mirror]);
+    view.manifest_url = url_view(Ok(vec![("kube-system", "keeper")]));
+    let d = diagnose(&view, &cfg(), now());
+    assert_eq!(
+        found(&view),
+        vec![(StaticPodNotRemoved, "sb-g".to_string())]
+    );
+    let f = &d.findings[0];
+    assert_eq!(f.severity, Severity::Critical);
+    assert!(
+        f.summary
+            .contains(&format!("the static pod URL {URL} no longer serves it")),
+        "{}",
+        f.summary
+    );
+    assert!(
+        f.kubelet_rule.starts_with("config/http.go"),
+        "{}",
+        f.kubelet_rule
+    );
+    assert!(
+        f.evidence[1].detail.contains(&format!(
+            "none of the 1 pods the static pod URL {URL} serves"
+        )),
+        "{:?}",
+        f.evidence
+    );
+    assert!(
+        d.skipped.iter().all(|s| s.kind != StaticPodNotRemoved),
+        "{:?}",
+        d.skipped
+    );
+    // Both served: healthy. A PodList naming the pod in another namespace does not declare it.
+    view.manifest_url = url_view(Ok(vec![
+        ("kube-system", "keeper"),
+        ("kube-system", "ghost"),
+    ]));
+    assert_eq!(found(&view), vec![]);
+    view.manifest_url = url_view(Ok(vec![("kube-system", "keeper"), ("default", "ghost")]));
+    assert_eq!(
+        found(&view),
+        vec![(StaticPodNotRemoved, "sb-g".to_string())]
+    );
+}
+
+#[test]
+fn unreadable_url_is_never_every_http_static_pod_removed() {
+    let (a, a_mirror) = http_static("sb-a", "a-node-1", "22222222222222222222222222222222");
+    let (b, b_mirror) = http_static("sb-b", "b-node-1", "33333333333333333333333333333333");
+    let file = static_sandbox(
+        "sb-f",
+        "kube-system",
+        "etcd-node-1",
+        "44444444444444444444444444444444",
+        Ready,
+        HOUR,
+    );
+    let mut view = node().with_sandboxes(vec![a, b, file]).with_pods(vec![
+        a_mirror,
+        b_mirror,
+        mirror_pod(
+            "kube-system",
+            "etcd-node-1",
+            "api-f",
+            "44444444444444444444444444444444",
+        ),
+    ]);
+    view.manifest_url = url_view(Err("connection refused"));
+    let d = diagnose(&view, &cfg(), now());
+    // The file pod is still judged (its manifest is gone); the HTTP pods are not.
+    assert_eq!(
+        found(&view),
+        vec![(StaticPodNotRemoved, "sb-f".to_string())]
+    );
+    let skip = d
+        .skipped
+        .iter()
+        .find(|s| s.kind == StaticPodNotRemoved)
+        .unwrap();
+    assert!(skip.partial);
+    assert!(
+        skip.reason.contains(&format!(
+            "the static pod URL {URL} could not be read (connection refused)"
+        )) && skip
+            .reason
+            .contains("2 HTTP static pod sandbox(es) not judged"),
+        "{}",
+        skip.reason
+    );
+    // Nor are their mirror pods orphaned, even once their sandboxes are gone.
+    let mut no_sandboxes = view.clone().with_sandboxes(vec![]);
+    no_sandboxes.api.as_mut().unwrap().pods.pop();
+    no_sandboxes.manifest_url = url_view(Err("503 Service Unavailable"));
+    let d = diagnose(&no_sandboxes, &cfg(), now());
+    assert_eq!(found(&no_sandboxes), vec![]);
+    assert!(
+        d.skipped
+            .iter()
+            .any(|s| s.kind == OrphanedMirrorPod && s.reason.contains("503")),
+        "{:?}",
+        d.skipped
+    );
+}
+
+#[test]
+fn http_static_pods_without_manifest_url_are_said_unjudged() {
+    let (a, a_mirror) = http_static("sb-a", "a-node-1", "22222222222222222222222222222222");
+    let view = node().with_sandboxes(vec![a]).with_pods(vec![a_mirror]);
+    let d = diagnose(&view, &cfg(), now());
+    assert_eq!(found(&view), vec![]);
+    let skip = d
+        .skipped
+        .iter()
+        .find(|s| s.kind == StaticPodNotRemoved)
+        .unwrap();
+    assert!(
+        skip.reason
+            .contains("no --manifest-url given: 1 HTTP static pod sandbox(es)"),
+        "{}",
+        skip.reason
+    );
+}
+
+#[test]
+fn mirror_pod_of_a_pod_the_url_no_longer_serves_is_orphaned() {
+    let (_, mirror) = http_static("sb-a", "a-node-1", "22222222222222222222222222222222");
+    let mut view = node().with_pods(vec![mirror]);
+    view.manifest_url = url_view(Ok(vec![]));
+    assert_eq!(
+        found(&view),
+        vec![(OrphanedMirrorPod, "a-node-1".to_string())]
+    );
+    let d = diagnose(&view, &cfg(), now());
+    assert!(
+        d.findings[0].evidence[1]
+            .detail
+            .contains("the static pod URL"),
+        "{:?}",
+        d.findings[0].evidence
+    );
+    // Served by the URL (the kubelet will start it): not orphaned.
+    view.manifest_url = url_view(Ok(vec![("kube-system", "a")]));
+    assert_eq!(found(&view), vec![]);
+}
+
+#[test]
+fn notready_sandbox_of_an_http_pod_the_url_serves_is_kept() {
+    let hash = "22222222222222222222222222222222";
+    let (mut s, _) = http_static("sb-a", "a-node-1", hash);
+    s.state = NotReady;
+    let mut view = node().with_sandboxes(vec![s]);
+    view.manifest_url = url_view(Ok(vec![("kube-system", "a")]));
+    assert_eq!(found(&view), vec![]);
+    view.manifest_url = url_view(Ok(vec![]));
+    assert_eq!(found(&view), vec![(LeakedSandbox, "sb-a".to_string())]);
+    view.manifest_url = url_view(Err("bad body"));
+    assert_eq!(found(&view), vec![]);
 }
 
 // === Mirror pods ===

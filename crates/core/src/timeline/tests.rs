@@ -75,6 +75,7 @@ fn view() -> NodeView {
         api: None,
         manifests: None,
         pod_dirs: None,
+        manifest_url: None,
     }
 }
 

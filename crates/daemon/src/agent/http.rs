@@ -73,6 +73,9 @@ pub fn enabled_sources(shared: &Shared) -> Vec<&'static str> {
     if !o.no_apiserver || o.pods_file.is_some() {
         v.push("apiserver");
     }
+    if o.manifest_url.is_some() {
+        v.push("manifest_url");
+    }
     if o.kubelet_log.is_some() {
         v.push("kubelet_log");
     }

@@ -5,6 +5,7 @@
 //!   backoff when the runtime restarts or its socket goes away;
 //! - the manifest watcher re-reads the static pod directory on file events (hints) and every
 //!   `manifest_rescan_interval` (the truth), with the kubelet's pod directories;
+//! - with a static pod URL, the URL poller reads its body every `manifest_rescan_interval`;
 //! - the API poller lists this node's pods (or re-reads `pods_file`);
 //! - the evaluator runs the same rules as `diagnose` over the latest views, adds the stops the
 //!   last GC run saw fail, and folds the result into the findings [`store::Store`], saved under
@@ -104,6 +105,8 @@ pub struct Views {
     pub manifests: Option<ManifestView>,
     /// The kubelet's pod directories.
     pub pod_dirs: Option<Vec<PodDir>>,
+    /// The static pod URL's body, when a URL is configured.
+    pub manifest_url: Option<podcoroner_core::UrlManifestView>,
 }
 
 /// State shared by the tasks and the HTTP handlers.
@@ -218,6 +221,7 @@ impl Shared {
             api: v.api,
             manifests: v.manifests,
             pod_dirs: v.pod_dirs,
+            manifest_url: v.manifest_url,
         }
     }
 
@@ -303,6 +307,7 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
     let mut tasks = vec![
         tokio::spawn(cri_loop(shared.clone())),
         tokio::spawn(files_loop(shared.clone())),
+        tokio::spawn(url_loop(shared.clone())),
         tokio::spawn(api_loop(shared.clone())),
         tokio::spawn(evaluate_loop(shared.clone(), state_path.clone())),
         tokio::spawn(gc_loop(shared.clone())),
@@ -470,6 +475,23 @@ fn set_state_gauges(
                 state: state.cri_name().to_string(),
             })
             .set(n);
+    }
+}
+
+/// Reads the static pod URL every rescan interval, when one is configured (the kubelet reads it
+/// every `httpCheckFrequency`, 20 s by default). A URL that cannot be read, or a body the kubelet
+/// rejects, is a degraded source whose view says why, so the rules that need it skip.
+async fn url_loop(shared: Arc<Shared>) {
+    let opts = &shared.options;
+    let Some(url) = opts.sources.manifest_url.clone() else {
+        return;
+    };
+    loop {
+        let view = podcoroner_hostfs::static_pod_url::fetch(&url, opts.sources.timeout).await;
+        let status = crate::gather::manifest_url_status(&view);
+        lock(&shared.views).manifest_url = Some(view);
+        shared.report("manifest_url", &status);
+        tokio::time::sleep(opts.rescan_interval).await;
     }
 }
 

@@ -24,6 +24,7 @@
 //! restores the sysctls and removes the cgroups, bridge and mounts. Logs stay in DIR.
 
 mod build;
+mod pod_url;
 
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt as _;
@@ -37,6 +38,7 @@ use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
 pub use build::{Binaries, ETCD_VERSION, KUBERNETES_VERSION, build};
+pub use pod_url::PodUrlServer;
 
 use crate::lab::{
     connect, cri_answers, find_in_path, image_visible, kill_leftovers, on_own_runtime,
@@ -156,6 +158,13 @@ pub struct Env {
     pub kubelet_version: String,
     /// The kubelet's pod log directory (`podLogsDir`).
     pub pod_logs_dir: PathBuf,
+    /// The kubelet's `staticPodURL`, `http://127.0.0.1:PORT/pods`, with
+    /// [`Options::static_pod_url`]: served by this process from [`Env::manifest_url_body`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_url: Option<String>,
+    /// The file the static pod URL serves (absent: 404), with [`Options::static_pod_url`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_url_body: Option<PathBuf>,
 }
 
 /// The kubelet's log format (`--logging-format`).
@@ -173,8 +182,13 @@ pub enum LogFormat {
 pub struct Options {
     /// The kubelet's log format.
     pub log_format: LogFormat,
-    /// Keys merged into the KubeletConfiguration (e.g. `staticPodURL`), over [`kubelet_config`].
+    /// Keys merged into the KubeletConfiguration, over [`kubelet_config`].
     pub kubelet_config: serde_json::Map<String, serde_json::Value>,
+    /// Serve static pods from a URL too: an HTTP server in this process ([`PodUrlServer`]) on a
+    /// free loopback port serves `DIR/pod-url/pods.yaml` as `/pods`, the kubelet's
+    /// `staticPodURL` (read every 2 s, `httpCheckFrequency`). It lives as long as the
+    /// [`RealNode`], so `cargo xtask real-node up` (which exits) does not offer it.
+    pub static_pod_url: bool,
 }
 
 /// What `DIR/state.json` records.
@@ -212,6 +226,8 @@ pub struct RealNode {
     detached: bool,
     /// This process's count of nodes started, for unique names.
     n: u32,
+    /// The static pod URL's server, with [`Options::static_pod_url`].
+    pod_url: Option<PodUrlServer>,
 }
 
 static NODE_COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -436,6 +452,8 @@ impl RealNode {
             apiserver: String::new(),
             kubelet_version: String::new(),
             pod_logs_dir: dir.join("pod-logs"),
+            manifest_url: None,
+            manifest_url_body: None,
         };
         let mut node = RealNode {
             dir,
@@ -448,6 +466,7 @@ impl RealNode {
             children: BTreeMap::new(),
             detached: false,
             n: NODE_COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+            pod_url: None,
         };
         // From here on, Drop (down) undoes whatever was started.
         node.start_all(options)?;
@@ -464,6 +483,18 @@ impl RealNode {
         self.start_etcd()?;
         self.prepare_apiserver()?;
         self.start_apiserver()?;
+        if options.static_pod_url {
+            let body = dir.join("pod-url/pods.yaml");
+            // An empty PodList until a test writes its pods: the kubelet's HTTP source is
+            // ready from its first read.
+            if !body.is_file() {
+                write(&body, "apiVersion: v1\nkind: PodList\nitems: []\n")?;
+            }
+            let server = PodUrlServer::start(&body, None).map_err(io_err(&body))?;
+            self.env.manifest_url = Some(server.url());
+            self.env.manifest_url_body = Some(body);
+            self.pod_url = Some(server);
+        }
         self.prepare_kubelet(options)?;
         self.start_kubelet()?;
         write(
@@ -740,6 +771,12 @@ impl RealNode {
             std::fs::create_dir_all(&path).map_err(io_err(&path))?;
         }
         let mut config = kubelet_config(&self.dir, &self.state);
+        if let Some(url) = &self.env.manifest_url {
+            let mut keys = serde_json::Map::new();
+            keys.insert("staticPodURL".to_owned(), url.clone().into());
+            keys.insert("httpCheckFrequency".to_owned(), "2s".into());
+            merge(&mut config, &keys);
+        }
         merge(&mut config, &options.kubelet_config);
         self.state.kubelet_config = config;
         self.state.sysctls = KUBELET_SYSCTLS
@@ -912,6 +949,26 @@ impl RealNode {
     /// [`RealNodeError::Api`].
     pub async fn client(&self) -> Result<kube::Client, RealNodeError> {
         client_from(&self.env.kubeconfig).await
+    }
+
+    /// Stops the static pod URL's server: the URL refuses connections (the kubelet keeps the
+    /// HTTP static pods it last read). No-op without [`Options::static_pod_url`].
+    pub fn stop_pod_url(&mut self) {
+        if let Some(server) = self.pod_url.as_mut() {
+            server.stop();
+        }
+    }
+
+    /// Starts the static pod URL's server again on the same port.
+    ///
+    /// # Errors
+    ///
+    /// [`RealNodeError::Io`] when the port cannot be bound again.
+    pub fn start_pod_url(&mut self) -> Result<(), RealNodeError> {
+        if let (Some(server), Some(body)) = (self.pod_url.as_mut(), &self.env.manifest_url_body) {
+            server.restart().map_err(io_err(body))?;
+        }
+        Ok(())
     }
 
     /// Leaves the node running when this value is dropped (for `cargo xtask real-node up`).

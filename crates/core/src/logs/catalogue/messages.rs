@@ -169,6 +169,29 @@ const PLEG_UNHEALTHY: &str = "PLEG is not healthy";
 
 /// Every message family.
 pub const FAMILIES: &[Family] = &[
+    // kubelet: its own start
+    Family {
+        source: "cmd/kubelet/app/server.go run: the version, the first line of every kubelet start",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "cmd/kubelet/app/server.go",
+                "Run: klog.InfoS `Kubelet version` kubeletVersion",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "cmd/kubelet/app/server.go",
+                "Run: glog.Infof (klog.Infof from 1.13) `Version: %+v` version.Get()",
+                "1.7-1.20",
+            ),
+        ],
+        wordings: &[
+            with("Kubelet version", Cond::Exact, KubeletStarted),
+            // Before 1.21: klog.Infof("Version: %+v", version.Get()).
+            with("Version: v", Cond::None, KubeletStarted),
+        ],
+    },
     // kubelet: pod config and lifecycle
     Family {
         source: "kubelet.go syncLoopIteration (PLEG, housekeeping)",

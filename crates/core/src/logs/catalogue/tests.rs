@@ -735,6 +735,17 @@ fn housekeeping_orphans_and_workers() {
         assert_eq!(e.ids.pod_uid.as_deref(), Some(uid), "{line}");
         assert_eq!(e.cause, None, "{line}");
     }
+    // The kubelet's start, as the real kubelet v1.34.4 logs it in text and JSON, and before 1.21.
+    for line in [
+        r#"I1201 12:30:20.603240   21520 server.go:529] "Kubelet version" kubeletVersion="v1.34.4""#,
+        r#"{"ts":1796128207724.8074,"caller":"app/server.go:529","msg":"Kubelet version","v":0,"kubeletVersion":"v1.34.4"}"#,
+        r#"I0301 10:00:00.000000    1234 server.go:416] Version: v1.20.4"#,
+    ] {
+        let mut ctx = ParseContext::new(2026);
+        let p = parse(line, &mut ctx);
+        let e = classify(&p).unwrap_or_else(|| panic!("{line}"));
+        assert_eq!(e.kind, EventKind::KubeletStarted, "{line}");
+    }
     // Rule 5 texts: removal blocked by sources not ready
     check(&Row {
         line: r#"I0613 10:15:42.000000    1234 kubelet.go:2200] "Failed to delete pod" pod="kube-system/kube-apiserver-node-a" err="skipping delete because sources aren't ready yet""#,

@@ -192,6 +192,11 @@ fn kill_sandbox_failed(t: &str, pod: &str, uid: &str, sb: &str, why: &str) -> St
     )
 }
 
+/// The first line of a kubelet start, as the real kubelet v1.34.4 logs it.
+fn kubelet_started(t: &str) -> String {
+    format!(r#"I0310 {t}   21520 server.go:529] "Kubelet version" kubeletVersion="v1.34.4""#)
+}
+
 fn sync_loop(t: &str, op: &str, source: &str, pod: &str) -> String {
     format!(r#"I0310 {t}    1234 kubelet.go:2063] "SyncLoop {op}" source="{source}" pods=[{pod}]"#)
 }
@@ -328,6 +333,36 @@ fn stuck_terminating_pod() {
                 ),
             ],
             &[(FindingKind::StuckTerminatingPod, Severity::Warning, UID2)],
+        ),
+        case(
+            "a kubelet start ends the kill of a pod no source gives any more: the sandbox GC's \
+             failures after it are SandboxStopFailing",
+            &[
+                kill_sandbox_failed("13:07:17.246702", "team-ns/app-0", UID2, SB1, empty),
+                kubelet_started("13:10:00.000000"),
+                gc_stop_failed("13:11:02.000000", SB1, empty),
+                gc_stop_failed("13:12:02.000000", SB1, empty),
+            ],
+            &[(FindingKind::SandboxStopFailing, Severity::Warning, SB1)],
+        ),
+        case(
+            "the kill fails again after a kubelet start (the pod is still in the API): still \
+             StuckTerminatingPod",
+            &[
+                kill_sandbox_failed("13:07:17.246702", "team-ns/app-0", UID2, SB1, empty),
+                kubelet_started("13:10:00.000000"),
+                kill_sandbox_failed("13:10:05.000000", "team-ns/app-0", UID2, SB1, empty),
+                gc_stop_failed("13:11:02.000000", SB1, empty),
+            ],
+            &[(FindingKind::StuckTerminatingPod, Severity::Warning, SB1)],
+        ),
+        case(
+            "a kubelet start before the failures changes nothing",
+            &[
+                kubelet_started("13:00:00.000000"),
+                kill_sandbox_failed("13:07:17.246702", "team-ns/app-0", UID2, SB1, empty),
+            ],
+            &[(FindingKind::StuckTerminatingPod, Severity::Warning, SB1)],
         ),
         case(
             "not a finding: the pod's API object goes (REMOVE) after the failure",
@@ -1075,6 +1110,61 @@ fn a_cni_plugin_failing_on_add_too_is_said() {
         found
             .iter()
             .all(|f| !f.summary.contains("also fails to set up")),
+        "{found:#?}"
+    );
+}
+
+/// The real kubelet v1.34.4's own lines (testdata/cases/42-…): the kill of a deleted pod fails
+/// (its CNI plugin is missing), the pod is force-deleted while the kubelet is down, and after the
+/// start only the sandbox GC tries and fails: SandboxStopFailing (critical), never
+/// StuckTerminatingPod, quoting the GC's line.
+#[test]
+fn a_kubelet_start_ends_the_kill_on_the_real_kubelet() {
+    let kubelet: Vec<String> = [
+        r#"E1201 15:07:35.992837   13014 log.go:32] "StopPodSandbox from runtime service failed" err="rpc error: code = Unknown desc = failed to destroy network for sandbox \"7efa05cc8a3dd0c58b23a90119a425fee38bb47b0c5d61f56d2ac5841e24fff2\": plugin type=\"podcoroner-missing-plugin\" failed (delete): failed to find plugin \"podcoroner-missing-plugin\" in path [/usr/lib/cni]" podSandboxID="7efa05cc8a3dd0c58b23a90119a425fee38bb47b0c5d61f56d2ac5841e24fff2""#,
+        r#"E1201 15:07:35.992974   13014 kuberuntime_manager.go:1665] "Failed to stop sandbox" podSandboxID={"Type":"containerd","ID":"7efa05cc8a3dd0c58b23a90119a425fee38bb47b0c5d61f56d2ac5841e24fff2"}"#,
+        r#"E1201 15:07:35.993527   13014 kubelet.go:2150] "Unhandled Error" err="failed to \"KillPodSandbox\" for \"ce68ec20-bd63-4aa1-a3b5-beba43bfbd6f\" with KillPodSandboxError: \"rpc error: code = Unknown desc = failed to destroy network for sandbox \\\"7efa05cc8a3dd0c58b23a90119a425fee38bb47b0c5d61f56d2ac5841e24fff2\\\": plugin type=\\\"podcoroner-missing-plugin\\\" failed (delete): failed to find plugin \\\"podcoroner-missing-plugin\\\" in path [/usr/lib/cni]\"" logger="UnhandledError""#,
+        r#"I1201 15:07:37.057058   13393 server.go:529] "Kubelet version" kubeletVersion="v1.34.4""#,
+        r#"E1201 15:08:37.414992   13393 kuberuntime_gc.go:182] "Failed to stop sandbox before removing" err="rpc error: code = Unknown desc = failed to destroy network for sandbox \"7efa05cc8a3dd0c58b23a90119a425fee38bb47b0c5d61f56d2ac5841e24fff2\": plugin type=\"podcoroner-missing-plugin\" failed (delete): failed to find plugin \"podcoroner-missing-plugin\" in path [/usr/lib/cni]" sandboxID="7efa05cc8a3dd0c58b23a90119a425fee38bb47b0c5d61f56d2ac5841e24fff2""#,
+    ]
+    .iter()
+    .map(|l| l.to_string())
+    .collect();
+    let events = read(LogKind::Kubelet, "kubelet.log", &kubelet);
+    let found = diagnose_logs(&events, &NodeView::empty(), &cfg(), now());
+    let kinds: Vec<(FindingKind, Severity)> = found.iter().map(|f| (f.kind, f.severity)).collect();
+    assert_eq!(
+        kinds,
+        vec![(FindingKind::SandboxStopFailing, Severity::Critical)],
+        "{found:#?}"
+    );
+    let f = &found[0];
+    assert_eq!(
+        f.pod.as_ref().unwrap().uid,
+        "ce68ec20-bd63-4aa1-a3b5-beba43bfbd6f"
+    );
+    assert!(
+        f.summary
+            .contains("the kubelet's GC retries it every minute"),
+        "{}",
+        f.summary
+    );
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.detail.starts_with("kubelet.log:5: ")
+                && e.detail.contains("Failed to stop sandbox before removing")),
+        "{:#?}",
+        f.evidence
+    );
+    // Without the start between them, the same lines are the pod worker's kill: StuckTerminatingPod.
+    let mut no_start = kubelet.clone();
+    no_start.remove(3);
+    let events = read(LogKind::Kubelet, "kubelet.log", &no_start);
+    let found = diagnose_logs(&events, &NodeView::empty(), &cfg(), now());
+    assert_eq!(
+        found.iter().map(|f| f.kind).collect::<Vec<_>>(),
+        vec![FindingKind::StuckTerminatingPod],
         "{found:#?}"
     );
 }
