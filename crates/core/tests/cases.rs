@@ -1439,7 +1439,7 @@ const CASES: &[Case] = &[
             File {
                 name: "kubelet.log",
                 year: 2026,
-                records: 169,
+                records: 158,
                 ..FILE
             },
             File {
@@ -1458,7 +1458,7 @@ const CASES: &[Case] = &[
             Want {
                 kind: EventKind::SyncLoop(SyncOp::Add),
                 source: Some(ConfigSource::Http),
-                n: 2,
+                n: 3,
                 ..WANT
             },
         ],
