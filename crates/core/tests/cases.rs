@@ -1440,7 +1440,7 @@ const CASES: &[Case] = &[
             File {
                 name: "kubelet.log",
                 year: 2026,
-                records: 169,
+                records: 158,
                 ..FILE
             },
             File {
@@ -1459,7 +1459,7 @@ const CASES: &[Case] = &[
             Want {
                 kind: EventKind::SyncLoop(SyncOp::Add),
                 source: Some(ConfigSource::Http),
-                n: 2,
+                n: 3,
                 ..WANT
             },
         ],

@@ -559,7 +559,7 @@ pub(super) fn incident(
     // killed when a kill failed after the latest start that some failure follows.
     let current: Vec<&LoggedEvent> = match logs
         .of(&[KubeletStarted])
-        .filter(|s| failing.iter().any(|f| after(f, s)))
+        .filter(|s| s.log == crate::event::LogKind::Kubelet && failing.iter().any(|f| after(f, s)))
         .last()
     {
         Some(start) => failing
