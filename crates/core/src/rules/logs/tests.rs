@@ -918,3 +918,38 @@ fn an_id_less_cni_error_joins_the_stop_failure_logged_with_it() {
         found[0].summary
     );
 }
+
+/// A stop failure naming no sandbox and no pod (a line cut before its `podSandboxID=`, case 22),
+/// logged again and again, is one finding of its cause with every record counted, not one
+/// finding per record; a failure of another cause stays its own.
+#[test]
+fn anonymous_stop_failures_repeated_are_one_incident() {
+    let cut = |t: &str| {
+        format!(
+            r#"E0512 {t}   39085 remote_runtime.go:205] "StopPodSandbox from runtime service failed" err="rpc error"#
+        )
+    };
+    let mut lines: Vec<String> = (0..5).map(|m| cut(&format!("11:2{m}:37.277034"))).collect();
+    lines.push(cri_stop_failed(
+        "11:30:00.000000",
+        SB1,
+        "context deadline exceeded",
+    ));
+    let events = read(LogKind::Kubelet, "kubelet.log", &lines);
+    let found = diagnose_logs(&events, &NodeView::empty(), &cfg(), now());
+    let stops: Vec<&Finding> = found
+        .iter()
+        .filter(|f| f.kind == FindingKind::SandboxStopFailing)
+        .collect();
+    assert_eq!(stops.len(), 2, "{stops:#?}");
+    let anonymous = stops
+        .iter()
+        .find(|f| f.sandbox_id.is_none())
+        .expect("the anonymous incident");
+    assert!(
+        anonymous.summary.contains("5 attempts, 5 log records"),
+        "{}",
+        anonymous.summary
+    );
+    assert!(stops.iter().any(|f| f.sandbox_id.as_deref() == Some(SB1)));
+}
