@@ -19,6 +19,8 @@ use podcoroner_daemon::gather::{self, SourceOptions};
 use podcoroner_daemon::selector::LabelSelector;
 use podcoroner_daemon::{render, snapshot};
 
+mod progress;
+
 /// Node-local Kubernetes pod-lifecycle forensics: joins the CRI runtime, the API server, the
 /// static pod manifests and the kubelet's pod directories, and reports where they disagree.
 #[derive(Debug, Parser)]
@@ -509,6 +511,7 @@ fn report_node(args: &SourceArgs, offline: bool, resolved: &str) -> String {
 const OFFLINE_NODE: &str = "unknown (--offline reads logs only: --node-name names their node)";
 
 async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
+    progress::install();
     let config = podcoroner_core::Config {
         min_age: args.min_age,
         failed_pod_min_age: args.failed_pod_min_age,
@@ -523,7 +526,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             .with_too_young(&snap.view, config.min_age)
     } else {
         let opts = source_options(&args.sources, args.offline)?;
-        let gathered = gather::gather(&opts).await?;
+        let mut gathered = gather::gather(&opts).await?;
         let now = jiff::Timestamp::now();
         let diagnosis = podcoroner_core::log_rules::diagnose_with_logs(
             &gathered.view,
@@ -531,6 +534,8 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             &config,
             now,
         );
+        // The events are judged: their memory goes before the report is built.
+        drop(std::mem::take(&mut gathered.events));
         DiagnosisReport::new(
             &report_node(&args.sources, args.offline, &opts.node_name),
             now,
@@ -539,16 +544,19 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         )
         .with_too_young(&gathered.view, config.min_age)
     };
-    let text = match args.output {
-        Output::Table => render::table(&report),
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match args.output {
+        Output::Table => stdout
+            .write_all(render::table(&report).as_bytes())
+            .context("writing to stdout")?,
+        // Streamed: a troubled node's report can be larger than its log.
         Output::Json => {
-            serde_json::to_string_pretty(&report).context("encoding the report")? + "\n"
+            serde_json::to_writer_pretty(&mut stdout, &report)
+                .map_err(std::io::Error::from)
+                .context("writing the report to stdout")?;
+            stdout.write_all(b"\n").context("writing to stdout")?;
         }
-    };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .context("writing to stdout")?;
+    }
     stdout.flush().context("writing to stdout")?;
     let failed = match (args.fail_on.threshold(), report.max_severity()) {
         (Some(threshold), Some(max)) => max >= threshold,
@@ -566,6 +574,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
 }
 
 async fn collect(args: CollectArgs) -> anyhow::Result<u8> {
+    progress::install();
     let opts = source_options(&args.sources, false)?;
     let gathered = gather::gather(&opts).await?;
     let now = jiff::Timestamp::now();
@@ -648,6 +657,7 @@ fn explain_query_problem(query: &str) -> Option<String> {
 }
 
 async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
+    progress::install();
     if let Some(problem) = explain_query_problem(&args.pod) {
         eprintln!("error: {problem}");
         return Ok(EXIT_USAGE);

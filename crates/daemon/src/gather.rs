@@ -104,7 +104,12 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
         }
     }
     for (_, _, _, read) in reads {
-        events.extend(read.events);
+        // Moved, not copied, when it is the only log.
+        if events.is_empty() {
+            events = read.events;
+        } else {
+            events.extend(read.events);
+        }
     }
     if opts.offline {
         let mut offline_sources = vec!["cri", "apiserver", "manifests", "pod_dirs"];

@@ -317,6 +317,10 @@ fn merge_blocks(
                 Err(poisoned) => poisoned.into_inner().clone_from(&ctx),
             }
             let lines = read.read.lines;
+            crate::progress::advance(match &redo {
+                Redo::Range { start, end } => end - start,
+                Redo::Data(data) => data.len() as u64,
+            });
             merge(out, read.read, lines_before, on_event);
             lines_before += lines;
             if let (Some(pool), Redo::Data(mut data)) = (&pool, redo) {

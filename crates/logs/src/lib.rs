@@ -18,6 +18,7 @@ use podcoroner_core::logs::{ParseContext, parse};
 
 mod blocks;
 mod bounded;
+pub mod progress;
 
 pub use bounded::{MAX_GZIP_RATIO, MAX_LINE_BYTES, MIN_GZIP_LIMIT_BYTES};
 
@@ -289,6 +290,8 @@ fn read_source(
                 let read = || -> std::io::Result<()> {
                     let f = std::fs::File::open(&file)?;
                     let len = f.metadata()?.len();
+                    let _reading =
+                        progress::Reading::begin(&origin, (!is_gzip(&file)).then_some(len));
                     if is_gzip(&file) {
                         let limit = len.saturating_mul(MAX_GZIP_RATIO).max(MIN_GZIP_LIMIT_BYTES);
                         let gz = flate2::read::MultiGzDecoder::new(f);
@@ -353,6 +356,7 @@ fn read_source(
                 .take()
                 .ok_or_else(|| fail("no stdout".to_string()))?;
             let origin = source.name();
+            let _reading = progress::Reading::begin(&origin, None);
             let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
             let opts = blocks::StreamOpts::new(&origin, log, since);
             let (stdout, cuts) = bounded::Bounded::new(stdout, MAX_LINE_BYTES, None);
@@ -393,8 +397,14 @@ pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Res
     let mut copy = |reader: Box<dyn BufRead>, year: i32| -> std::io::Result<()> {
         let mut ctx = ParseContext::new(year);
         let mut keep = since.is_none();
+        // Bytes read and not yet reported (reported about every MiB).
+        let mut unreported = 0u64;
         for line in reader.split(b'\n') {
             let line = line?;
+            unreported += line.len() as u64 + 1;
+            if unreported >= 1 << 20 {
+                progress::advance(std::mem::take(&mut unreported));
+            }
             let text = String::from_utf8_lossy(&line);
             if let Some(t) = parse(&text, &mut ctx).time {
                 keep = since.is_none_or(|s| t >= s);
@@ -405,12 +415,18 @@ pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Res
                 n += 1;
             }
         }
+        progress::advance(unreported);
         Ok(())
     };
     match source {
         Source::File(path) => {
             for file in with_rotated_siblings(path) {
                 let year = year_of(&file);
+                let size = std::fs::metadata(&file).map(|m| m.len()).ok();
+                let _reading = progress::Reading::begin(
+                    &file.display().to_string(),
+                    size.filter(|_| !is_gzip(&file)),
+                );
                 let copied = open(&file).and_then(|r| {
                     copy(r, year).map_err(|error| Error::LogReadFailed {
                         path: file.clone(),
@@ -426,6 +442,7 @@ pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Res
         Source::Journald { unit, directory } => {
             check_journal_directory(directory.as_deref())?;
             let fail = journalctl_failed(unit, directory.as_deref());
+            let _reading = progress::Reading::begin(&source.name(), None);
             let output = journalctl(unit, directory.as_deref(), since)
                 .output()
                 .map_err(|e| fail(format!("cannot run journalctl: {e}")))?;

@@ -157,6 +157,11 @@ fn eq_ignore_case_utf8(a: &[u8], lower: &[u8]) -> bool {
     if a.eq_ignore_ascii_case(lower) {
         return true;
     }
+    // Lower-casing ASCII is what `eq_ignore_ascii_case` did: only a non-ASCII byte can fold
+    // (no allocation per line for the names that do not match).
+    if a.is_ascii() {
+        return false;
+    }
     let Ok(a) = std::str::from_utf8(a) else {
         return false;
     };

@@ -386,17 +386,32 @@ pub(super) fn teardown_failures(
     // A line naming no sandbox belongs with the failure logged next to it (the kubelet logs
     // "Failed to stop sandbox" then "killPodWithSyncResult failed"; dockershim logs the CNI
     // error, then the stop failure).
+    // A line naming nothing at all, and next to no failure that does, is one incident with
+    // every such line of its kind and cause: they cannot be told apart, and one sandbox failing
+    // again and again is one finding, not one per record.
+    let mut anonymous: HashMap<(EventKind, Option<Cause>), usize> = HashMap::new();
     for (k, &i) in t.iter().enumerate() {
         if logs.sandbox_key(&all[i]).is_some() {
             continue;
         }
         let uid = logs.uid_of(&all[i]);
+        let mut joined = false;
         for j in [logs.prev(i), logs.next(i)].into_iter().flatten() {
             let Some(&kj) = pos.get(&j) else { continue };
             let conflict = matches!((&uid, logs.uid_of(&all[j])), (Some(a), Some(b)) if *a != b);
             if logs.sandbox_key(&all[j]).is_some() && close(&all[i], &all[j]) && !conflict {
                 union(&mut parent, k, kj);
+                joined = true;
                 break;
+            }
+        }
+        if !joined && uid.is_none() && own_uid(&all[i]).is_none() {
+            let e = &all[i].event;
+            match anonymous.entry((e.kind, e.cause)) {
+                std::collections::hash_map::Entry::Occupied(o) => union(&mut parent, k, *o.get()),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(k);
+                }
             }
         }
     }

@@ -1168,3 +1168,46 @@ fn a_kubelet_start_ends_the_kill_on_the_real_kubelet() {
         "{found:#?}"
     );
 }
+
+/// A stop failure naming no sandbox and no pod (a line cut before its `podSandboxID=`, case 22),
+/// logged again and again, is one finding of its cause with every record counted, not one
+/// finding per record; beside a failure that names its sandbox, the cut lines are no incident of
+/// their own.
+#[test]
+fn anonymous_stop_failures_repeated_are_one_incident() {
+    let cut = |t: &str| {
+        format!(
+            r#"E0512 {t}   39085 remote_runtime.go:205] "StopPodSandbox from runtime service failed" err="rpc error"#
+        )
+    };
+    let mut lines: Vec<String> = (0..5).map(|m| cut(&format!("11:2{m}:37.277034"))).collect();
+    let stops = |lines: &[String]| -> Vec<Finding> {
+        let events = read(LogKind::Kubelet, "kubelet.log", lines);
+        diagnose_logs(&events, &NodeView::empty(), &cfg(), now())
+            .into_iter()
+            .filter(|f| f.kind == FindingKind::SandboxStopFailing)
+            .collect()
+    };
+    let alone = stops(&lines);
+    assert_eq!(alone.len(), 1, "{alone:#?}");
+    assert_eq!(alone[0].sandbox_id, None);
+    assert!(
+        alone[0].summary.contains("5 attempts, 5 log records"),
+        "{}",
+        alone[0].summary
+    );
+    lines.push(cri_stop_failed(
+        "11:30:00.000000",
+        SB1,
+        "context deadline exceeded",
+    ));
+    let named = stops(&lines);
+    assert_eq!(
+        named
+            .iter()
+            .map(|f| f.sandbox_id.as_deref())
+            .collect::<Vec<_>>(),
+        vec![Some(SB1)],
+        "{named:#?}"
+    );
+}
