@@ -14,10 +14,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use podcoroner_core::Severity;
-use podcoroner_daemon::api::DiagnosisReport;
-use podcoroner_daemon::gather::{self, SourceOptions};
-use podcoroner_daemon::selector::LabelSelector;
-use podcoroner_daemon::{render, snapshot};
+use podcoroner_node::api::DiagnosisReport;
+use podcoroner_node::gather::{self, SourceOptions};
+use podcoroner_node::selector::LabelSelector;
+use podcoroner_node::{render, snapshot};
 
 /// Node-local Kubernetes pod-lifecycle forensics: joins the CRI runtime, the API server, the
 /// static pod manifests and the kubelet's pod directories, and reports where they disagree.
@@ -119,7 +119,7 @@ struct DaemonArgs {
     log_lookback: Option<Duration>,
     /// Garbage collection of leaked sandboxes: off (default), plan, apply.
     #[arg(long, value_enum, value_name = "MODE")]
-    gc: Option<podcoroner_daemon::config::GcMode>,
+    gc: Option<podcoroner_agent::config::GcMode>,
     /// Post a Kubernetes Event for each new finding of warning or higher.
     #[arg(long, conflicts_with = "no_events")]
     events: bool,
@@ -420,7 +420,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Explain(args) => explain(args).await,
         Command::Daemon(args) => daemon(args).await,
         Command::Config(ConfigCommand::Check { file }) => {
-            podcoroner_daemon::config::FileConfig::load(&file)?;
+            podcoroner_agent::config::FileConfig::load(&file)?;
             println!("{}: ok", file.display());
             Ok(0)
         }
@@ -584,7 +584,7 @@ async fn collect(args: CollectArgs) -> anyhow::Result<u8> {
 
 async fn gc(args: GcArgs) -> anyhow::Result<u8> {
     let opts = source_options(&args.sources, false)?;
-    let gc_opts = podcoroner_daemon::gc::GcOptions {
+    let gc_opts = podcoroner_node::gc::GcOptions {
         policy: podcoroner_core::gc::Policy {
             min_age: args.gc_min_age,
             exclude_namespaces: args.exclude_namespaces.iter().cloned().collect(),
@@ -597,9 +597,8 @@ async fn gc(args: GcArgs) -> anyhow::Result<u8> {
         state_dir: args.state_dir.clone(),
         pods_max_age: args.pods_max_age,
     };
-    let outcome = podcoroner_daemon::gc::run(&opts, &gc_opts).await?;
-    let report =
-        podcoroner_daemon::api::GcReport::new(&outcome, !args.apply, jiff::Timestamp::now());
+    let outcome = podcoroner_node::gc::run(&opts, &gc_opts).await?;
+    let report = podcoroner_node::api::GcReport::new(&outcome, !args.apply, jiff::Timestamp::now());
     let text = match args.output {
         Output::Table => render::gc_table(&report),
         Output::Json => {
@@ -665,7 +664,7 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
             args.pod
         );
     }
-    let report = podcoroner_daemon::api::TimelineReport::new(&node, now, &args.pod, &timeline);
+    let report = podcoroner_node::api::TimelineReport::new(&node, now, &args.pod, &timeline);
     let text = match args.output {
         Output::Table => render::timeline_table(&report),
         Output::Json => {
@@ -681,7 +680,7 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
 }
 
 async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
-    use podcoroner_daemon::config::FileConfig;
+    use podcoroner_agent::config::FileConfig;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_new(&args.log_level).context("--log-level")?,
@@ -729,7 +728,7 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
         ],
         c.journal_dir.as_deref(),
     )?;
-    let options = podcoroner_daemon::agent::AgentOptions {
+    let options = podcoroner_agent::AgentOptions {
         sources: SourceOptions {
             runtime_endpoint: c.runtime_endpoint.clone(),
             timeout: c.timeout,
@@ -757,7 +756,7 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
         resolved_retention: c.resolved_retention,
         state_dir: c.state_dir.clone(),
         listen: args.listen,
-        http: podcoroner_daemon::agent::serve::Limits {
+        http: podcoroner_agent::serve::Limits {
             header_read_timeout: c.http_header_read_timeout,
             idle_timeout: c.http_idle_timeout,
             max_connections: c.http_max_connections,
@@ -766,7 +765,7 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
         log_lookback: c.log_lookback,
         gc: (
             args.gc.unwrap_or(c.gc),
-            podcoroner_daemon::gc::GcOptions {
+            podcoroner_node::gc::GcOptions {
                 policy: podcoroner_core::gc::Policy {
                     min_age: c.gc_min_age,
                     exclude_namespaces: c.gc_exclude_namespaces.iter().cloned().collect(),
@@ -788,6 +787,6 @@ async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
         events: (args.events || c.events) && !args.no_events,
         events_per_minute: c.events_per_minute,
     };
-    podcoroner_daemon::agent::run(options).await?;
+    podcoroner_agent::run(options).await?;
     Ok(0)
 }

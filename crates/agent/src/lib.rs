@@ -1,4 +1,4 @@
-//! `podcoroner daemon`: the agent that runs on every node.
+//! podcoroner-agent: `podcoroner daemon`, the agent that runs on every node.
 //!
 //! Tasks share one [`Shared`] state:
 //! - the CRI poller lists sandboxes and containers every `cri_poll_interval`, reconnecting with
@@ -15,6 +15,7 @@
 //! A source that fails is retried and reported unhealthy in `/readyz`; its view is dropped so the
 //! rules that need it skip (and never resolve findings on missing data). Nothing on input panics.
 
+pub mod config;
 pub mod html;
 pub mod http;
 pub mod logs;
@@ -33,7 +34,7 @@ use podcoroner_core::event::{LogKind, LoggedEvent};
 use podcoroner_core::{ApiView, Config, CriView, Finding, ManifestView, NodeView, PodDir};
 use serde::Serialize;
 
-use crate::gather::SourceOptions;
+use podcoroner_node::gather::SourceOptions;
 
 /// Everything the daemon needs, resolved from flags and the config file.
 #[derive(Debug, Clone)]
@@ -68,7 +69,7 @@ pub struct AgentOptions {
     pub log_lookback: Duration,
     /// Garbage collection: `off`, `plan` (candidates as the `podcoroner_gc_candidates` metric and
     /// `gc_eligible` findings) or `apply` (through `gc::run`, audited), with its options.
-    pub gc: (crate::config::GcMode, crate::gc::GcOptions),
+    pub gc: (crate::config::GcMode, podcoroner_node::gc::GcOptions),
     /// How often GC runs in `plan` or `apply` mode.
     pub gc_interval: Duration,
     /// Post a Kubernetes Event for each new finding of warning or higher, at most
@@ -175,9 +176,9 @@ impl Shared {
 
     /// Records a source's status as read: healthy only when `ok`; a degraded source keeps its
     /// view (the rules that need the missing part skip) and is unhealthy in `/readyz`.
-    pub fn report(&self, source: &str, status: &crate::api::SourceStatus) {
-        let line = crate::gather::status_line(status);
-        if status.status == Some(crate::api::SourceState::Ok) {
+    pub fn report(&self, source: &str, status: &podcoroner_node::api::SourceStatus) {
+        let line = podcoroner_node::gather::status_line(status);
+        if status.status == Some(podcoroner_node::api::SourceState::Ok) {
             self.ok(source, Some(line));
         } else {
             self.failed(source, line);
@@ -521,11 +522,11 @@ async fn files_loop(shared: Arc<Shared>) {
         };
         match manifests {
             Ok(m) => {
-                let status = crate::gather::manifests_status(&m);
+                let status = podcoroner_node::gather::manifests_status(&m);
                 if !m.exists {
                     watching = false;
                 }
-                lock(&shared.views).manifests = Some(crate::gather::manifest_view(m));
+                lock(&shared.views).manifests = Some(podcoroner_node::gather::manifest_view(m));
                 shared.report("manifests", &status);
             }
             Err(e) => {
@@ -535,8 +536,10 @@ async fn files_loop(shared: Arc<Shared>) {
         }
         match pod_dirs {
             Ok(dirs) => {
-                let status =
-                    crate::gather::pod_dirs_status(&opts.sources.kubelet_root_dir, dirs.as_deref());
+                let status = podcoroner_node::gather::pod_dirs_status(
+                    &opts.sources.kubelet_root_dir,
+                    dirs.as_deref(),
+                );
                 lock(&shared.views).pod_dirs = dirs;
                 shared.report("pod_dirs", &status);
             }
@@ -734,7 +737,8 @@ async fn gc_loop(shared: Arc<Shared>) {
                     podcoroner_core::gc::plan(&view, &gc_opts.policy, &selector, Timestamp::now());
                 shared.metrics.gc_candidates.set(plan.removals.len() as i64);
             }
-            GcMode::Apply => match crate::gc::run(&shared.options.sources, gc_opts).await {
+            GcMode::Apply => match podcoroner_node::gc::run(&shared.options.sources, gc_opts).await
+            {
                 Ok(outcome) => {
                     shared
                         .metrics
@@ -776,8 +780,8 @@ async fn gc_loop(shared: Arc<Shared>) {
                 Err(e) => {
                     // Nothing unaudited was done; an audit log that cannot be written is the
                     // state directory failing, which /readyz names.
-                    if let Some(crate::gc::GcError::AuditFailed { .. }) =
-                        e.downcast_ref::<crate::gc::GcError>()
+                    if let Some(podcoroner_node::gc::GcError::AuditFailed { .. }) =
+                        e.downcast_ref::<podcoroner_node::gc::GcError>()
                     {
                         shared.failed("state", format!("{e:#}"));
                     }

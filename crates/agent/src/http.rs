@@ -13,8 +13,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::{Shared, SourceHealth, lock};
-use crate::agent::store::Tracked;
-use crate::api::{SCHEMA, SkippedRuleView, Summary, TimelineReport};
+use crate::store::Tracked;
+use podcoroner_node::api::{SCHEMA, SkippedRuleView, Summary, TimelineReport};
 
 /// The router of every endpoint.
 pub fn router(shared: Arc<Shared>) -> Router {

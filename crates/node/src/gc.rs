@@ -20,8 +20,8 @@ use jiff::Timestamp;
 use podcoroner_core::gc::{self, Plan, Policy};
 use podcoroner_core::{Finding, PodRef};
 use podcoroner_cri::RuntimeClient;
-use serde::{Deserialize, Serialize};
 
+pub use crate::api::AuditRecord;
 use crate::gather::{self, Gathered, SourceOptions};
 use crate::selector::LabelSelector;
 
@@ -80,31 +80,6 @@ pub enum GcError {
         /// Actions done (and audited) earlier in this run.
         done: usize,
     },
-}
-
-/// One line of the audit log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuditRecord {
-    /// When, RFC 3339.
-    pub time: Timestamp,
-    /// The node.
-    pub node: String,
-    /// The pod sandbox ID.
-    pub sandbox_id: String,
-    /// Its pod.
-    pub pod: PodRef,
-    /// Why it was a candidate: the `LeakedSandbox` summary.
-    pub rule: String,
-    /// `planned` (dry run), `intent` (about to act, written and flushed before the CRI calls),
-    /// `removed`, `already_gone`, `skipped` (no longer eligible at re-check), `held` (policy),
-    /// `stop_failed`, `remove_failed`.
-    pub result: String,
-    /// The error or the reason, for every result but `planned` and `removed`.
-    pub error: Option<String>,
-    /// For `stop_failed`: the classified cause (`SandboxStopFailing`).
-    pub error_class: Option<String>,
-    /// True for a dry run.
-    pub dry_run: bool,
 }
 
 /// What one run did.
@@ -361,6 +336,57 @@ fn audit_or_stop(
             done,
         }),
         Err(_) => Ok(()),
+    }
+}
+
+impl crate::api::GcReport {
+    /// Builds the report of `outcome`.
+    pub fn new(
+        outcome: &GcOutcome,
+        dry_run: bool,
+        generated_at: Timestamp,
+    ) -> crate::api::GcReport {
+        let pod = |p: &podcoroner_core::PodRef| crate::api::PodView {
+            namespace: p.namespace.clone(),
+            name: p.name.clone(),
+            uid: p.uid.clone(),
+        };
+        crate::api::GcReport {
+            schema: crate::api::GC_SCHEMA.to_string(),
+            node: outcome.node.clone(),
+            generated_at,
+            dry_run,
+            api_origin: outcome.api_origin.clone(),
+            refused: outcome.plan.refused.clone(),
+            removals: outcome
+                .plan
+                .removals
+                .iter()
+                .map(|r| crate::api::GcCandidateView {
+                    sandbox_id: r.sandbox_id.clone(),
+                    pod: pod(&r.pod),
+                    reason: r.rule.clone(),
+                })
+                .collect(),
+            held: outcome
+                .plan
+                .held
+                .iter()
+                .map(|h| crate::api::GcCandidateView {
+                    sandbox_id: h.sandbox_id.clone(),
+                    pod: pod(&h.pod),
+                    reason: h.reason.clone(),
+                })
+                .collect(),
+            results: outcome.records.clone(),
+            findings: outcome
+                .stop_failures
+                .iter()
+                .map(crate::api::FindingView::from)
+                .collect(),
+            audit_log: outcome.audit_log.0.display().to_string(),
+            audit_error: outcome.audit_log.1.clone(),
+        }
     }
 }
 

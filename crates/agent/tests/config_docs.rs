@@ -1,10 +1,10 @@
 //! `docs/configuration.md` is generated from `FileConfig`'s doc comments and defaults, so the
 //! reference cannot drift: this test regenerates it and fails on a difference.
-//! `UPDATE_EXPECT=1 cargo test -p podcoroner-daemon --test config_docs` rewrites it.
+//! `UPDATE_EXPECT=1 cargo test -p podcoroner-agent --test config_docs` rewrites it.
 
 use std::path::Path;
 
-use podcoroner_daemon::config::FileConfig;
+use podcoroner_agent::config::FileConfig;
 
 /// `(field, doc)` of every `pub` field of `FileConfig`, in source order.
 fn fields(src: &str) -> Vec<(String, String)> {
@@ -35,7 +35,7 @@ fn generate() -> String {
     let defaults: serde_json::Value = serde_json::to_value(FileConfig::default()).unwrap();
     let mut md = String::from(
         "# Configuration reference\n\n\
-         <!-- Generated from crates/daemon/src/config.rs by crates/daemon/tests/config_docs.rs; do not edit. -->\n\n\
+         <!-- Generated from crates/agent/src/config.rs by crates/agent/tests/config_docs.rs; do not edit. -->\n\n\
          The daemon's YAML file (`podcoroner daemon --config FILE`; check it with `podcoroner config check FILE`).\n\
          Every key is optional; unknown keys are an error that names the key; durations take units (`30s`, `10m`, `1h`).\n\
          Flags of `podcoroner daemon` win over the file.\n\n\
@@ -68,7 +68,7 @@ fn configuration_reference_is_up_to_date() {
     let have = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         have == want,
-        "docs/configuration.md is stale: run UPDATE_EXPECT=1 cargo test -p podcoroner-daemon --test config_docs"
+        "docs/configuration.md is stale: run UPDATE_EXPECT=1 cargo test -p podcoroner-agent --test config_docs"
     );
     assert!(want.contains("| `cri_poll_interval` | `30s` |"), "{want}");
 }

@@ -293,7 +293,7 @@ impl FileConfig {
             return Err("gc_rate must be at least 1".to_string());
         }
         for s in &self.gc_exclude_selectors {
-            crate::selector::LabelSelector::parse(s)?;
+            podcoroner_node::selector::LabelSelector::parse(s)?;
         }
         Ok(())
     }
