@@ -54,12 +54,14 @@ pub struct SourceHealthView {
 
 impl From<&SourceHealth> for SourceHealthView {
     fn from(h: &SourceHealth) -> Self {
+        let healthy = h.healthy();
+        let line = podcoroner_node::gather::status_line(&h.status);
         SourceHealthView {
-            healthy: h.healthy,
+            healthy,
             since: h.since,
             last_success: h.last_success,
-            last_error: h.last_error.clone(),
-            detail: h.detail.clone(),
+            last_error: (!healthy).then_some(line),
+            detail: h.last_success_detail.clone(),
         }
     }
 }
@@ -90,7 +92,7 @@ pub fn readiness(shared: &Shared) -> Readiness {
     for name in enabled_sources(shared) {
         match health.get(name) {
             Some(h) => {
-                ready &= h.healthy;
+                ready &= h.healthy();
                 sources.insert(name.to_string(), SourceHealthView::from(h));
             }
             None => {

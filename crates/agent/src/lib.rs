@@ -34,6 +34,7 @@ use podcoroner_core::event::{LogKind, LoggedEvent};
 use podcoroner_core::{ApiView, Config, CriView, Finding, ManifestView, NodeView, PodDir};
 use serde::Serialize;
 
+use podcoroner_node::api::SourceStatus;
 use podcoroner_node::gather::SourceOptions;
 
 /// Everything the daemon needs, resolved from flags and the config file.
@@ -79,19 +80,26 @@ pub struct AgentOptions {
     pub events_per_minute: u32,
 }
 
-/// One source's health, as `/readyz` shows it.
+/// One source's health over time, as `/readyz` shows it: the [`SourceStatus`] of its last read
+/// (the type `diagnose`'s SOURCES block shows), since when it has been healthy or not, and its
+/// last successful read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SourceHealth {
-    /// True when the last read succeeded.
-    pub healthy: bool,
-    /// Since when it has been in its current state.
+    /// The last read's status.
+    pub status: SourceStatus,
+    /// Since when it has been in its current state (healthy or not).
     pub since: Timestamp,
     /// The last successful read.
     pub last_success: Option<Timestamp>,
-    /// The last error, while unhealthy.
-    pub last_error: Option<String>,
-    /// What was read last (counts, endpoint).
-    pub detail: Option<String>,
+    /// What the last successful read saw (its [`podcoroner_node::gather::status_line`]).
+    pub last_success_detail: Option<String>,
+}
+
+impl SourceHealth {
+    /// True when the last read was `ok`.
+    pub fn healthy(&self) -> bool {
+        self.status.is_ok()
+    }
 }
 
 /// The latest view of each source.
@@ -148,66 +156,49 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// Records a source's success.
+    /// Records a source's success, with what was read.
     pub fn ok(&self, source: &str, detail: Option<String>) {
-        let now = Timestamp::now();
-        let mut h = self.health.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = h.entry(source.to_string()).or_insert(SourceHealth {
-            healthy: true,
-            since: now,
-            last_success: None,
-            last_error: None,
-            detail: None,
-        });
-        if !entry.healthy {
-            entry.since = now;
-        }
-        entry.healthy = true;
-        entry.last_success = Some(now);
-        entry.last_error = None;
-        entry.detail = detail;
-        self.metrics
-            .source_up
-            .get_or_create(&metrics::SourceLabels {
-                source: source.to_string(),
-            })
-            .set(1);
-    }
-
-    /// Records a source's status as read: healthy only when `ok`; a degraded source keeps its
-    /// view (the rules that need the missing part skip) and is unhealthy in `/readyz`.
-    pub fn report(&self, source: &str, status: &podcoroner_node::api::SourceStatus) {
-        let line = podcoroner_node::gather::status_line(status);
-        if status.status == Some(podcoroner_node::api::SourceState::Ok) {
-            self.ok(source, Some(line));
-        } else {
-            self.failed(source, line);
-        }
+        let mut status = SourceStatus::ok();
+        status.detail = detail;
+        self.report(source, &status);
     }
 
     /// Records a source's failure.
     pub fn failed(&self, source: &str, error: String) {
+        self.report(source, &SourceStatus::error(error));
+    }
+
+    /// Records a source's status as read: healthy only when `ok`; a degraded source keeps its
+    /// view (the rules that need the missing part skip) and is unhealthy in `/readyz` and
+    /// `podcoroner_source_up`.
+    pub fn report(&self, source: &str, status: &SourceStatus) {
         let now = Timestamp::now();
-        tracing::warn!(source, %error, "Source failed");
+        let healthy = status.is_ok();
+        if !healthy {
+            let error = podcoroner_node::gather::status_line(status);
+            tracing::warn!(source, %error, "Source failed");
+        }
         let mut h = self.health.lock().unwrap_or_else(|e| e.into_inner());
         let entry = h.entry(source.to_string()).or_insert(SourceHealth {
-            healthy: false,
+            status: status.clone(),
             since: now,
             last_success: None,
-            last_error: None,
-            detail: None,
+            last_success_detail: None,
         });
-        if entry.healthy {
+        if entry.healthy() != healthy {
             entry.since = now;
         }
-        entry.healthy = false;
-        entry.last_error = Some(error);
+        entry.status = status.clone();
+        if healthy {
+            entry.last_success = Some(now);
+            entry.last_success_detail = Some(podcoroner_node::gather::status_line(status));
+        }
         self.metrics
             .source_up
             .get_or_create(&metrics::SourceLabels {
                 source: source.to_string(),
             })
-            .set(0);
+            .set(i64::from(healthy));
     }
 
     /// The node view the rules read now.
@@ -387,31 +378,15 @@ async fn cri_loop(shared: Arc<Shared>) {
                     )
                     .await?,
                 );
-                observe(&shared, "Version", t);
+                observe(&shared, "Version", t.elapsed());
             }
             let c = client.as_ref().expect("connected above");
-            let t = Instant::now();
-            let sandboxes = c.list_sandboxes().await?;
-            observe(&shared, "ListPodSandbox", t);
-            let t = Instant::now();
-            let containers = c.list_containers().await?;
-            observe(&shared, "ListContainers", t);
-            let info = c.runtime_info();
-            let detail = format!(
-                "{} {} (CRI {}) at {}: {} sandboxes, {} containers",
-                info.runtime_name,
-                info.runtime_version,
-                info.cri_api_version,
-                info.endpoint,
-                sandboxes.len(),
-                containers.len()
-            );
-            set_state_gauges(&shared, &sandboxes, &containers);
-            lock(&shared.views).cri = Some(CriView {
-                sandboxes,
-                containers,
-            });
-            shared.ok("cri", Some(detail));
+            let (cri, status) =
+                podcoroner_node::gather::read_cri(c, |rpc, elapsed| observe(&shared, rpc, elapsed))
+                    .await?;
+            set_state_gauges(&shared, &cri.sandboxes, &cri.containers);
+            lock(&shared.views).cri = Some(cri);
+            shared.report("cri", &status);
             Ok(())
         }
         .await;
@@ -431,14 +406,14 @@ async fn cri_loop(shared: Arc<Shared>) {
     }
 }
 
-fn observe(shared: &Shared, rpc: &str, since: Instant) {
+fn observe(shared: &Shared, rpc: &str, elapsed: Duration) {
     shared
         .metrics
         .cri_duration
         .get_or_create(&metrics::RpcLabels {
             rpc: rpc.to_string(),
         })
-        .observe(since.elapsed().as_secs_f64());
+        .observe(elapsed.as_secs_f64());
 }
 
 fn set_state_gauges(
@@ -507,8 +482,8 @@ async fn files_loop(shared: Arc<Shared>) {
         );
         let read = tokio::task::spawn_blocking(move || {
             (
-                podcoroner_hostfs::manifests::read_dir(&manifest_dir),
-                podcoroner_hostfs::pod_dirs::read(&kubelet_root),
+                podcoroner_node::gather::read_manifests(&manifest_dir),
+                podcoroner_node::gather::read_pod_dirs(&kubelet_root),
             )
         })
         .await;
@@ -521,12 +496,11 @@ async fn files_loop(shared: Arc<Shared>) {
             }
         };
         match manifests {
-            Ok(m) => {
-                let status = podcoroner_node::gather::manifests_status(&m);
-                if !m.exists {
+            Ok((view, status)) => {
+                if !view.exists {
                     watching = false;
                 }
-                lock(&shared.views).manifests = Some(podcoroner_node::gather::manifest_view(m));
+                lock(&shared.views).manifests = Some(view);
                 shared.report("manifests", &status);
             }
             Err(e) => {
@@ -535,11 +509,7 @@ async fn files_loop(shared: Arc<Shared>) {
             }
         }
         match pod_dirs {
-            Ok(dirs) => {
-                let status = podcoroner_node::gather::pod_dirs_status(
-                    &opts.sources.kubelet_root_dir,
-                    dirs.as_deref(),
-                );
+            Ok((dirs, status)) => {
                 lock(&shared.views).pod_dirs = dirs;
                 shared.report("pod_dirs", &status);
             }
@@ -584,9 +554,9 @@ async fn api_loop(shared: Arc<Shared>) {
                     });
             match read {
                 Ok(pods) => {
-                    let detail = format!("{}: {} pods", pods.view.origin, pods.raw.len());
+                    let status = podcoroner_node::gather::pods_file_status(path, &pods);
                     lock(&shared.views).api = Some(pods.view);
-                    shared.ok("apiserver", Some(detail));
+                    shared.report("apiserver", &status);
                 }
                 Err(e) => {
                     lock(&shared.views).api = None;
@@ -633,9 +603,9 @@ async fn api_loop(shared: Arc<Shared>) {
                     if dirty {
                         dirty = false;
                         let pods = watch.snapshot();
-                        let detail = format!("{}: {} pods", pods.view.origin, pods.raw.len());
+                        let status = podcoroner_node::gather::api_status(&pods);
                         lock(&shared.views).api = Some(pods.view);
-                        shared.ok("apiserver", Some(detail));
+                        shared.report("apiserver", &status);
                     }
                 }
             }
@@ -799,30 +769,6 @@ async fn gc_loop(shared: Arc<Shared>) {
     }
 }
 
-/// Adds to `findings` the `SandboxStopFailing` findings of the last GC run whose sandbox the
-/// runtime still lists (all of them while the runtime cannot be read: a rule that did not run
-/// resolves nothing). A sandbox the kubelet's log already reports failing gets the GC's evidence
-/// on that finding instead of a second one.
-fn add_gc_stop_failures(findings: &mut Vec<Finding>, gc: &[Finding], view: &NodeView) {
-    for f in gc {
-        let listed = view.cri.as_ref().is_none_or(|cri| {
-            cri.sandboxes
-                .iter()
-                .any(|s| f.sandbox_id.as_ref() == Some(&s.id))
-        });
-        if !listed {
-            continue;
-        }
-        match findings
-            .iter_mut()
-            .find(|d| d.kind == f.kind && d.sandbox_id == f.sandbox_id)
-        {
-            Some(d) => d.evidence.extend(f.evidence.iter().cloned()),
-            None => findings.push(f.clone()),
-        }
-    }
-}
-
 /// One evaluation: rules over the latest views, folded into the store, metrics, saved state.
 pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
     let view = shared.node_view();
@@ -830,7 +776,7 @@ pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
     let now = Timestamp::now();
     let mut diagnosis =
         podcoroner_core::log_rules::diagnose_with_logs(&view, &events, &shared.options.rules, now);
-    add_gc_stop_failures(
+    podcoroner_core::gc::add_stop_failures(
         &mut diagnosis.findings,
         &lock(&shared.gc_stop_failures),
         &view,

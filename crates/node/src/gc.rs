@@ -261,16 +261,9 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
             done += 1;
             let rec = match client.stop_sandbox(&r.sandbox_id).await {
                 Err(e) if !e.is_not_found() => {
-                    let finding = podcoroner_core::rules::sandbox_stop_failing(
-                        &sandbox,
-                        &e.to_string(),
-                        "podcoroner gc",
-                    );
-                    let class = Some(
-                        podcoroner_core::rules::stop_failure_class(&e.to_string())
-                            .0
-                            .to_string(),
-                    );
+                    let failed = gc::stop_failed(&sandbox, &e.to_string());
+                    let class = Some(failed.class.to_string());
+                    let finding = failed.finding;
                     stop_failures.push(finding);
                     record(
                         &r.sandbox_id,
