@@ -69,7 +69,8 @@ pub struct AgentOptions {
     /// reads only what comes next. A restart resumes at its saved position instead.
     pub log_lookback: Duration,
     /// Garbage collection: `off`, `plan` (candidates as the `podcoroner_gc_candidates` metric and
-    /// `gc_eligible` findings) or `apply` (through `gc::run`, audited), with its options.
+    /// `gc_eligible` findings) or `apply` (planned from the held views, each sandbox listed again
+    /// through CRI right before its action, audited: `gc::run_on`), with its options.
     pub gc: (crate::config::GcMode, podcoroner_node::gc::GcOptions),
     /// How often GC runs in `plan` or `apply` mode.
     pub gc_interval: Duration,
@@ -297,7 +298,6 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
         tokio::spawn(files_loop(shared.clone())),
         tokio::spawn(api_loop(shared.clone())),
         tokio::spawn(evaluate_loop(shared.clone(), state_path.clone())),
-        tokio::spawn(gc_loop(shared.clone())),
         tokio::spawn(events_loop(shared.clone())),
     ];
     for (name, source, kind) in [
@@ -333,6 +333,8 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
             None => {}
         }
     }
+    // Not joined at shutdown: its runs are audited step by step, and the process exit ends it.
+    let _gc = spawn_gc(shared.clone());
     let router = http::router(shared.clone());
     serve::serve(listener, router, options.http, shutdown_signal()).await;
     for t in tasks {
@@ -689,6 +691,68 @@ async fn events_loop(shared: Arc<Shared>) {
     }
 }
 
+/// Runs [`gc_loop`] on a thread of its own with its own runtime, so a GC run (its CRI calls, its
+/// audit log's `fsync`s, the pause of its rate limit) never holds a thread that serves HTTP.
+fn spawn_gc(shared: Arc<Shared>) -> Option<std::thread::JoinHandle<()>> {
+    if shared.options.gc.0 == crate::config::GcMode::Off {
+        return None;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("podcoroner-gc".to_string())
+        .spawn(move || {
+            match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt.block_on(gc_loop(shared)),
+                Err(e) => tracing::error!(error = %e, "Cannot start the GC runtime; GC is off"),
+            }
+        });
+    match spawned {
+        Ok(h) => Some(h),
+        Err(e) => {
+            tracing::error!(error = %e, "Cannot start the GC thread; GC is off");
+            None
+        }
+    }
+}
+
+/// One `gc: apply` run: plans from the views the agent holds, and before each action lists the
+/// runtime again through CRI (the sandbox is judged on that fresh listing with the held API,
+/// manifest and pod directory views). Holds the state directory's lock for the run.
+async fn gc_apply(
+    shared: &Shared,
+    gc_opts: &podcoroner_node::gc::GcOptions,
+) -> anyhow::Result<podcoroner_node::gc::GcOutcome> {
+    let _lock = podcoroner_node::gc::lock_state_dir(&gc_opts.state_dir)?;
+    let sources = &shared.options.sources;
+    let view = shared.node_view();
+    // Acting needs the runtime the views were listed from; without a CRI view the plan
+    // refuses anyway, and no endpoint is needed.
+    let endpoint = match &view.cri {
+        Some(_) => Some(
+            podcoroner_cri::endpoint::resolve_from_system(
+                sources.runtime_endpoint.as_deref(),
+                None,
+            )?
+            .endpoint,
+        ),
+        None => None,
+    };
+    let ctx = podcoroner_node::gc::RunContext {
+        pods_file: sources.pods_file.as_deref(),
+        endpoint: endpoint.as_deref(),
+        timeout: sources.timeout,
+    };
+    podcoroner_node::gc::run_on(&view, &ctx, gc_opts, async |client| {
+        let (cri, _) = podcoroner_node::gather::read_cri(client, |_, _| {}).await?;
+        let mut now = shared.node_view();
+        now.cri = Some(cri);
+        Ok(now)
+    })
+    .await
+}
+
 /// Runs GC every `gc_interval` in `plan` or `apply` mode.
 async fn gc_loop(shared: Arc<Shared>) {
     use crate::config::GcMode;
@@ -707,8 +771,7 @@ async fn gc_loop(shared: Arc<Shared>) {
                     podcoroner_core::gc::plan(&view, &gc_opts.policy, &selector, Timestamp::now());
                 shared.metrics.gc_candidates.set(plan.removals.len() as i64);
             }
-            GcMode::Apply => match podcoroner_node::gc::run(&shared.options.sources, gc_opts).await
-            {
+            GcMode::Apply => match gc_apply(&shared, gc_opts).await {
                 Ok(outcome) => {
                     shared
                         .metrics
