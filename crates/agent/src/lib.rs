@@ -615,18 +615,27 @@ async fn api_loop(shared: Arc<Shared>) {
     }
 }
 
+/// The shortest time between two evaluations that log events woke.
+pub const WAKE_EVALUATION_GAP: Duration = Duration::from_secs(1);
+
 /// Evaluates the rules every interval, folds the findings into the store and saves it.
 async fn evaluate_loop(shared: Arc<Shared>, state_path: PathBuf) {
     let opts = &shared.options;
     // Give the sources one round before the first judgement.
     tokio::time::sleep(Duration::from_millis(500)).await;
     loop {
+        let started = Instant::now();
         evaluate(&shared, &state_path);
         tokio::select! {
             _ = tokio::time::sleep(opts.evaluate_interval) => {}
-            // New log events: judge them now (a finding from a log line shows within seconds),
-            // after a short pause that batches a burst.
-            _ = shared.wake.notified() => tokio::time::sleep(Duration::from_millis(200)).await,
+            // New log events: judge them soon (a finding from a log line shows within about a
+            // second), after a pause that batches a burst, and at most once per
+            // `WAKE_EVALUATION_GAP`: on a log full of failures every evaluation re-reads every
+            // kept event, so more often only costs CPU.
+            _ = shared.wake.notified() => {
+                let gap = WAKE_EVALUATION_GAP.saturating_sub(started.elapsed());
+                tokio::time::sleep(gap.max(Duration::from_millis(200))).await
+            }
         }
     }
 }
@@ -835,10 +844,17 @@ async fn gc_loop(shared: Arc<Shared>) {
 /// One evaluation: rules over the latest views, folded into the store, metrics, saved state.
 pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
     let view = shared.node_view();
-    let events = shared.events();
     let now = Timestamp::now();
-    let mut diagnosis =
-        podcoroner_core::log_rules::diagnose_with_logs(&view, &events, &shared.options.rules, now);
+    // The kept events are judged in place (no copy of the ring at every evaluation); the
+    // followers wait for the lock meanwhile.
+    let mut events = lock(&shared.events);
+    let mut diagnosis = podcoroner_core::log_rules::diagnose_with_logs(
+        &view,
+        events.make_contiguous(),
+        &shared.options.rules,
+        now,
+    );
+    drop(events);
     podcoroner_core::gc::add_stop_failures(
         &mut diagnosis.findings,
         &lock(&shared.gc_stop_failures),
