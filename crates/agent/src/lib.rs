@@ -625,7 +625,12 @@ async fn evaluate_loop(shared: Arc<Shared>, state_path: PathBuf) {
     tokio::time::sleep(Duration::from_millis(500)).await;
     loop {
         let started = Instant::now();
-        evaluate(&shared, &state_path);
+        // On a blocking thread: the rules over thousands of kept events never hold the thread
+        // that serves HTTP (the daemon's runtime is current-thread).
+        let (s, path) = (shared.clone(), state_path.clone());
+        if let Err(e) = tokio::task::spawn_blocking(move || evaluate(&s, &path)).await {
+            tracing::error!(error = %e, "An evaluation stopped");
+        }
         tokio::select! {
             _ = tokio::time::sleep(opts.evaluate_interval) => {}
             // New log events: judge them soon (a finding from a log line shows within about a
