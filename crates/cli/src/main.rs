@@ -9,15 +9,13 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEnum};
 use podcoroner_core::Severity;
-use podcoroner_daemon::api::DiagnosisReport;
-use podcoroner_daemon::gather::{self, SourceOptions};
-use podcoroner_daemon::selector::LabelSelector;
-use podcoroner_daemon::{render, snapshot};
+use podcoroner_node::api::DiagnosisReport;
+use podcoroner_node::gather::{self, SourceOptions};
+use podcoroner_node::{render, snapshot};
 
 mod progress;
 
@@ -43,7 +41,7 @@ enum Command {
     /// One pod's life as a timeline merged from the logs and the current CRI and API state.
     Explain(ExplainArgs),
     /// Run the agent: poll the node's views, keep findings over time, serve them over HTTP.
-    Daemon(DaemonArgs),
+    Daemon(Box<DaemonArgs>),
     /// Configuration file tools.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -58,79 +56,17 @@ enum ConfigCommand {
     },
 }
 
-/// `podcoroner daemon`: every option of the config file (docs/configuration.md) can be given
-/// as a flag, which wins over the file.
+/// `podcoroner daemon`: every setting (`podcoroner_agent::config::Settings`, declared once,
+/// docs/configuration.md) is a key of the config file and a flag; a flag wins over the file,
+/// which wins over the default.
 #[derive(Debug, Args)]
 #[command(rename_all = "kebab-case")]
 struct DaemonArgs {
     /// The YAML configuration file.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// The HTTP listen address of the status endpoint.
-    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:9657")]
-    listen: std::net::SocketAddr,
-    /// Log level of the daemon's own logs (tracing filter syntax).
-    #[arg(long, value_name = "FILTER", default_value = "info")]
-    log_level: String,
-    /// The node name. Default: config, $NODE_NAME, the hostname.
-    #[arg(long, value_name = "NAME", value_parser = non_empty)]
-    node_name: Option<String>,
-    /// The CRI endpoint.
-    #[arg(long, value_name = "ENDPOINT", value_parser = non_empty)]
-    runtime_endpoint: Option<String>,
-    /// The static pod manifest directory.
-    #[arg(long, value_name = "DIR")]
-    manifest_dir: Option<PathBuf>,
-    /// The kubelet's static pod URL (staticPodURL).
-    #[arg(long, value_name = "URL", value_parser = parse_manifest_url)]
-    manifest_url: Option<String>,
-    /// The kubelet root directory.
-    #[arg(long, value_name = "DIR")]
-    kubelet_root_dir: Option<PathBuf>,
-    /// Kubeconfig for the API server.
-    #[arg(long, value_name = "PATH")]
-    kubeconfig: Option<PathBuf>,
-    /// Read pods from this file instead of the API server (re-read at every poll).
-    #[arg(long, value_name = "FILE")]
-    pods: Option<PathBuf>,
-    /// Do not contact the API server.
-    #[arg(long)]
-    no_apiserver: bool,
-    /// The kubelet's log: a file or `journald`.
-    #[arg(long, value_name = "PATH|journald")]
-    kubelet_log: Option<String>,
-    /// The runtime's log: a file or `journald`.
-    #[arg(long, value_name = "PATH|journald")]
-    runtime_log: Option<String>,
-    /// The journal directory for the `journald` logs (journalctl --directory), e.g. the host's
-    /// /var/log/journal mounted into the pod. Default: the system journal.
-    #[arg(long, value_name = "DIR")]
-    journal_dir: Option<PathBuf>,
-    /// Nothing younger than this is judged.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    min_age: Option<Duration>,
-    /// How often the CRI is listed.
-    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
-    cri_poll_interval: Option<Duration>,
-    /// How often findings are evaluated.
-    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
-    evaluate_interval: Option<Duration>,
-    /// Where findings and log positions are kept across restarts.
-    #[arg(long, value_name = "DIR")]
-    state_dir: Option<PathBuf>,
-    /// On the first start (no saved log position), read the logs back this far (0s: only
-    /// what comes next).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    log_lookback: Option<Duration>,
-    /// Garbage collection of leaked sandboxes: off (default), plan, apply.
-    #[arg(long, value_enum, value_name = "MODE")]
-    gc: Option<podcoroner_daemon::config::GcMode>,
-    /// Post a Kubernetes Event for each new finding of warning or higher.
-    #[arg(long, conflicts_with = "no_events")]
-    events: bool,
-    /// Post no Kubernetes Events, whatever the config file says.
-    #[arg(long)]
-    no_events: bool,
+    #[command(flatten)]
+    settings: podcoroner_agent::config::Settings,
 }
 
 #[derive(Debug, Args)]
@@ -142,10 +78,10 @@ struct ExplainArgs {
     #[command(flatten)]
     sources: SourceArgs,
     /// Read only the logs: no runtime, API server or node files.
-    #[arg(long, conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "snapshot"])]
+    #[arg(long, conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods_file", "snapshot"])]
     offline: bool,
     /// Explain from a snapshot written by `podcoroner collect`.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "no_apiserver", "kubelet_log", "runtime_log", "journal_dir"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods_file", "no_apiserver", "kubelet_log", "runtime_log", "journal_dir"])]
     snapshot: Option<PathBuf>,
     /// Output format: the timeline as a table, oldest entry first (entries without a
     /// time last), or the podcoroner.timeline/v1 JSON schema (`/pods/{uid}/timeline` serves the
@@ -154,58 +90,12 @@ struct ExplainArgs {
     output: Output,
 }
 
-/// Where a node's views are read from.
+/// Where a node's views are read from: the shared source settings, and `--since`.
 #[derive(Debug, Args)]
 #[command(rename_all = "kebab-case")]
 struct SourceArgs {
-    /// CRI endpoint, e.g. unix:///run/containerd/containerd.sock. Default: $CONTAINER_RUNTIME_ENDPOINT,
-    /// then runtime-endpoint in /etc/crictl.yaml, then the containerd, CRI-O and cri-dockerd sockets.
-    #[arg(long, value_name = "ENDPOINT", value_parser = non_empty)]
-    runtime_endpoint: Option<String>,
-    /// Timeout of each CRI RPC and API server request.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
-    timeout: Duration,
-    /// The node's name as the kubelet registers it (lower-cased, as the kubelet does). Default:
-    /// $NODE_NAME, then the hostname.
-    #[arg(long, value_name = "NAME", value_parser = non_empty)]
-    node_name: Option<String>,
-    /// The kubelet's static pod manifest directory (staticPodPath).
-    #[arg(long, value_name = "DIR", default_value = "/etc/kubernetes/manifests")]
-    manifest_dir: PathBuf,
-    /// The kubelet's static pod URL (staticPodURL), when it has one: its pods are judged like the
-    /// manifest directory's. Default: none (HTTP static pods are not judged against it).
-    #[arg(long, value_name = "URL", value_parser = parse_manifest_url)]
-    manifest_url: Option<String>,
-    /// Kubeconfig for the API server. Default: in-cluster service account, then $KUBECONFIG or ~/.kube/config.
-    #[arg(long, value_name = "PATH")]
-    kubeconfig: Option<PathBuf>,
-    /// Read the node's pods from this file (`kubectl get pods -A -o json`) instead of the API server.
-    #[arg(long, value_name = "FILE", conflicts_with = "kubeconfig")]
-    pods: Option<PathBuf>,
-    /// Do not contact the API server; rules that need it are skipped.
-    #[arg(long, conflicts_with_all = ["kubeconfig", "pods"])]
-    no_apiserver: bool,
-    /// The kubelet's root directory, holding pods/<uid>/.
-    #[arg(long, value_name = "DIR", default_value = "/var/lib/kubelet")]
-    kubelet_root_dir: PathBuf,
-    /// The kubelet's log: a file (its rotated siblings, plain or .gz, are read first) or
-    /// `journald` (journalctl -u <kubelet unit> -o json, of --journal-dir when given).
-    #[arg(long, value_name = "PATH|journald")]
-    kubelet_log: Option<String>,
-    /// The container runtime's log (containerd, CRI-O): a file or `journald`.
-    #[arg(long, value_name = "PATH|journald")]
-    runtime_log: Option<String>,
-    /// The kubelet's systemd unit, for --kubelet-log journald.
-    #[arg(long, value_name = "UNIT", default_value = "kubelet")]
-    kubelet_unit: String,
-    /// The runtime's systemd unit, for --runtime-log journald.
-    #[arg(long, value_name = "UNIT", default_value = "containerd")]
-    runtime_unit: String,
-    /// Read the `journald` logs from the journal files in this directory (journalctl
-    /// --directory; its machine-ID subdirectories too), e.g. /var/log/journal copied off a
-    /// broken node. Default: this machine's system journal.
-    #[arg(long, value_name = "DIR")]
-    journal_dir: Option<PathBuf>,
+    #[command(flatten)]
+    node: podcoroner_agent::config::SourceSettings,
     /// Only log records from this time on: a duration back from now (2h, 3d) or an RFC 3339 time.
     #[arg(long, value_name = "DURATION|TIME", value_parser = parse_since)]
     since: Option<jiff::Timestamp>,
@@ -240,7 +130,7 @@ struct DiagnoseArgs {
     sources: SourceArgs,
     /// Judge from the logs alone (--kubelet-log, --runtime-log): no runtime, API server or node
     /// files are read, and the rules that need them are listed as skipped.
-    #[arg(long, conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods", "snapshot"])]
+    #[arg(long, conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods_file", "snapshot"])]
     offline: bool,
     /// Diagnose a snapshot written by `podcoroner collect` instead of this node; ages are judged
     /// as of the collection time.
@@ -248,18 +138,13 @@ struct DiagnoseArgs {
         long,
         value_name = "DIR",
         conflicts_with_all = [
-            "runtime_endpoint", "kubeconfig", "pods", "no_apiserver", "node_name", "manifest_dir",
-            "manifest_url", "kubelet_root_dir", "timeout", "kubelet_log", "runtime_log", "journal_dir", "since",
+            "runtime_endpoint", "kubeconfig", "pods_file", "no_apiserver", "node_name", "manifest_dir",
+            "kubelet_root_dir", "timeout", "kubelet_log", "runtime_log", "journal_dir", "since", "manifest_url",
         ]
     )]
     snapshot: Option<PathBuf>,
-    /// Sandboxes, containers, mirror pods and pod directories younger than this are not judged
-    /// (the kubelet may not have caught up). Accepts 0s.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
-    min_age: Duration,
-    /// A pod in phase Failed is reported once it has been Failed this long.
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
-    failed_pod_min_age: Duration,
+    #[command(flatten)]
+    rules: podcoroner_agent::config::RuleSettings,
     /// Output format: the findings as a table grouped by severity, or the podcoroner.diagnosis/v1
     /// JSON schema (docs/output.md).
     #[arg(short, long, value_enum, default_value_t = Output::Table)]
@@ -293,43 +178,20 @@ struct GcArgs {
     /// Act: stop and remove the planned sandboxes. Without it, only print the plan.
     #[arg(long)]
     apply: bool,
-    /// Only sandboxes created longer ago than this (and, with --pods, before the file was
-    /// written). Accepts 0s.
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
-    gc_min_age: Duration,
-    /// A --pods file modified longer ago than this is refused: an old listing cannot prove a pod
-    /// is gone.
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
-    pods_max_age: Duration,
-    /// At most this many removals per run.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    gc_max_per_run: usize,
-    /// At most this many removals per minute.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
-    gc_rate: u32,
-    /// Never touch sandboxes of this namespace (repeatable). Default: kube-system; giving the flag
-    /// replaces the default.
-    #[arg(long = "exclude-namespace", value_name = "NS", default_values_t = ["kube-system".to_string()])]
-    exclude_namespaces: Vec<String>,
-    /// Never touch sandboxes whose labels match this selector (kubectl syntax, repeatable).
-    #[arg(long = "exclude-selector", value_name = "SELECTOR", value_parser = parse_selector)]
-    exclude_selectors: Vec<LabelSelector>,
+    #[command(flatten)]
+    policy: podcoroner_agent::config::GcSettings,
     /// Without an API view, treat pods no mirror pod or manifest knows as deleted. Dangerous:
     /// only for a node cut off from its API server whose pods you know are gone.
     #[arg(long)]
     assume_pods_deleted: bool,
     /// Where the audit log (gc-audit.jsonl) is appended; --apply locks it (gc.lock) for the run,
     /// and a second --apply on it refuses.
-    #[arg(long, value_name = "DIR", default_value = "/var/lib/podcoroner")]
+    #[arg(long, value_name = "DIR", default_value = podcoroner_agent::config::DEFAULT_STATE_DIR)]
     state_dir: PathBuf,
     /// Output format: a table of the plan and the results, or the podcoroner.gc/v1 JSON schema
     /// (docs/gc.md).
     #[arg(short, long, value_enum, default_value_t = Output::Table)]
     output: Output,
-}
-
-fn parse_selector(s: &str) -> Result<LabelSelector, String> {
-    LabelSelector::parse(s)
 }
 
 /// `-o`: each command's help says what its table and its JSON hold.
@@ -362,37 +224,16 @@ impl FailOn {
     }
 }
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 0s, 90s, 10m, 1h30m)"))
-}
-
-fn parse_positive_duration(s: &str) -> Result<Duration, String> {
-    match parse_duration(s)? {
-        d if d.is_zero() => Err("must be longer than 0s".to_string()),
-        d => Ok(d),
-    }
-}
-
-fn non_empty(s: &str) -> Result<String, String> {
-    if s.trim().is_empty() {
-        Err("must not be empty".to_string())
-    } else {
-        Ok(s.to_string())
-    }
-}
-
-/// `--manifest-url`: an `http://` or `https://` URL, as the kubelet's `staticPodURL`.
-fn parse_manifest_url(s: &str) -> Result<String, String> {
-    podcoroner_daemon::config::check_manifest_url(s).map(|()| s.to_string())
-}
-
 const EXIT_FINDINGS: u8 = 1;
 const EXIT_ERROR: u8 = 2;
 const EXIT_USAGE: u8 = 64;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
             let _ = e.print();
@@ -409,7 +250,7 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
-    match runtime.block_on(run(cli)) {
+    match runtime.block_on(run(cli, matches.subcommand_matches("daemon"))) {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
@@ -426,15 +267,18 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-async fn run(cli: Cli) -> anyhow::Result<u8> {
+async fn run(cli: Cli, daemon_matches: Option<&clap::ArgMatches>) -> anyhow::Result<u8> {
     match cli.command {
         Command::Diagnose(args) => diagnose(args).await,
         Command::Collect(args) => collect(args).await,
         Command::Gc(args) => gc(args).await,
         Command::Explain(args) => explain(args).await,
-        Command::Daemon(args) => daemon(args).await,
+        Command::Daemon(args) => daemon(*args, daemon_matches).await,
         Command::Config(ConfigCommand::Check { file }) => {
-            podcoroner_daemon::config::FileConfig::load(&file)?;
+            podcoroner_agent::config::Settings::resolve(
+                None,
+                Some(&podcoroner_agent::config::RawFile::load(&file)?),
+            )?;
             println!("{}: ok", file.display());
             Ok(0)
         }
@@ -442,30 +286,39 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
 }
 
 fn source_options(args: &SourceArgs, offline: bool) -> anyhow::Result<SourceOptions> {
-    if offline && args.kubelet_log.is_none() && args.runtime_log.is_none() {
+    node_options(&args.node, args.since, offline)
+}
+
+/// The [`SourceOptions`] of the source settings: every command's, the daemon's too.
+fn node_options(
+    s: &podcoroner_agent::config::SourceSettings,
+    since: Option<jiff::Timestamp>,
+    offline: bool,
+) -> anyhow::Result<SourceOptions> {
+    if offline && s.kubelet_log.is_none() && s.runtime_log.is_none() {
         anyhow::bail!("--offline judges from logs alone: give --kubelet-log and/or --runtime-log");
     }
     let [kubelet_log, runtime_log] = log_sources(
         [
-            (&args.kubelet_log, &args.kubelet_unit),
-            (&args.runtime_log, &args.runtime_unit),
+            (&s.kubelet_log, &s.kubelet_unit),
+            (&s.runtime_log, &s.runtime_unit),
         ],
-        args.journal_dir.as_deref(),
+        s.journal_dir.as_deref(),
     )?;
     Ok(SourceOptions {
         kubelet_log,
         runtime_log,
-        since: args.since,
+        since,
         offline,
-        runtime_endpoint: args.runtime_endpoint.clone(),
-        timeout: args.timeout,
-        node_name: gather::node_name(args.node_name.as_deref())?,
-        manifest_dir: args.manifest_dir.clone(),
-        manifest_url: args.manifest_url.clone(),
-        kubeconfig: args.kubeconfig.clone(),
-        pods_file: args.pods.clone(),
-        no_apiserver: args.no_apiserver,
-        kubelet_root_dir: args.kubelet_root_dir.clone(),
+        runtime_endpoint: s.runtime_endpoint.clone(),
+        timeout: s.timeout,
+        node_name: gather::node_name(s.node_name.as_deref())?,
+        manifest_dir: s.manifest_dir.clone(),
+        manifest_url: s.manifest_url.clone(),
+        kubeconfig: s.kubeconfig.clone(),
+        pods_file: s.pods_file.clone(),
+        no_apiserver: s.no_apiserver,
+        kubelet_root_dir: s.kubelet_root_dir.clone(),
     })
 }
 
@@ -498,8 +351,8 @@ fn log_sources(
 /// The node a report names: with `--offline` the logs may come from any node, so this machine's
 /// hostname is not named unless `--node-name` (or `$NODE_NAME`) says which node it is.
 fn report_node(args: &SourceArgs, offline: bool, resolved: &str) -> String {
-    let named =
-        args.node_name.is_some() || std::env::var("NODE_NAME").is_ok_and(|n| !n.trim().is_empty());
+    let named = args.node.node_name.is_some()
+        || std::env::var("NODE_NAME").is_ok_and(|n| !n.trim().is_empty());
     if offline && !named {
         OFFLINE_NODE.to_string()
     } else {
@@ -513,8 +366,8 @@ const OFFLINE_NODE: &str = "unknown (--offline reads logs only: --node-name name
 async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
     progress::install();
     let config = podcoroner_core::Config {
-        min_age: args.min_age,
-        failed_pod_min_age: args.failed_pod_min_age,
+        min_age: args.rules.min_age,
+        failed_pod_min_age: args.rules.failed_pod_min_age,
         assume_pods_deleted: false,
     };
     let report = if let Some(dir) = &args.snapshot {
@@ -606,22 +459,11 @@ async fn collect(args: CollectArgs) -> anyhow::Result<u8> {
 
 async fn gc(args: GcArgs) -> anyhow::Result<u8> {
     let opts = source_options(&args.sources, false)?;
-    let gc_opts = podcoroner_daemon::gc::GcOptions {
-        policy: podcoroner_core::gc::Policy {
-            min_age: args.gc_min_age,
-            exclude_namespaces: args.exclude_namespaces.iter().cloned().collect(),
-            assume_pods_deleted: args.assume_pods_deleted,
-            max_per_run: args.gc_max_per_run,
-        },
-        exclude_selectors: args.exclude_selectors.clone(),
-        rate_per_minute: args.gc_rate,
-        apply: args.apply,
-        state_dir: args.state_dir.clone(),
-        pods_max_age: args.pods_max_age,
-    };
-    let outcome = podcoroner_daemon::gc::run(&opts, &gc_opts).await?;
-    let report =
-        podcoroner_daemon::api::GcReport::new(&outcome, !args.apply, jiff::Timestamp::now());
+    let gc_opts = args
+        .policy
+        .options(args.apply, args.assume_pods_deleted, &args.state_dir);
+    let outcome = podcoroner_node::gc::run(&opts, &gc_opts).await?;
+    let report = podcoroner_node::api::GcReport::new(&outcome, !args.apply, jiff::Timestamp::now());
     let text = match args.output {
         Output::Table => render::gc_table(&report),
         Output::Json => {
@@ -688,7 +530,7 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
             args.pod
         );
     }
-    let report = podcoroner_daemon::api::TimelineReport::new(&node, now, &args.pod, &timeline);
+    let report = podcoroner_node::api::TimelineReport::new(&node, now, &args.pod, &timeline);
     let text = match args.output {
         Output::Table => render::timeline_table(&report),
         Output::Json => {
@@ -703,116 +545,48 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-async fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
-    use podcoroner_daemon::config::FileConfig;
+async fn daemon(args: DaemonArgs, matches: Option<&clap::ArgMatches>) -> anyhow::Result<u8> {
+    // Flag > file > default, resolved in one place; without a file the flags as parsed.
+    let c = match (&args.config, matches) {
+        (Some(path), Some(m)) => podcoroner_agent::config::daemon_settings(m, Some(path))?,
+        _ => args.settings.clone(),
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(&args.log_level).context("--log-level")?,
+            tracing_subscriber::EnvFilter::try_new(&c.agent.log_level).context("--log-level")?,
         )
         .with_writer(std::io::stderr)
         // Colour only on a terminal: a container's log is a file that log pipelines parse.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
-    let mut c = match &args.config {
-        Some(path) => FileConfig::load(path)?,
-        None => FileConfig::default(),
-    };
-    // Flags win over the file.
-    macro_rules! over {
-        ($($flag:ident => $field:ident),* $(,)?) => { $( if let Some(v) = args.$flag.clone() { c.$field = v.into(); } )* };
-    }
-    over!(runtime_endpoint => runtime_endpoint, kubeconfig => kubeconfig, pods => pods_file, kubelet_log => kubelet_log,
-          runtime_log => runtime_log, node_name => node_name, journal_dir => journal_dir,
-          manifest_url => manifest_url);
-    if let Some(v) = args.manifest_dir.clone() {
-        c.manifest_dir = v;
-    }
-    if let Some(v) = args.kubelet_root_dir.clone() {
-        c.kubelet_root_dir = v;
-    }
-    if let Some(v) = args.min_age {
-        c.min_age = v;
-    }
-    if let Some(v) = args.cri_poll_interval {
-        c.cri_poll_interval = v;
-    }
-    if let Some(v) = args.evaluate_interval {
-        c.evaluate_interval = v;
-    }
-    if let Some(v) = args.state_dir.clone() {
-        c.state_dir = v;
-    }
-    if let Some(v) = args.log_lookback {
-        c.log_lookback = v;
-    }
-    c.no_apiserver |= args.no_apiserver;
-    let [kubelet_log, runtime_log] = log_sources(
-        [
-            (&c.kubelet_log, &c.kubelet_unit),
-            (&c.runtime_log, &c.runtime_unit),
-        ],
-        c.journal_dir.as_deref(),
-    )?;
-    let options = podcoroner_daemon::agent::AgentOptions {
-        sources: SourceOptions {
-            runtime_endpoint: c.runtime_endpoint.clone(),
-            timeout: c.timeout,
-            node_name: gather::node_name(c.node_name.as_deref())?,
-            manifest_dir: c.manifest_dir.clone(),
-            manifest_url: c.manifest_url.clone(),
-            kubeconfig: c.kubeconfig.clone(),
-            pods_file: c.pods_file.clone(),
-            no_apiserver: c.no_apiserver,
-            kubelet_root_dir: c.kubelet_root_dir.clone(),
-            kubelet_log,
-            runtime_log,
-            since: None,
-            offline: false,
-        },
+    let a = &c.agent;
+    let options = podcoroner_agent::AgentOptions {
+        sources: node_options(&c.sources, None, false)?,
         rules: podcoroner_core::Config {
-            min_age: c.min_age,
-            failed_pod_min_age: c.failed_pod_min_age,
+            min_age: c.rules.min_age,
+            failed_pod_min_age: c.rules.failed_pod_min_age,
             assume_pods_deleted: false,
         },
-        cri_poll_interval: c.cri_poll_interval,
-        rescan_interval: c.manifest_rescan_interval,
-        api_poll_interval: c.api_poll_interval,
-        evaluate_interval: c.evaluate_interval,
-        resolve_after_misses: c.resolve_after_misses,
-        resolved_retention: c.resolved_retention,
-        state_dir: c.state_dir.clone(),
-        listen: args.listen,
-        http: podcoroner_daemon::agent::serve::Limits {
-            header_read_timeout: c.http_header_read_timeout,
-            idle_timeout: c.http_idle_timeout,
-            max_connections: c.http_max_connections,
+        cri_poll_interval: a.cri_poll_interval,
+        rescan_interval: a.manifest_rescan_interval,
+        api_poll_interval: a.api_poll_interval,
+        evaluate_interval: a.evaluate_interval,
+        resolve_after_misses: a.resolve_after_misses,
+        resolved_retention: a.resolved_retention,
+        state_dir: a.state_dir.clone(),
+        listen: a.listen,
+        http: podcoroner_agent::serve::Limits {
+            header_read_timeout: a.http_header_read_timeout,
+            idle_timeout: a.http_idle_timeout,
+            max_connections: usize::try_from(a.http_max_connections).unwrap_or(usize::MAX),
         },
-        max_events: c.max_log_events,
-        log_lookback: c.log_lookback,
-        gc: (
-            args.gc.unwrap_or(c.gc),
-            podcoroner_daemon::gc::GcOptions {
-                policy: podcoroner_core::gc::Policy {
-                    min_age: c.gc_min_age,
-                    exclude_namespaces: c.gc_exclude_namespaces.iter().cloned().collect(),
-                    assume_pods_deleted: false,
-                    max_per_run: c.gc_max_per_run,
-                },
-                exclude_selectors: c
-                    .gc_exclude_selectors
-                    .iter()
-                    .map(|s| LabelSelector::parse(s).map_err(anyhow::Error::msg))
-                    .collect::<anyhow::Result<_>>()?,
-                rate_per_minute: c.gc_rate,
-                apply: true,
-                state_dir: c.state_dir.clone(),
-                pods_max_age: c.pods_max_age,
-            },
-        ),
-        gc_interval: c.gc_interval,
-        events: (args.events || c.events) && !args.no_events,
-        events_per_minute: c.events_per_minute,
+        max_events: a.max_log_events,
+        log_lookback: a.log_lookback,
+        gc: (a.gc, c.gc.options(true, false, &a.state_dir)),
+        gc_interval: a.gc_interval,
+        events: a.events && !a.no_events,
+        events_per_minute: a.events_per_minute,
     };
-    podcoroner_daemon::agent::run(options).await?;
+    podcoroner_agent::run(options).await?;
     Ok(0)
 }

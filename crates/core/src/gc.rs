@@ -209,5 +209,55 @@ pub fn still_eligible(
     ))
 }
 
+/// What GC saw when the runtime refused to stop a sandbox it planned to remove
+/// (`StopPodSandbox` failed with `error`, not NotFound): the `SandboxStopFailing` finding
+/// (`rules::sandbox_stop_failing`, seen by `podcoroner gc`) and the error's class
+/// (`rules::stop_failure_class`: `CNI teardown: …`, `runtime busy`, `timeout`, `other`), which
+/// the audit record keeps as `error_class`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StopFailure {
+    /// The `SandboxStopFailing` finding.
+    pub finding: crate::finding::Finding,
+    /// The class of the stop error.
+    pub class: &'static str,
+}
+
+/// The [`StopFailure`] of `sandbox` whose `StopPodSandbox` failed with `error`, as the kubelet's
+/// `kuberuntime_gc.go` `removeSandbox` meets it ("Failed to stop sandbox before removing").
+pub fn stop_failed(sandbox: &crate::model::Sandbox, error: &str) -> StopFailure {
+    StopFailure {
+        finding: crate::rules::sandbox_stop_failing(sandbox, error, "podcoroner gc"),
+        class: crate::rules::stop_failure_class(error).0,
+    }
+}
+
+/// Adds to `findings` (an evaluation's) the `SandboxStopFailing` findings of the last GC run
+/// (`gc`) whose sandbox the runtime still lists, all of them while the runtime cannot be read
+/// (`view.cri` is `None`: a rule that did not run resolves nothing). A sandbox the kubelet's
+/// log already reports failing gets GC's evidence on that finding instead of a second one.
+pub fn add_stop_failures(
+    findings: &mut Vec<crate::finding::Finding>,
+    gc: &[crate::finding::Finding],
+    view: &NodeView,
+) {
+    for f in gc {
+        let listed = view.cri.as_ref().is_none_or(|cri| {
+            cri.sandboxes
+                .iter()
+                .any(|s| f.sandbox_id.as_ref() == Some(&s.id))
+        });
+        if !listed {
+            continue;
+        }
+        match findings
+            .iter_mut()
+            .find(|d| d.kind == f.kind && d.sandbox_id == f.sandbox_id)
+        {
+            Some(d) => d.evidence.extend(f.evidence.iter().cloned()),
+            None => findings.push(f.clone()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -312,6 +312,43 @@ fn recheck_leaves_alone_what_changed_since_planning() {
 
 /// A generated node: a few pods (some in the API), each with 1 to 3 sandboxes of random state
 /// and age, some holding containers.
+#[test]
+fn stop_failures_are_reported_while_their_sandbox_is_listed() {
+    let sb = sandbox("sb-1", "default", "u1", SandboxState::NotReady, 7200, 0);
+    let failed = stop_failed(
+        &sb,
+        "rpc error: code = Unknown desc = failed to destroy network for sandbox \"sb-1\": plugin type=\"bridge\" failed (delete): failed to find plugin \"bridge\" in path [/opt/cni/bin]",
+    );
+    assert_eq!(
+        failed.finding.kind,
+        crate::finding::FindingKind::SandboxStopFailing
+    );
+    assert_eq!(failed.finding.sandbox_id.as_deref(), Some("sb-1"));
+    assert!(failed.class.starts_with("CNI teardown"), "{}", failed.class);
+    let gc = vec![failed.finding.clone()];
+
+    // Listed: added once; a second evaluation with the kubelet's own finding merges evidence.
+    let listed = view(vec![sb.clone()], vec![], Some(vec![]));
+    let mut findings = vec![];
+    add_stop_failures(&mut findings, &gc, &listed);
+    assert_eq!(findings, gc);
+    let mut kubelet = failed.finding.clone();
+    kubelet.evidence.truncate(0);
+    let mut findings = vec![kubelet];
+    add_stop_failures(&mut findings, &gc, &listed);
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].evidence, failed.finding.evidence);
+
+    // Gone from the runtime: resolved. Runtime unreadable: kept (nothing resolves on no data).
+    let mut findings = vec![];
+    add_stop_failures(&mut findings, &gc, &view(vec![], vec![], Some(vec![])));
+    assert!(findings.is_empty());
+    let mut blind = listed.clone();
+    blind.cri = None;
+    add_stop_failures(&mut findings, &gc, &blind);
+    assert_eq!(findings.len(), 1);
+}
+
 fn arb_node() -> impl Strategy<Value = (NodeView, Policy)> {
     let arb_sandbox = (
         0u8..6,

@@ -20,9 +20,9 @@ use jiff::Timestamp;
 use podcoroner_core::gc::{self, Plan, Policy};
 use podcoroner_core::{Finding, PodRef};
 use podcoroner_cri::RuntimeClient;
-use serde::{Deserialize, Serialize};
 
-use crate::gather::{self, Gathered, SourceOptions};
+pub use crate::api::AuditRecord;
+use crate::gather::{self, SourceOptions};
 use crate::selector::LabelSelector;
 
 /// How `gc` runs.
@@ -82,31 +82,6 @@ pub enum GcError {
     },
 }
 
-/// One line of the audit log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuditRecord {
-    /// When, RFC 3339.
-    pub time: Timestamp,
-    /// The node.
-    pub node: String,
-    /// The pod sandbox ID.
-    pub sandbox_id: String,
-    /// Its pod.
-    pub pod: PodRef,
-    /// Why it was a candidate: the `LeakedSandbox` summary.
-    pub rule: String,
-    /// `planned` (dry run), `intent` (about to act, written and flushed before the CRI calls),
-    /// `removed`, `already_gone`, `skipped` (no longer eligible at re-check), `held` (policy),
-    /// `stop_failed`, `remove_failed`.
-    pub result: String,
-    /// The error or the reason, for every result but `planned` and `removed`.
-    pub error: Option<String>,
-    /// For `stop_failed`: the classified cause (`SandboxStopFailing`).
-    pub error_class: Option<String>,
-    /// True for a dry run.
-    pub dry_run: bool,
-}
-
 /// What one run did.
 #[derive(Debug, Clone)]
 pub struct GcOutcome {
@@ -138,7 +113,8 @@ impl GcOptions {
     }
 }
 
-/// Plans, and with [`GcOptions::apply`] acts.
+/// `podcoroner gc`: reads the node as `diagnose` does, plans, and with [`GcOptions::apply`] acts
+/// through [`run_on`], re-reading the node's state (not its logs) before each action.
 ///
 /// # Errors
 /// Reading the node failed (as `diagnose`); with `--apply`, another run holds the state
@@ -152,16 +128,62 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
         None
     };
     let first = gather::gather(sources).await?;
+    // The re-checks judge the node's state only: the logs would be read whole and dropped.
+    let state_only = SourceOptions {
+        kubelet_log: None,
+        runtime_log: None,
+        ..sources.clone()
+    };
+    let endpoint = first.runtime.as_ref().map(|r| r.endpoint.clone());
+    run_on(
+        &first.view,
+        &RunContext {
+            pods_file: sources.pods_file.as_deref(),
+            endpoint: endpoint.as_deref(),
+            timeout: sources.timeout,
+        },
+        opts,
+        async |_| Ok(gather::gather(&state_only).await?.view),
+    )
+    .await
+}
+
+/// Where a GC run acts and what its API view rests on.
+#[derive(Debug, Clone, Copy)]
+pub struct RunContext<'a> {
+    /// The `--pods` file the API view was read from, if any: its age bounds the sandboxes it
+    /// may judge, and past [`GcOptions::pods_max_age`] it is refused.
+    pub pods_file: Option<&'a std::path::Path>,
+    /// The CRI endpoint to act through; `None` when the runtime was not read (no action then).
+    pub endpoint: Option<&'a str>,
+    /// The timeout of every CRI RPC.
+    pub timeout: Duration,
+}
+
+/// Plans from `view` (the node as read, or as the agent holds it), and with
+/// [`GcOptions::apply`] acts: before each action, `fresh(client)` gives the node as it is now
+/// (at least a CRI listing through `client` taken right then), and the sandbox is judged again
+/// on it ([`gc::still_eligible`]). The caller holds the state directory's lock
+/// ([`lock_state_dir`]) when acting.
+///
+/// # Errors
+/// `fresh` failed; the runtime cannot be reached to act; an audit record cannot be written and
+/// flushed ([`GcError::AuditFailed`]).
+pub async fn run_on(
+    view: &podcoroner_core::NodeView,
+    ctx: &RunContext<'_>,
+    opts: &GcOptions,
+    mut fresh: impl AsyncFnMut(&RuntimeClient) -> anyhow::Result<podcoroner_core::NodeView>,
+) -> anyhow::Result<GcOutcome> {
     let now = Timestamp::now();
     let selector = opts.selector_reason();
-    let policy = effective_policy(sources, opts);
-    let mut plan = gc::plan(&first.view, &policy, &selector, now);
-    let mut api_origin = first
-        .view
+    let policy = effective_policy(ctx.pods_file, opts);
+    let mut plan = gc::plan(view, &policy, &selector, now);
+    let mut api_origin = view
         .api
         .as_ref()
         .map_or("none".to_string(), |a| a.origin.clone());
-    if let Some(path) = &sources.pods_file {
+    if let Some(path) = ctx.pods_file {
         let age = pods_file_age(path);
         api_origin = format!("{api_origin}, {} old", humanize(age));
         if age > opts.pods_max_age && plan.refused.is_none() {
@@ -187,7 +209,7 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
         }
         .into());
     }
-    let node = first.view.node_name.clone();
+    let node = view.node_name.clone();
     let record = |s: &str,
                   pod: &PodRef,
                   rule: &str,
@@ -228,12 +250,8 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
             ));
         }
     } else if !plan.removals.is_empty() {
-        let endpoint = first
-            .runtime
-            .as_ref()
-            .map(|r| r.endpoint.clone())
-            .context("no CRI runtime")?;
-        let client = RuntimeClient::connect(&endpoint, sources.timeout).await?;
+        let endpoint = ctx.endpoint.context("no CRI runtime")?;
+        let client = RuntimeClient::connect(endpoint, ctx.timeout).await?;
         let pause = Duration::from_secs_f64(60.0 / f64::from(opts.rate_per_minute.max(1)));
         let mut done = 0;
         for (i, r) in plan.removals.iter().enumerate() {
@@ -241,11 +259,11 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
                 tokio::time::sleep(pause).await;
             }
             // Check again on a fresh view: the node may have changed since planning.
-            let fresh: Gathered = gather::gather(sources).await?;
+            let fresh = fresh(&client).await?;
             if let Err(reason) = gc::still_eligible(
-                &fresh.view,
+                &fresh,
                 &r.sandbox_id,
-                &effective_policy(sources, opts),
+                &effective_policy(ctx.pods_file, opts),
                 &selector,
                 Timestamp::now(),
             ) {
@@ -266,7 +284,6 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
                 continue;
             }
             let sandbox = fresh
-                .view
                 .cri
                 .as_ref()
                 .and_then(|c| c.sandboxes.iter().find(|s| s.id == r.sandbox_id))
@@ -286,16 +303,9 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
             done += 1;
             let rec = match client.stop_sandbox(&r.sandbox_id).await {
                 Err(e) if !e.is_not_found() => {
-                    let finding = podcoroner_core::rules::sandbox_stop_failing(
-                        &sandbox,
-                        &e.to_string(),
-                        "podcoroner gc",
-                    );
-                    let class = Some(
-                        podcoroner_core::rules::stop_failure_class(&e.to_string())
-                            .0
-                            .to_string(),
-                    );
+                    let failed = gc::stop_failed(&sandbox, &e.to_string());
+                    let class = Some(failed.class.to_string());
+                    let finding = failed.finding;
                     stop_failures.push(finding);
                     record(
                         &r.sandbox_id,
@@ -364,11 +374,62 @@ fn audit_or_stop(
     }
 }
 
+impl crate::api::GcReport {
+    /// Builds the report of `outcome`.
+    pub fn new(
+        outcome: &GcOutcome,
+        dry_run: bool,
+        generated_at: Timestamp,
+    ) -> crate::api::GcReport {
+        let pod = |p: &podcoroner_core::PodRef| crate::api::PodView {
+            namespace: p.namespace.clone(),
+            name: p.name.clone(),
+            uid: p.uid.clone(),
+        };
+        crate::api::GcReport {
+            schema: crate::api::GC_SCHEMA.to_string(),
+            node: outcome.node.clone(),
+            generated_at,
+            dry_run,
+            api_origin: outcome.api_origin.clone(),
+            refused: outcome.plan.refused.clone(),
+            removals: outcome
+                .plan
+                .removals
+                .iter()
+                .map(|r| crate::api::GcCandidateView {
+                    sandbox_id: r.sandbox_id.clone(),
+                    pod: pod(&r.pod),
+                    reason: r.rule.clone(),
+                })
+                .collect(),
+            held: outcome
+                .plan
+                .held
+                .iter()
+                .map(|h| crate::api::GcCandidateView {
+                    sandbox_id: h.sandbox_id.clone(),
+                    pod: pod(&h.pod),
+                    reason: h.reason.clone(),
+                })
+                .collect(),
+            results: outcome.records.clone(),
+            findings: outcome
+                .stop_failures
+                .iter()
+                .map(crate::api::FindingView::from)
+                .collect(),
+            audit_log: outcome.audit_log.0.display().to_string(),
+            audit_error: outcome.audit_log.1.clone(),
+        }
+    }
+}
+
 /// The policy a sandbox is judged by: with a `--pods` file, nothing created after the file was
 /// written (the file cannot know its pod), so the minimum age is at least the file's age.
-fn effective_policy(sources: &SourceOptions, opts: &GcOptions) -> Policy {
+fn effective_policy(pods_file: Option<&std::path::Path>, opts: &GcOptions) -> Policy {
     let mut policy = opts.policy.clone();
-    if let Some(path) = &sources.pods_file {
+    if let Some(path) = pods_file {
         let age = pods_file_age(path);
         policy.min_age = policy.min_age.max(age);
     }

@@ -1,4 +1,4 @@
-//! `podcoroner daemon`: the agent that runs on every node.
+//! podcoroner-agent: `podcoroner daemon`, the agent that runs on every node.
 //!
 //! Tasks share one [`Shared`] state:
 //! - the CRI poller lists sandboxes and containers every `cri_poll_interval`, reconnecting with
@@ -16,6 +16,7 @@
 //! A source that fails is retried and reported unhealthy in `/readyz`; its view is dropped so the
 //! rules that need it skip (and never resolve findings on missing data). Nothing on input panics.
 
+pub mod config;
 pub mod html;
 pub mod http;
 pub mod logs;
@@ -34,7 +35,8 @@ use podcoroner_core::event::{LogKind, LoggedEvent};
 use podcoroner_core::{ApiView, Config, CriView, Finding, ManifestView, NodeView, PodDir};
 use serde::Serialize;
 
-use crate::gather::SourceOptions;
+use podcoroner_node::api::SourceStatus;
+use podcoroner_node::gather::SourceOptions;
 
 /// Everything the daemon needs, resolved from flags and the config file.
 #[derive(Debug, Clone)]
@@ -68,8 +70,9 @@ pub struct AgentOptions {
     /// reads only what comes next. A restart resumes at its saved position instead.
     pub log_lookback: Duration,
     /// Garbage collection: `off`, `plan` (candidates as the `podcoroner_gc_candidates` metric and
-    /// `gc_eligible` findings) or `apply` (through `gc::run`, audited), with its options.
-    pub gc: (crate::config::GcMode, crate::gc::GcOptions),
+    /// `gc_eligible` findings) or `apply` (planned from the held views, each sandbox listed again
+    /// through CRI right before its action, audited: `gc::run_on`), with its options.
+    pub gc: (crate::config::GcMode, podcoroner_node::gc::GcOptions),
     /// How often GC runs in `plan` or `apply` mode.
     pub gc_interval: Duration,
     /// Post a Kubernetes Event for each new finding of warning or higher, at most
@@ -79,19 +82,26 @@ pub struct AgentOptions {
     pub events_per_minute: u32,
 }
 
-/// One source's health, as `/readyz` shows it.
+/// One source's health over time, as `/readyz` shows it: the [`SourceStatus`] of its last read
+/// (the type `diagnose`'s SOURCES block shows), since when it has been healthy or not, and its
+/// last successful read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SourceHealth {
-    /// True when the last read succeeded.
-    pub healthy: bool,
-    /// Since when it has been in its current state.
+    /// The last read's status.
+    pub status: SourceStatus,
+    /// Since when it has been in its current state (healthy or not).
     pub since: Timestamp,
     /// The last successful read.
     pub last_success: Option<Timestamp>,
-    /// The last error, while unhealthy.
-    pub last_error: Option<String>,
-    /// What was read last (counts, endpoint).
-    pub detail: Option<String>,
+    /// What the last successful read saw (its [`podcoroner_node::gather::status_line`]).
+    pub last_success_detail: Option<String>,
+}
+
+impl SourceHealth {
+    /// True when the last read was `ok`.
+    pub fn healthy(&self) -> bool {
+        self.status.is_ok()
+    }
 }
 
 /// The latest view of each source.
@@ -150,66 +160,49 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// Records a source's success.
+    /// Records a source's success, with what was read.
     pub fn ok(&self, source: &str, detail: Option<String>) {
-        let now = Timestamp::now();
-        let mut h = self.health.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = h.entry(source.to_string()).or_insert(SourceHealth {
-            healthy: true,
-            since: now,
-            last_success: None,
-            last_error: None,
-            detail: None,
-        });
-        if !entry.healthy {
-            entry.since = now;
-        }
-        entry.healthy = true;
-        entry.last_success = Some(now);
-        entry.last_error = None;
-        entry.detail = detail;
-        self.metrics
-            .source_up
-            .get_or_create(&metrics::SourceLabels {
-                source: source.to_string(),
-            })
-            .set(1);
-    }
-
-    /// Records a source's status as read: healthy only when `ok`; a degraded source keeps its
-    /// view (the rules that need the missing part skip) and is unhealthy in `/readyz`.
-    pub fn report(&self, source: &str, status: &crate::api::SourceStatus) {
-        let line = crate::gather::status_line(status);
-        if status.status == Some(crate::api::SourceState::Ok) {
-            self.ok(source, Some(line));
-        } else {
-            self.failed(source, line);
-        }
+        let mut status = SourceStatus::ok();
+        status.detail = detail;
+        self.report(source, &status);
     }
 
     /// Records a source's failure.
     pub fn failed(&self, source: &str, error: String) {
+        self.report(source, &SourceStatus::error(error));
+    }
+
+    /// Records a source's status as read: healthy only when `ok`; a degraded source keeps its
+    /// view (the rules that need the missing part skip) and is unhealthy in `/readyz` and
+    /// `podcoroner_source_up`.
+    pub fn report(&self, source: &str, status: &SourceStatus) {
         let now = Timestamp::now();
-        tracing::warn!(source, %error, "Source failed");
+        let healthy = status.is_ok();
+        if !healthy {
+            let error = podcoroner_node::gather::status_line(status);
+            tracing::warn!(source, %error, "Source failed");
+        }
         let mut h = self.health.lock().unwrap_or_else(|e| e.into_inner());
         let entry = h.entry(source.to_string()).or_insert(SourceHealth {
-            healthy: false,
+            status: status.clone(),
             since: now,
             last_success: None,
-            last_error: None,
-            detail: None,
+            last_success_detail: None,
         });
-        if entry.healthy {
+        if entry.healthy() != healthy {
             entry.since = now;
         }
-        entry.healthy = false;
-        entry.last_error = Some(error);
+        entry.status = status.clone();
+        if healthy {
+            entry.last_success = Some(now);
+            entry.last_success_detail = Some(podcoroner_node::gather::status_line(status));
+        }
         self.metrics
             .source_up
             .get_or_create(&metrics::SourceLabels {
                 source: source.to_string(),
             })
-            .set(0);
+            .set(i64::from(healthy));
     }
 
     /// The node view the rules read now.
@@ -310,7 +303,6 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
         tokio::spawn(url_loop(shared.clone())),
         tokio::spawn(api_loop(shared.clone())),
         tokio::spawn(evaluate_loop(shared.clone(), state_path.clone())),
-        tokio::spawn(gc_loop(shared.clone())),
         tokio::spawn(events_loop(shared.clone())),
     ];
     for (name, source, kind) in [
@@ -346,6 +338,8 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
             None => {}
         }
     }
+    // Not joined at shutdown: its runs are audited step by step, and the process exit ends it.
+    let _gc = spawn_gc(shared.clone());
     let router = http::router(shared.clone());
     serve::serve(listener, router, options.http, shutdown_signal()).await;
     for t in tasks {
@@ -391,31 +385,15 @@ async fn cri_loop(shared: Arc<Shared>) {
                     )
                     .await?,
                 );
-                observe(&shared, "Version", t);
+                observe(&shared, "Version", t.elapsed());
             }
             let c = client.as_ref().expect("connected above");
-            let t = Instant::now();
-            let sandboxes = c.list_sandboxes().await?;
-            observe(&shared, "ListPodSandbox", t);
-            let t = Instant::now();
-            let containers = c.list_containers().await?;
-            observe(&shared, "ListContainers", t);
-            let info = c.runtime_info();
-            let detail = format!(
-                "{} {} (CRI {}) at {}: {} sandboxes, {} containers",
-                info.runtime_name,
-                info.runtime_version,
-                info.cri_api_version,
-                info.endpoint,
-                sandboxes.len(),
-                containers.len()
-            );
-            set_state_gauges(&shared, &sandboxes, &containers);
-            lock(&shared.views).cri = Some(CriView {
-                sandboxes,
-                containers,
-            });
-            shared.ok("cri", Some(detail));
+            let (cri, status) =
+                podcoroner_node::gather::read_cri(c, |rpc, elapsed| observe(&shared, rpc, elapsed))
+                    .await?;
+            set_state_gauges(&shared, &cri.sandboxes, &cri.containers);
+            lock(&shared.views).cri = Some(cri);
+            shared.report("cri", &status);
             Ok(())
         }
         .await;
@@ -435,14 +413,14 @@ async fn cri_loop(shared: Arc<Shared>) {
     }
 }
 
-fn observe(shared: &Shared, rpc: &str, since: Instant) {
+fn observe(shared: &Shared, rpc: &str, elapsed: Duration) {
     shared
         .metrics
         .cri_duration
         .get_or_create(&metrics::RpcLabels {
             rpc: rpc.to_string(),
         })
-        .observe(since.elapsed().as_secs_f64());
+        .observe(elapsed.as_secs_f64());
 }
 
 fn set_state_gauges(
@@ -488,7 +466,7 @@ async fn url_loop(shared: Arc<Shared>) {
     };
     loop {
         let view = podcoroner_hostfs::static_pod_url::fetch(&url, opts.sources.timeout).await;
-        let status = crate::gather::manifest_url_status(&view);
+        let status = podcoroner_node::gather::manifest_url_status(&view);
         lock(&shared.views).manifest_url = Some(view);
         shared.report("manifest_url", &status);
         tokio::time::sleep(opts.rescan_interval).await;
@@ -528,8 +506,8 @@ async fn files_loop(shared: Arc<Shared>) {
         );
         let read = tokio::task::spawn_blocking(move || {
             (
-                podcoroner_hostfs::manifests::read_dir(&manifest_dir),
-                podcoroner_hostfs::pod_dirs::read(&kubelet_root),
+                podcoroner_node::gather::read_manifests(&manifest_dir),
+                podcoroner_node::gather::read_pod_dirs(&kubelet_root),
             )
         })
         .await;
@@ -542,12 +520,11 @@ async fn files_loop(shared: Arc<Shared>) {
             }
         };
         match manifests {
-            Ok(m) => {
-                let status = crate::gather::manifests_status(&m);
-                if !m.exists {
+            Ok((view, status)) => {
+                if !view.exists {
                     watching = false;
                 }
-                lock(&shared.views).manifests = Some(crate::gather::manifest_view(m));
+                lock(&shared.views).manifests = Some(view);
                 shared.report("manifests", &status);
             }
             Err(e) => {
@@ -556,9 +533,7 @@ async fn files_loop(shared: Arc<Shared>) {
             }
         }
         match pod_dirs {
-            Ok(dirs) => {
-                let status =
-                    crate::gather::pod_dirs_status(&opts.sources.kubelet_root_dir, dirs.as_deref());
+            Ok((dirs, status)) => {
                 lock(&shared.views).pod_dirs = dirs;
                 shared.report("pod_dirs", &status);
             }
@@ -603,9 +578,9 @@ async fn api_loop(shared: Arc<Shared>) {
                     });
             match read {
                 Ok(pods) => {
-                    let detail = format!("{}: {} pods", pods.view.origin, pods.raw.len());
+                    let status = podcoroner_node::gather::pods_file_status(path, &pods);
                     lock(&shared.views).api = Some(pods.view);
-                    shared.ok("apiserver", Some(detail));
+                    shared.report("apiserver", &status);
                 }
                 Err(e) => {
                     lock(&shared.views).api = None;
@@ -652,9 +627,9 @@ async fn api_loop(shared: Arc<Shared>) {
                     if dirty {
                         dirty = false;
                         let pods = watch.snapshot();
-                        let detail = format!("{}: {} pods", pods.view.origin, pods.raw.len());
+                        let status = podcoroner_node::gather::api_status(&pods);
                         lock(&shared.views).api = Some(pods.view);
-                        shared.ok("apiserver", Some(detail));
+                        shared.report("apiserver", &status);
                     }
                 }
             }
@@ -662,18 +637,32 @@ async fn api_loop(shared: Arc<Shared>) {
     }
 }
 
+/// The shortest time between two evaluations that log events woke.
+pub const WAKE_EVALUATION_GAP: Duration = Duration::from_secs(1);
+
 /// Evaluates the rules every interval, folds the findings into the store and saves it.
 async fn evaluate_loop(shared: Arc<Shared>, state_path: PathBuf) {
     let opts = &shared.options;
     // Give the sources one round before the first judgement.
     tokio::time::sleep(Duration::from_millis(500)).await;
     loop {
-        evaluate(&shared, &state_path);
+        let started = Instant::now();
+        // On a blocking thread: the rules over thousands of kept events never hold the thread
+        // that serves HTTP (the daemon's runtime is current-thread).
+        let (s, path) = (shared.clone(), state_path.clone());
+        if let Err(e) = tokio::task::spawn_blocking(move || evaluate(&s, &path)).await {
+            tracing::error!(error = %e, "An evaluation stopped");
+        }
         tokio::select! {
             _ = tokio::time::sleep(opts.evaluate_interval) => {}
-            // New log events: judge them now (a finding from a log line shows within seconds),
-            // after a short pause that batches a burst.
-            _ = shared.wake.notified() => tokio::time::sleep(Duration::from_millis(200)).await,
+            // New log events: judge them soon (a finding from a log line shows within about a
+            // second), after a pause that batches a burst, and at most once per
+            // `WAKE_EVALUATION_GAP`: on a log full of failures every evaluation re-reads every
+            // kept event, so more often only costs CPU.
+            _ = shared.wake.notified() => {
+                let gap = WAKE_EVALUATION_GAP.saturating_sub(started.elapsed());
+                tokio::time::sleep(gap.max(Duration::from_millis(200))).await
+            }
         }
     }
 }
@@ -738,6 +727,68 @@ async fn events_loop(shared: Arc<Shared>) {
     }
 }
 
+/// Runs [`gc_loop`] on a thread of its own with its own runtime, so a GC run (its CRI calls, its
+/// audit log's `fsync`s, the pause of its rate limit) never holds a thread that serves HTTP.
+fn spawn_gc(shared: Arc<Shared>) -> Option<std::thread::JoinHandle<()>> {
+    if shared.options.gc.0 == crate::config::GcMode::Off {
+        return None;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("podcoroner-gc".to_string())
+        .spawn(move || {
+            match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt.block_on(gc_loop(shared)),
+                Err(e) => tracing::error!(error = %e, "Cannot start the GC runtime; GC is off"),
+            }
+        });
+    match spawned {
+        Ok(h) => Some(h),
+        Err(e) => {
+            tracing::error!(error = %e, "Cannot start the GC thread; GC is off");
+            None
+        }
+    }
+}
+
+/// One `gc: apply` run: plans from the views the agent holds, and before each action lists the
+/// runtime again through CRI (the sandbox is judged on that fresh listing with the held API,
+/// manifest and pod directory views). Holds the state directory's lock for the run.
+async fn gc_apply(
+    shared: &Shared,
+    gc_opts: &podcoroner_node::gc::GcOptions,
+) -> anyhow::Result<podcoroner_node::gc::GcOutcome> {
+    let _lock = podcoroner_node::gc::lock_state_dir(&gc_opts.state_dir)?;
+    let sources = &shared.options.sources;
+    let view = shared.node_view();
+    // Acting needs the runtime the views were listed from; without a CRI view the plan
+    // refuses anyway, and no endpoint is needed.
+    let endpoint = match &view.cri {
+        Some(_) => Some(
+            podcoroner_cri::endpoint::resolve_from_system(
+                sources.runtime_endpoint.as_deref(),
+                None,
+            )?
+            .endpoint,
+        ),
+        None => None,
+    };
+    let ctx = podcoroner_node::gc::RunContext {
+        pods_file: sources.pods_file.as_deref(),
+        endpoint: endpoint.as_deref(),
+        timeout: sources.timeout,
+    };
+    podcoroner_node::gc::run_on(&view, &ctx, gc_opts, async |client| {
+        let (cri, _) = podcoroner_node::gather::read_cri(client, |_, _| {}).await?;
+        let mut now = shared.node_view();
+        now.cri = Some(cri);
+        Ok(now)
+    })
+    .await
+}
+
 /// Runs GC every `gc_interval` in `plan` or `apply` mode.
 async fn gc_loop(shared: Arc<Shared>) {
     use crate::config::GcMode;
@@ -756,7 +807,7 @@ async fn gc_loop(shared: Arc<Shared>) {
                     podcoroner_core::gc::plan(&view, &gc_opts.policy, &selector, Timestamp::now());
                 shared.metrics.gc_candidates.set(plan.removals.len() as i64);
             }
-            GcMode::Apply => match crate::gc::run(&shared.options.sources, gc_opts).await {
+            GcMode::Apply => match gc_apply(&shared, gc_opts).await {
                 Ok(outcome) => {
                     shared
                         .metrics
@@ -798,8 +849,8 @@ async fn gc_loop(shared: Arc<Shared>) {
                 Err(e) => {
                     // Nothing unaudited was done; an audit log that cannot be written is the
                     // state directory failing, which /readyz names.
-                    if let Some(crate::gc::GcError::AuditFailed { .. }) =
-                        e.downcast_ref::<crate::gc::GcError>()
+                    if let Some(podcoroner_node::gc::GcError::AuditFailed { .. }) =
+                        e.downcast_ref::<podcoroner_node::gc::GcError>()
                     {
                         shared.failed("state", format!("{e:#}"));
                     }
@@ -817,38 +868,21 @@ async fn gc_loop(shared: Arc<Shared>) {
     }
 }
 
-/// Adds to `findings` the `SandboxStopFailing` findings of the last GC run whose sandbox the
-/// runtime still lists (all of them while the runtime cannot be read: a rule that did not run
-/// resolves nothing). A sandbox the kubelet's log already reports failing gets the GC's evidence
-/// on that finding instead of a second one.
-fn add_gc_stop_failures(findings: &mut Vec<Finding>, gc: &[Finding], view: &NodeView) {
-    for f in gc {
-        let listed = view.cri.as_ref().is_none_or(|cri| {
-            cri.sandboxes
-                .iter()
-                .any(|s| f.sandbox_id.as_ref() == Some(&s.id))
-        });
-        if !listed {
-            continue;
-        }
-        match findings
-            .iter_mut()
-            .find(|d| d.kind == f.kind && d.sandbox_id == f.sandbox_id)
-        {
-            Some(d) => d.evidence.extend(f.evidence.iter().cloned()),
-            None => findings.push(f.clone()),
-        }
-    }
-}
-
 /// One evaluation: rules over the latest views, folded into the store, metrics, saved state.
 pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
     let view = shared.node_view();
-    let events = shared.events();
     let now = Timestamp::now();
-    let mut diagnosis =
-        podcoroner_core::log_rules::diagnose_with_logs(&view, &events, &shared.options.rules, now);
-    add_gc_stop_failures(
+    // The kept events are judged in place (no copy of the ring at every evaluation); the
+    // followers wait for the lock meanwhile.
+    let mut events = lock(&shared.events);
+    let mut diagnosis = podcoroner_core::log_rules::diagnose_with_logs(
+        &view,
+        events.make_contiguous(),
+        &shared.options.rules,
+        now,
+    );
+    drop(events);
+    podcoroner_core::gc::add_stop_failures(
         &mut diagnosis.findings,
         &lock(&shared.gc_stop_failures),
         &view,

@@ -137,8 +137,8 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
             events,
         });
     }
-    let manifest_dir = podcoroner_hostfs::manifests::read_dir(&opts.manifest_dir)?;
-    sources.insert("manifests".to_string(), manifests_status(&manifest_dir));
+    let (manifests, status) = read_manifests(&opts.manifest_dir)?;
+    sources.insert("manifests".to_string(), status);
 
     let manifest_url = match &opts.manifest_url {
         Some(url) => Some(podcoroner_hostfs::static_pod_url::fetch(url, opts.timeout).await),
@@ -148,11 +148,8 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
         sources.insert("manifest_url".to_string(), manifest_url_status(u));
     }
 
-    let pod_dirs = podcoroner_hostfs::pod_dirs::read(&opts.kubelet_root_dir)?;
-    sources.insert(
-        "pod_dirs".to_string(),
-        pod_dirs_status(&opts.kubelet_root_dir, pod_dirs.as_deref()),
-    );
+    let (pod_dirs, status) = read_pod_dirs(&opts.kubelet_root_dir)?;
+    sources.insert("pod_dirs".to_string(), status);
 
     // Local files first: a bad one is reported before any socket is touched.
     let pods_file = opts
@@ -164,16 +161,13 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
     let endpoint =
         podcoroner_cri::endpoint::resolve_from_system(opts.runtime_endpoint.as_deref(), None)?;
     let client = podcoroner_cri::RuntimeClient::connect(&endpoint.endpoint, opts.timeout).await?;
-    let cri = client.view().await?;
+    let (cri, status) = read_cri(&client, |_, _| {}).await?;
     let runtime = client.runtime_info().clone();
-    sources.insert("cri".to_string(), cri_status(&runtime, &cri));
+    sources.insert("cri".to_string(), status);
 
     let (api, raw_pods, api_status) = if let (Some(pods), Some(path)) = (pods_file, &opts.pods_file)
     {
-        let mut s = SourceStatus::ok();
-        s.path = Some(path.display().to_string());
-        s.counts.insert("pods".to_string(), pods.raw.len());
-        s.detail = pods.note.clone();
+        let s = pods_file_status(path, &pods);
         (Some(pods.view), Some(pods.raw), s)
     } else if opts.no_apiserver {
         (
@@ -190,9 +184,7 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
         .await
         {
             Ok(pods) => {
-                let mut s = SourceStatus::ok();
-                s.endpoint = Some(pods.view.origin.clone());
-                s.counts.insert("pods".to_string(), pods.raw.len());
+                let s = api_status(&pods);
                 (Some(pods.view), Some(pods.raw), s)
             }
             // An explicit --kubeconfig that cannot be loaded is a usage error, not a degraded run.
@@ -212,7 +204,7 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
             node_name: opts.node_name.clone(),
             cri: Some(cri),
             api,
-            manifests: Some(manifest_view(manifest_dir)),
+            manifests: Some(manifests),
             pod_dirs,
             manifest_url,
         },
@@ -221,6 +213,80 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
         raw_pods,
         events,
     })
+}
+
+/// Lists the runtime's pod sandboxes and containers (CRI `ListPodSandbox`, then
+/// `ListContainers`) into a [`podcoroner_core::CriView`] with its status; `observe(rpc,
+/// elapsed)` is told how long each RPC took. `diagnose`, `collect`, `gc` and the agent's CRI
+/// poller all read the runtime through this.
+///
+/// # Errors
+/// An RPC failed or timed out; the error names the endpoint and the RPC.
+pub async fn read_cri(
+    client: &podcoroner_cri::RuntimeClient,
+    observe: impl Fn(&'static str, Duration),
+) -> Result<(podcoroner_core::CriView, SourceStatus), podcoroner_cri::Error> {
+    let t = std::time::Instant::now();
+    let sandboxes = client.list_sandboxes().await?;
+    observe("ListPodSandbox", t.elapsed());
+    let t = std::time::Instant::now();
+    let containers = client.list_containers().await?;
+    observe("ListContainers", t.elapsed());
+    let cri = podcoroner_core::CriView {
+        sandboxes,
+        containers,
+    };
+    let status = cri_status(client.runtime_info(), &cri);
+    Ok((cri, status))
+}
+
+/// Reads the static pod manifest directory as the kubelet's file source does into a
+/// [`ManifestView`], with its status ([`manifests_status`]: degraded when the directory is
+/// missing or a file cannot be read by this process).
+///
+/// # Errors
+/// The directory exists but cannot be listed; the error names it.
+pub fn read_manifests(
+    dir: &std::path::Path,
+) -> Result<(ManifestView, SourceStatus), podcoroner_hostfs::Error> {
+    let read = podcoroner_hostfs::manifests::read_dir(dir)?;
+    let status = manifests_status(&read);
+    Ok((manifest_view(read), status))
+}
+
+/// Reads the kubelet's pod directories (`<root>/pods/<uid>/`), with their status
+/// ([`pod_dirs_status`]: degraded, and `None`, when `<root>/pods` does not exist).
+///
+/// # Errors
+/// `<root>/pods` exists but cannot be listed; the error names it.
+pub fn read_pod_dirs(
+    root: &std::path::Path,
+) -> Result<(Option<Vec<podcoroner_core::PodDir>>, SourceStatus), podcoroner_hostfs::Error> {
+    let dirs = podcoroner_hostfs::pod_dirs::read(root)?;
+    let status = pod_dirs_status(root, dirs.as_deref());
+    Ok((dirs, status))
+}
+
+/// The status line of a `--pods` file as read: its path, its pod count and what its reader
+/// noted.
+pub fn pods_file_status(
+    path: &std::path::Path,
+    pods: &podcoroner_apiserver::NodePods,
+) -> SourceStatus {
+    let mut s = SourceStatus::ok();
+    s.path = Some(path.display().to_string());
+    s.counts.insert("pods".to_string(), pods.raw.len());
+    s.detail = pods.note.clone();
+    s
+}
+
+/// The status line of the API server's node pods as listed or watched: where they came from
+/// (`origin`: the server and the field selector) and how many.
+pub fn api_status(pods: &podcoroner_apiserver::NodePods) -> SourceStatus {
+    let mut s = SourceStatus::ok();
+    s.endpoint = Some(pods.view.origin.clone());
+    s.counts.insert("pods".to_string(), pods.raw.len());
+    s
 }
 
 /// The status line of a log source.
@@ -433,9 +499,21 @@ pub fn pod_dirs_status(
     }
 }
 
-/// The one-line `/readyz` detail of a status: its counts, then its detail.
+/// The one-line `/readyz` detail of a status: the runtime and where it was read (endpoint or
+/// path), its counts, then its detail.
 pub fn status_line(s: &SourceStatus) -> String {
-    let mut parts: Vec<String> = s.path.iter().cloned().collect();
+    let mut parts: Vec<String> = Vec::new();
+    let runtime = match (&s.runtime_name, &s.runtime_version, &s.cri_api_version) {
+        (Some(n), Some(v), Some(api)) => Some(format!("{n} {v} (CRI {api})")),
+        _ => None,
+    };
+    match (runtime, &s.endpoint) {
+        (Some(r), Some(e)) => parts.push(format!("{r} at {e}")),
+        (Some(r), None) => parts.push(r),
+        (None, Some(e)) => parts.push(e.clone()),
+        (None, None) => {}
+    }
+    parts.extend(s.path.iter().cloned());
     if !s.counts.is_empty() {
         parts.push(
             s.counts

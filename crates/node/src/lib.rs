@@ -1,17 +1,18 @@
-//! podcoroner-daemon: the wiring around the pure core.
+//! podcoroner-node: reads one node through the adapters, for the one-shot commands and the agent.
 //!
 //! - [`gather`]: reads one node's views through the adapters (CRI, API server, manifest
-//!   directory, kubelet pod directories) into a `NodeView`, with each source's status.
+//!   directory, kubelet pod directories, logs) into a `NodeView`, with each source's
+//!   [`api::SourceStatus`]; its per-source readers are the ones the agent calls too.
 //! - [`snapshot`]: writes and reads a captured node (`podcoroner collect`, `diagnose --snapshot`).
-//! - [`api`]: the `podcoroner.diagnosis/v1` JSON schema, an external contract.
+//! - [`gc`]: acts on a GC plan through CRI, audited.
+//! - [`api`]: the JSON contracts (`podcoroner.diagnosis/v1`, `podcoroner.gc/v1`,
+//!   `podcoroner.timeline/v1`, the audit record), which depend on nothing but core.
 //! - [`render`]: the table a person reads in a terminal.
 //!
 //! Architecture invariant: this crate owns the serialization of findings; `podcoroner-core`
 //! types never reach JSON except through [`api`].
 
-pub mod agent;
 pub mod api;
-pub mod config;
 pub mod gather;
 pub mod gc;
 pub mod redact;

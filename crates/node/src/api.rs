@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use podcoroner_core::{Diagnosis, Finding, NodeView, Severity, SkippedRule};
+use podcoroner_core::{Diagnosis, Finding, NodeView, PodRef, Severity, SkippedRule};
 use serde::{Deserialize, Serialize};
 
 /// The schema name and version, the value of [`DiagnosisReport::schema`].
@@ -375,13 +375,38 @@ pub struct GcReport {
     /// The leaked sandboxes the policy held back, with the reason in `reason`.
     pub held: Vec<GcCandidateView>,
     /// Every audited record of the run (for `--apply`: one per action, with its result).
-    pub results: Vec<crate::gc::AuditRecord>,
+    pub results: Vec<AuditRecord>,
     /// A `SandboxStopFailing` finding per failed stop.
     pub findings: Vec<FindingView>,
     /// The audit log's path.
     pub audit_log: String,
     /// Why the audit log could not be written, if it could not.
     pub audit_error: Option<String>,
+}
+
+/// One line of the GC audit log (`<state dir>/gc-audit.jsonl`, documented in `docs/gc.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// When, RFC 3339.
+    pub time: Timestamp,
+    /// The node.
+    pub node: String,
+    /// The pod sandbox ID.
+    pub sandbox_id: String,
+    /// Its pod.
+    pub pod: PodRef,
+    /// Why it was a candidate: the `LeakedSandbox` summary.
+    pub rule: String,
+    /// `planned` (dry run), `intent` (about to act, written and flushed before the CRI calls),
+    /// `removed`, `already_gone`, `skipped` (no longer eligible at re-check), `held` (policy),
+    /// `stop_failed`, `remove_failed`.
+    pub result: String,
+    /// The error or the reason, for every result but `planned` and `removed`.
+    pub error: Option<String>,
+    /// For `stop_failed`: the classified cause (`SandboxStopFailing`).
+    pub error_class: Option<String>,
+    /// True for a dry run.
+    pub dry_run: bool,
 }
 
 /// A sandbox in a GC plan.
@@ -396,51 +421,6 @@ pub struct GcCandidateView {
 }
 
 impl GcReport {
-    /// Builds the report of `outcome`.
-    pub fn new(outcome: &crate::gc::GcOutcome, dry_run: bool, generated_at: Timestamp) -> GcReport {
-        let pod = |p: &podcoroner_core::PodRef| PodView {
-            namespace: p.namespace.clone(),
-            name: p.name.clone(),
-            uid: p.uid.clone(),
-        };
-        GcReport {
-            schema: GC_SCHEMA.to_string(),
-            node: outcome.node.clone(),
-            generated_at,
-            dry_run,
-            api_origin: outcome.api_origin.clone(),
-            refused: outcome.plan.refused.clone(),
-            removals: outcome
-                .plan
-                .removals
-                .iter()
-                .map(|r| GcCandidateView {
-                    sandbox_id: r.sandbox_id.clone(),
-                    pod: pod(&r.pod),
-                    reason: r.rule.clone(),
-                })
-                .collect(),
-            held: outcome
-                .plan
-                .held
-                .iter()
-                .map(|h| GcCandidateView {
-                    sandbox_id: h.sandbox_id.clone(),
-                    pod: pod(&h.pod),
-                    reason: h.reason.clone(),
-                })
-                .collect(),
-            results: outcome.records.clone(),
-            findings: outcome
-                .stop_failures
-                .iter()
-                .map(FindingView::from)
-                .collect(),
-            audit_log: outcome.audit_log.0.display().to_string(),
-            audit_error: outcome.audit_log.1.clone(),
-        }
-    }
-
     /// True when an action failed (a stop or remove error).
     pub fn any_failed(&self) -> bool {
         self.results.iter().any(|r| r.result.ends_with("_failed"))

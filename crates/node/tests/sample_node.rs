@@ -1,7 +1,7 @@
 //! `testdata/sample-node` (a snapshot of a real containerd node holding one case of every state
 //! finding kind) diagnosed as `podcoroner diagnose --snapshot testdata/sample-node --min-age 0s`
 //! does, against its golden file `testdata/sample-node/findings.txt` (`UPDATE_EXPECT=1 cargo
-//! test -p podcoroner-daemon --test sample_node` writes it).
+//! test -p podcoroner-node --test sample_node` writes it).
 
 use std::path::Path;
 use std::time::Duration;
@@ -15,7 +15,7 @@ fn sample_node_findings() {
     // From the workspace root, as the README's main job runs it, so the paths the report names
     // are the snapshot's own (`testdata/sample-node/api/pods.json`), not this checkout's.
     std::env::set_current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")).unwrap();
-    let snap = podcoroner_daemon::snapshot::read(Path::new("testdata/sample-node")).unwrap();
+    let snap = podcoroner_node::snapshot::read(Path::new("testdata/sample-node")).unwrap();
     let config = Config {
         min_age: Duration::ZERO,
         failed_pod_min_age: Duration::from_secs(3600),
@@ -24,7 +24,7 @@ fn sample_node_findings() {
     let d = diagnose_with_logs(&snap.view, &snap.events, &config, snap.meta.collected_at);
     let mut text = String::from(
         "# testdata/sample-node: diagnose --snapshot --min-age 0s (UPDATE_EXPECT=1 cargo test -p \
-         podcoroner-daemon --test sample_node writes this file)\n\n",
+         podcoroner-node --test sample_node writes this file)\n\n",
     );
     for f in &d.findings {
         text.push_str(&f.to_text(""));

@@ -15,7 +15,7 @@ use jiff::Timestamp;
 use podcoroner_core::{Finding, SkippedRule};
 use serde::{Deserialize, Serialize};
 
-use crate::api::FindingView;
+use podcoroner_node::api::FindingView;
 
 /// The value of the state file's `schema`.
 pub const STATE_SCHEMA: &str = "podcoroner.state/v1";

@@ -13,8 +13,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::{Shared, SourceHealth, lock};
-use crate::agent::store::Tracked;
-use crate::api::{SCHEMA, SkippedRuleView, Summary, TimelineReport};
+use crate::store::Tracked;
+use podcoroner_node::api::{SCHEMA, SkippedRuleView, Summary, TimelineReport};
 
 /// The router of every endpoint.
 pub fn router(shared: Arc<Shared>) -> Router {
@@ -54,12 +54,14 @@ pub struct SourceHealthView {
 
 impl From<&SourceHealth> for SourceHealthView {
     fn from(h: &SourceHealth) -> Self {
+        let healthy = h.healthy();
+        let line = podcoroner_node::gather::status_line(&h.status);
         SourceHealthView {
-            healthy: h.healthy,
+            healthy,
             since: h.since,
             last_success: h.last_success,
-            last_error: h.last_error.clone(),
-            detail: h.detail.clone(),
+            last_error: (!healthy).then_some(line),
+            detail: h.last_success_detail.clone(),
         }
     }
 }
@@ -93,7 +95,7 @@ pub fn readiness(shared: &Shared) -> Readiness {
     for name in enabled_sources(shared) {
         match health.get(name) {
             Some(h) => {
-                ready &= h.healthy;
+                ready &= h.healthy();
                 sources.insert(name.to_string(), SourceHealthView::from(h));
             }
             None => {

@@ -191,7 +191,7 @@ fn every_overlay_renders_to_typed_objects() {
         // The shipped config is valid for the daemon.
         let cm = objs.iter().find(|o| o["kind"] == "ConfigMap").unwrap();
         let config = cm["data"]["config.yaml"].as_str().unwrap();
-        podcoroner_daemon::config::FileConfig::parse(config, dir).unwrap();
+        podcoroner_agent::config::Settings::from_file(config, dir).unwrap();
     }
 }
 
