@@ -9,7 +9,7 @@ use std::process::Command;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -61,6 +61,7 @@ fn check(doc: &Value, origin: &str) -> String {
         "ServiceAccount" => drop(typed::<ServiceAccount>(doc, origin)),
         "ClusterRole" => drop(typed::<ClusterRole>(doc, origin)),
         "ClusterRoleBinding" => drop(typed::<ClusterRoleBinding>(doc, origin)),
+        "RoleBinding" => drop(typed::<RoleBinding>(doc, origin)),
         "DaemonSet" => drop(typed::<DaemonSet>(doc, origin)),
         "Service" => drop(typed::<Service>(doc, origin)),
         "ConfigMap" => drop(typed::<k8s_openapi::api::core::v1::ConfigMap>(doc, origin)),
@@ -106,6 +107,7 @@ fn every_manifest_is_a_typed_object() {
         "overlays/gc-apply",
         "overlays/metrics-only",
         "components/prometheus-operator",
+        "fleet",
     ] {
         for entry in std::fs::read_dir(deploy().join(dir)).unwrap().flatten() {
             let path = entry.path();
@@ -121,7 +123,7 @@ fn every_manifest_is_a_typed_object() {
             }
         }
     }
-    assert!(n >= 14, "only {n} manifests checked");
+    assert!(n >= 19, "only {n} manifests checked");
 }
 
 /// `kubectl kustomize DIR` (kubectl is on the machine; Debian's kubernetes-client provides it).
@@ -254,6 +256,131 @@ fn rbac_grants_exactly_what_the_code_calls() {
         assert!(
             !src.contains(absent),
             "the code now calls {absent}: update the ClusterRole and this test"
+        );
+    }
+}
+
+/// (api group, resource, verb) of every rule of `role`.
+fn grants(role: &ClusterRole) -> BTreeSet<(String, String, String)> {
+    role.rules
+        .iter()
+        .flatten()
+        .flat_map(|r| {
+            let mut out = Vec::new();
+            for g in r.api_groups.iter().flatten() {
+                for res in r.resources.iter().flatten() {
+                    for v in &r.verbs {
+                        out.push((g.clone(), res.clone(), v.clone()));
+                    }
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// deploy/fleet grants what `podcoroner fleet` calls (podcoroner-fleet's `gather`: GET the
+/// DaemonSet, LIST Nodes, LIST the agent pods, GET `pods/proxy`), the namespaced part bound in the
+/// agents' namespace only; and no agent's role (base or an overlay) gains any of it.
+#[test]
+fn fleet_rbac_is_separate_and_grants_what_fleet_calls() {
+    let g = |a: &str, r: &str, v: &str| (a.to_string(), r.to_string(), v.to_string());
+    let objs = render("fleet");
+    let role = |name: &str| -> ClusterRole {
+        typed(
+            objs.iter()
+                .find(|o| o["kind"] == "ClusterRole" && o["metadata"]["name"] == name)
+                .unwrap_or_else(|| panic!("deploy/fleet has no ClusterRole {name}")),
+            "fleet",
+        )
+    };
+    assert_eq!(
+        grants(&role("podcoroner-fleet")),
+        [
+            g("", "pods", "list"),
+            g("", "pods/proxy", "get"),
+            g("apps", "daemonsets", "get")
+        ]
+        .into()
+    );
+    assert_eq!(
+        grants(&role("podcoroner-fleet-nodes")),
+        [g("", "nodes", "list")].into()
+    );
+    let rb: RoleBinding = typed(
+        objs.iter().find(|o| o["kind"] == "RoleBinding").unwrap(),
+        "fleet",
+    );
+    assert_eq!(
+        rb.metadata.namespace.as_deref(),
+        Some("podcoroner"),
+        "pods/proxy only in the agents' namespace"
+    );
+    assert_eq!(
+        (rb.role_ref.kind.as_str(), rb.role_ref.name.as_str()),
+        ("ClusterRole", "podcoroner-fleet")
+    );
+    let crb: ClusterRoleBinding = typed(
+        objs.iter()
+            .find(|o| o["kind"] == "ClusterRoleBinding")
+            .unwrap(),
+        "fleet",
+    );
+    assert_eq!(crb.role_ref.name, "podcoroner-fleet-nodes");
+    for b in [rb.subjects.as_ref(), crb.subjects.as_ref()] {
+        assert!(
+            b.into_iter()
+                .flatten()
+                .all(|s| !(s.kind == "ServiceAccount" && s.name == "podcoroner")),
+            "the agent's ServiceAccount is bound to no fleet role"
+        );
+    }
+    // The agent's role, in the base and every overlay, gains none of it.
+    for dir in [
+        "base",
+        "overlays/gc-plan",
+        "overlays/gc-apply",
+        "overlays/metrics-only",
+        "overlays/prometheus-operator",
+    ] {
+        let objs = render(dir);
+        for o in objs.iter().filter(|o| o["kind"] == "ClusterRole") {
+            let granted = grants(&typed(o, dir));
+            for (_, res, _) in &granted {
+                assert!(
+                    !["nodes", "pods/proxy", "daemonsets"].contains(&res.as_str()),
+                    "{dir}: the agent's ClusterRole grants {res}: {granted:?}"
+                );
+            }
+        }
+    }
+    // The fleet code's calls, to keep the test honest when they change.
+    let src =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../fleet/src/lib.rs"))
+            .unwrap();
+    for call in [
+        "Api<DaemonSet>",
+        ".get_opt(",
+        "list_all(&nodes_api",
+        "list_all(&pods_api",
+        "/proxy/findings",
+    ] {
+        assert!(
+            src.contains(call),
+            "podcoroner-fleet no longer calls {call}: update deploy/fleet and this test"
+        );
+    }
+    for absent in [
+        ".create(",
+        ".patch(",
+        ".delete(",
+        ".replace(",
+        ".watch(",
+        "watcher(",
+    ] {
+        assert!(
+            !src.contains(absent),
+            "podcoroner-fleet now calls {absent}: update deploy/fleet and this test"
         );
     }
 }

@@ -253,7 +253,7 @@ pub async fn list_node_pods(
 ///
 /// # Errors
 /// [`Error::ConfigFailed`] naming the file when it cannot be read or used.
-async fn load_config(
+pub async fn load_config(
     kubeconfig: Option<&Path>,
     connect_timeout: Duration,
     read_timeout: Option<Duration>,

@@ -17,6 +17,7 @@ use podcoroner_node::api::DiagnosisReport;
 use podcoroner_node::gather::{self, SourceOptions};
 use podcoroner_node::{render, snapshot};
 
+mod fleet;
 mod progress;
 
 /// Node-local Kubernetes pod-lifecycle forensics: joins the CRI runtime, the API server, the
@@ -45,6 +46,9 @@ enum Command {
     /// Configuration file tools.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Every node's findings through the API server: the agents' `/findings` by kind and node,
+    /// or one node's as `diagnose` prints them (docs/fleet.md). Also `kubectl podcoroner`.
+    Fleet(fleet::FleetArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -230,7 +234,7 @@ const EXIT_USAGE: u8 = 64;
 
 fn main() -> ExitCode {
     let parsed = Cli::command()
-        .try_get_matches()
+        .try_get_matches_from(fleet::plugin_args(std::env::args_os().collect()))
         .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
     let (cli, matches) = match parsed {
         Ok(parsed) => parsed,
@@ -274,6 +278,7 @@ async fn run(cli: Cli, daemon_matches: Option<&clap::ArgMatches>) -> anyhow::Res
         Command::Gc(args) => gc(args).await,
         Command::Explain(args) => explain(args).await,
         Command::Daemon(args) => daemon(*args, daemon_matches).await,
+        Command::Fleet(args) => fleet::run(args).await,
         Command::Config(ConfigCommand::Check { file }) => {
             podcoroner_agent::config::Settings::resolve(
                 None,

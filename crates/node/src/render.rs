@@ -16,7 +16,7 @@ pub fn table(report: &DiagnosisReport) -> String {
 }
 
 /// Escapes every control character but the newlines the renderer itself writes.
-fn clean(text: &str) -> String {
+pub fn clean(text: &str) -> String {
     text.split('\n')
         .map(|line| {
             line.chars()
@@ -34,7 +34,7 @@ fn clean(text: &str) -> String {
 }
 
 /// Escapes newlines inside one value, which [`clean`] would otherwise keep.
-fn one_line(value: &str) -> String {
+pub fn one_line(value: &str) -> String {
     value.replace('\n', "\\n").replace('\r', "\\r")
 }
 
