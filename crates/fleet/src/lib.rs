@@ -154,6 +154,17 @@ pub async fn gather(opts: &Options) -> Result<Gathered> {
         server: server.clone(),
         detail: e.to_string(),
     };
+    let refused = |what: &str, e: &kube::Error| Error::RequestFailed {
+        what: what.to_string(),
+        server: server.clone(),
+        detail: api_error(e),
+    };
+    // The pod proxy's answers are not retried: kube-rs's default policy retries a 503 with
+    // backoff, and the API server answers 503 for an agent that refuses the connection, which
+    // would then only ever say "no answer within --timeout" instead of why.
+    let mut proxy_config = config.clone();
+    proxy_config.default_retry = false;
+    let proxy = kube::Client::try_from(proxy_config).map_err(|e| failed("connecting", &e))?;
     let client = kube::Client::try_from(config).map_err(|e| failed("connecting", &e))?;
     let mut requests = 0;
 
@@ -163,7 +174,7 @@ pub async fn gather(opts: &Options) -> Result<Gathered> {
         .get_opt(&opts.daemonset)
         .await
         .map_err(|e| {
-            failed(
+            refused(
                 &format!("getting daemonset {}/{}", opts.namespace, opts.daemonset),
                 &e,
             )
@@ -193,7 +204,7 @@ pub async fn gather(opts: &Options) -> Result<Gathered> {
     }
     let (nodes, pages) = list_all(&nodes_api, params)
         .await
-        .map_err(|e| failed("listing nodes", &e))?;
+        .map_err(|e| refused("listing nodes", &e))?;
     requests += pages;
     if nodes.is_empty() {
         return Err(Error::NoNodes {
@@ -210,7 +221,7 @@ pub async fn gather(opts: &Options) -> Result<Gathered> {
     let pod_params = ListParams::default().labels(&selector).limit(PAGE_SIZE);
     let (pods, pages) = list_all(&pods_api, pod_params)
         .await
-        .map_err(|e| failed(&format!("listing pods in namespace {}", opts.namespace), &e))?;
+        .map_err(|e| refused(&format!("listing pods in namespace {}", opts.namespace), &e))?;
     requests += pages;
     if pods.is_empty() {
         return Err(Error::NoAgents {
@@ -245,7 +256,7 @@ pub async fn gather(opts: &Options) -> Result<Gathered> {
         .count();
     let outcomes = futures::stream::iter(targets)
         .map(|(node, pod)| {
-            let client = client.clone();
+            let client = proxy.clone();
             let query = query.as_str();
             async move {
                 read_node(
@@ -425,7 +436,12 @@ async fn fetch(client: &kube::Client, path: &str, timeout: Duration) -> Outcome 
                 format!("GET {path}: no answer within {}", humanize(timeout)),
             );
         }
-        Ok(Err(e)) => return Outcome::NotRead(NodeStatus::Unreachable, format!("GET {path}: {e}")),
+        Ok(Err(e)) => {
+            return Outcome::NotRead(
+                NodeStatus::Unreachable,
+                format!("GET {path}: {}", api_error(&e)),
+            );
+        }
         Ok(Ok(text)) => text,
     };
     match serde_json::from_str::<FindingsReport>(&text) {
@@ -442,6 +458,15 @@ async fn fetch(client: &kube::Client, path: &str, timeout: Duration) -> Outcome 
             NodeStatus::InvalidResponse,
             format!("GET {path}: not a podcoroner.diagnosis/v1 findings report: {e}"),
         ),
+    }
+}
+
+/// An API error as `CODE Reason: message` (kube-rs's `Display` of one repeats the whole
+/// `Status`), any other error as it prints.
+fn api_error(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
+        other => other.to_string(),
     }
 }
 

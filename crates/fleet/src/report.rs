@@ -32,8 +32,8 @@ pub struct FleetReport {
     pub summary: FleetSummary,
     /// One row per finding kind shown: most nodes first, then worst severity, then kind.
     pub kinds: Vec<KindRow>,
-    /// One row per node: the nodes read, worst severity first then by name; then the nodes not
-    /// read, by name.
+    /// One row per node: the nodes read, worst severity first, then most findings, then by
+    /// name; then the nodes not read, by name.
     pub nodes: Vec<NodeRow>,
 }
 
@@ -254,6 +254,7 @@ impl FleetReport {
             (a.status != NodeStatus::Ok)
                 .cmp(&(b.status != NodeStatus::Ok))
                 .then(worst(b).cmp(&worst(a)))
+                .then(b.findings.len().cmp(&a.findings.len()))
                 .then(a.node.cmp(&b.node))
         });
         let mut summary = FleetSummary {
