@@ -11,6 +11,7 @@
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -272,14 +273,38 @@ pub async fn service_account_kubeconfig(
     ));
 }
 
-/// The API server's `apiserver_request_total`, summed over every label set (its `/metrics`, as
-/// the admin).
-pub async fn apiserver_requests(client: &kube::Client) -> f64 {
+/// The API server's `apiserver_request_total` (its `/metrics`, as the admin) by `verb resource[/subresource]`,
+/// summed over the other labels.
+pub async fn apiserver_requests(client: &kube::Client) -> BTreeMap<String, f64> {
     let text = ok(client
         .request_text(ok(http::Request::get("/metrics").body(Vec::new())))
         .await);
-    text.lines()
+    let mut out = BTreeMap::new();
+    for line in text
+        .lines()
         .filter(|l| l.starts_with("apiserver_request_total{"))
-        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
-        .sum()
+    {
+        let Some((labels, value)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let label = |k: &str| {
+            labels
+                .split(&format!("{k}=\""))
+                .nth(1)
+                .and_then(|s| s.split('"').next())
+                .unwrap_or("")
+                .to_string()
+        };
+        let key = format!(
+            "{} {}{}",
+            label("verb"),
+            label("resource"),
+            match label("subresource").as_str() {
+                "" => String::new(),
+                s => format!("/{s}"),
+            }
+        );
+        *out.entry(key).or_insert(0.0) += value.parse::<f64>().unwrap_or(0.0);
+    }
+    out
 }
