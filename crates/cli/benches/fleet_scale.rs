@@ -2,10 +2,10 @@
 //! `real_node`) with `PODCORONER_FLEET_AGENTS` (default 60) `podcoroner daemon` processes, each
 //! the agent of a Node object of its own, on an address of its own (`10.251.1.N/32` on `lo`),
 //! reached through the API server's pod proxy (`tests/fleet_lab`). Every third agent has a
-//! finding. Reports the wall time of `podcoroner fleet -o json` (median of 3) at
-//! `--concurrency` 32 (the default) and 4, and the API server's requests during each run from
-//! its own `/metrics` (`apiserver_request_total` before and after, per verb, resource and
-//! subresource).
+//! finding. Reports the wall time of `podcoroner fleet -o json` (median of 3) for one node and
+//! for all at `--concurrency` 32 (the default), 4 and 1, and the API server's requests during
+//! each run from its own `/metrics` (`apiserver_request_total` before and after, per verb,
+//! resource and subresource; a proxied GET counts as verb `CONNECT`).
 //!
 //! `cargo bench -p podcoroner --bench fleet_scale` (root, the real node's binaries as for
 //! `real_node.rs`; about 2 minutes). Not part of the test command.
@@ -100,62 +100,68 @@ fn main() {
         started.elapsed().as_secs_f64()
     );
 
-    let mut rows = Vec::new();
-    for concurrency in ["32", "4"] {
-        let mut walls = Vec::new();
-        let mut last = (BTreeMap::new(), Value::Null);
-        for _ in 0..3 {
-            let before = rt.block_on(apiserver_requests(&client));
-            let t = Instant::now();
-            let out = ok(std::process::Command::new(env!("CARGO_BIN_EXE_podcoroner"))
-                .args([
-                    "fleet",
-                    "-o",
-                    "json",
-                    "--concurrency",
-                    concurrency,
-                    "--kubeconfig",
-                ])
-                .arg(&env.kubeconfig)
-                .output());
-            let wall = t.elapsed();
-            let after = rt.block_on(apiserver_requests(&client));
-            assert_eq!(
-                out.status.code(),
-                Some(1),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let report: Value = ok(serde_json::from_slice(&out.stdout));
-            assert_eq!(report["summary"]["read"], n, "every agent read");
-            assert_eq!(report["summary"]["no_agent"], 1, "lab-node has none");
-            assert_eq!(report["kinds"][0]["nodes"], n / 3);
-            walls.push(wall);
-            last = (delta(&before, &after), report);
-        }
-        walls.sort();
-        let median = walls[1];
-        let (d, report) = last;
+    // One agent (`fleet NODE`): the fixed cost (process start, kubeconfig, TLS, the DaemonSet
+    // GET and the two LISTs) beside one proxied GET.
+    let run = |args: &[&str]| -> (std::time::Duration, BTreeMap<String, f64>, Value) {
+        let before = rt.block_on(apiserver_requests(&client));
+        let t = Instant::now();
+        let out = ok(std::process::Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+            .arg("fleet")
+            .args(args)
+            .args(["-o", "json", "--kubeconfig"])
+            .arg(&env.kubeconfig)
+            .output());
+        let wall = t.elapsed();
+        let after = rt.block_on(apiserver_requests(&client));
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            wall,
+            delta(&before, &after),
+            ok(serde_json::from_slice(&out.stdout)),
+        )
+    };
+    let median = |args: &[&str]| {
+        let mut runs: Vec<_> = (0..3).map(|_| run(args)).collect();
+        runs.sort_by_key(|r| r.0);
+        let walls: Vec<String> = runs
+            .iter()
+            .map(|r| format!("{:.3}s", r.0.as_secs_f64()))
+            .collect();
+        (runs.swap_remove(1), walls)
+    };
+    let ((one, one_requests, _), walls) = median(&["scale-001"]);
+    println!(
+        "fleet_scale: fleet scale-001 (one agent): wall median {:.3}s (runs {walls:?}); requests {one_requests:?}",
+        one.as_secs_f64()
+    );
+    let mut marginal32 = 0.0;
+    for concurrency in ["32", "4", "1"] {
+        let ((wall, d, report), walls) = median(&["--concurrency", concurrency]);
+        assert_eq!(report["summary"]["read"], n, "every agent read");
+        assert_eq!(report["summary"]["no_agent"], 1, "lab-node has none");
+        assert_eq!(report["kinds"][0]["nodes"], n / 3);
         let bytes = serde_json::to_vec(&report).unwrap().len();
+        let marginal = (wall.as_secs_f64() - one.as_secs_f64()).max(0.0) / (n - 1) as f64;
+        if concurrency == "32" {
+            marginal32 = marginal;
+        }
         println!(
-            "fleet_scale: --concurrency {concurrency}: wall median {:.3}s (runs {:?}), JSON {bytes} bytes",
-            median.as_secs_f64(),
-            walls
-                .iter()
-                .map(|w| format!("{:.3}s", w.as_secs_f64()))
-                .collect::<Vec<_>>()
+            "fleet_scale: --concurrency {concurrency}: wall median {:.3}s (runs {walls:?}), {:.2} ms per further agent, JSON {bytes} bytes",
+            wall.as_secs_f64(),
+            marginal * 1000.0
         );
         println!(
-            "fleet_scale: --concurrency {concurrency}: API server requests during one run (all clients): {d:?}, total {}",
+            "fleet_scale: --concurrency {concurrency}: API server requests during the run (all clients): {d:?}, total {}",
             d.values().sum::<f64>()
         );
-        rows.push((concurrency, median, d));
     }
-    let per_agent = rows[0].1.as_secs_f64() / n as f64;
     println!(
-        "fleet_scale: {n} agents: {:.1} ms of wall per agent at --concurrency 32; 5,000 nodes extrapolated: {:.1}s, {} requests (1 GET daemonset, 10 LIST nodes, 10 LIST pods, 5000 GET pods/proxy)",
-        per_agent * 1000.0,
-        per_agent * 5000.0,
+        "fleet_scale: 5,000 nodes at --concurrency 32 extrapolated from these {n}: {:.1}s (this machine's API server; add the network round trip to the nodes), {} requests (1 GET daemonset, 10 LIST nodes, 10 LIST pods, 5000 CONNECT pods/proxy)",
+        one.as_secs_f64() + 4999.0 * marginal32,
         1 + 10 + 10 + 5000
     );
     drop(daemons);

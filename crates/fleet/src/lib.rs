@@ -126,7 +126,7 @@ pub struct Options {
 pub struct Gathered {
     /// The API server URL.
     pub server: String,
-    /// One per node listed, in the Nodes' order.
+    /// One per node listed, in the order their agents answered (`report` sorts them).
     pub nodes: Vec<NodeOutcome>,
     /// Requests sent to the API server: the DaemonSet GET, the LIST pages, one proxy GET per
     /// Ready agent.
@@ -254,6 +254,8 @@ pub async fn gather(opts: &Options) -> Result<Gathered> {
         .iter()
         .filter(|(_, p)| p.as_ref().is_some_and(|p| not_ready_reason(p).is_none()))
         .count();
+    // Unordered: a slot is free as soon as any agent answers, so a node that never answers
+    // holds one slot for `timeout`, not the whole pipeline.
     let outcomes = futures::stream::iter(targets)
         .map(|(node, pod)| {
             let client = proxy.clone();
@@ -271,7 +273,7 @@ pub async fn gather(opts: &Options) -> Result<Gathered> {
                 .await
             }
         })
-        .buffered(opts.concurrency.max(1))
+        .buffer_unordered(opts.concurrency.max(1))
         .collect::<Vec<_>>()
         .await;
     Ok(Gathered {
