@@ -6,8 +6,10 @@
 //! - [`parse_pod_list`]: the JSON of `kubectl get pods -A -o json` (a `List` or `PodList`), for
 //!   air-gapped nodes, snapshots and tests.
 //!
-//! Architecture invariant: the only crate that talks to the API server or knows the pod list
-//! JSON; it depends on `podcoroner-core` and on no other podcoroner crate.
+//! Architecture invariant: the only crate that talks to the API server about a node (and, with
+//! `podcoroner-fleet`'s cluster-wide reads for `podcoroner fleet`, which shares
+//! [`load_config`], the only one at all) or knows the pod list JSON; it depends on
+//! `podcoroner-core` and on no other podcoroner crate.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -476,3 +476,129 @@ fn api_error(e: &kube::Error) -> String {
 fn humanize(d: Duration) -> String {
     format!("{}s", d.as_secs_f64())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(
+        name: &str,
+        created: &str,
+        ready: Option<&str>,
+        ip: Option<&str>,
+        deleting: bool,
+    ) -> Pod {
+        let mut p = json!({
+            "metadata": {"name": name, "creationTimestamp": created},
+            "spec": {"nodeName": "n", "containers": [{"name": "c", "ports": [
+                {"name": "metrics", "containerPort": 9000}, {"name": "http", "containerPort": 9657}]}]},
+            "status": {"phase": "Running"},
+        });
+        if let Some(r) = ready {
+            p["status"]["conditions"] =
+                json!([{"type": "Ready", "status": r, "reason": "ContainersNotReady"}]);
+        }
+        if let Some(ip) = ip {
+            p["status"]["podIPs"] = json!([{"ip": ip}]);
+        }
+        if deleting {
+            p["metadata"]["deletionTimestamp"] = json!("2026-12-01T12:00:00Z");
+        }
+        serde_json::from_value(p).unwrap()
+    }
+
+    #[test]
+    fn not_ready_says_why() {
+        let ok = pod(
+            "a",
+            "2026-12-01T10:00:00Z",
+            Some("True"),
+            Some("10.0.0.1"),
+            false,
+        );
+        assert_eq!(not_ready_reason(&ok), None);
+        let why = |p: &Pod| not_ready_reason(p).unwrap();
+        assert!(
+            why(&pod(
+                "a",
+                "2026-12-01T10:00:00Z",
+                Some("False"),
+                Some("10.0.0.1"),
+                false
+            ))
+            .contains("Ready=False, ContainersNotReady")
+        );
+        assert!(
+            why(&pod(
+                "a",
+                "2026-12-01T10:00:00Z",
+                None,
+                Some("10.0.0.1"),
+                false
+            ))
+            .contains("no Ready condition")
+        );
+        assert!(
+            why(&pod("a", "2026-12-01T10:00:00Z", Some("True"), None, false)).contains("no pod IP")
+        );
+        assert!(
+            why(&pod(
+                "a",
+                "2026-12-01T10:00:00Z",
+                Some("True"),
+                Some("10.0.0.1"),
+                true
+            ))
+            .contains("being deleted")
+        );
+    }
+
+    #[test]
+    fn during_a_rolling_update_the_ready_pod_is_asked_else_the_newest() {
+        let old_ready = pod(
+            "old",
+            "2026-12-01T10:00:00Z",
+            Some("True"),
+            Some("10.0.0.1"),
+            false,
+        );
+        let new_starting = pod(
+            "new",
+            "2026-12-01T11:00:00Z",
+            Some("False"),
+            Some("10.0.0.1"),
+            false,
+        );
+        let name = |p: Option<Pod>| p.and_then(|p| p.metadata.name).unwrap();
+        assert_eq!(
+            name(pick_agent(vec![new_starting.clone(), old_ready.clone()])),
+            "old"
+        );
+        let old_deleting = pod(
+            "old",
+            "2026-12-01T10:00:00Z",
+            Some("True"),
+            Some("10.0.0.1"),
+            true,
+        );
+        assert_eq!(name(pick_agent(vec![old_deleting, new_starting])), "new");
+        assert!(pick_agent(Vec::new()).is_none());
+    }
+
+    #[test]
+    fn the_port_is_the_one_named_http() {
+        let p = pod(
+            "a",
+            "2026-12-01T10:00:00Z",
+            Some("True"),
+            Some("10.0.0.1"),
+            false,
+        );
+        assert_eq!(agent_port(&p.spec.unwrap().containers), Some(9657));
+        assert_eq!(
+            proxy_path("podcoroner", "podcoroner-x", 9657, "state=open"),
+            "/api/v1/namespaces/podcoroner/pods/podcoroner-x:9657/proxy/findings?state=open"
+        );
+    }
+}
