@@ -377,6 +377,53 @@ fn fleet_names_every_node_state_through_the_real_api_server() {
     });
     fails(&agent, &[], &["403 Forbidden", "daemonsets"]);
 
+    // An agent that accepts the connection and never answers: unreachable within --timeout.
+    let silent_ip = Address::add("10.251.0.5");
+    let silent = ok(std::net::TcpListener::bind((silent_ip.0.as_str(), 0)));
+    let silent_port = ok(silent.local_addr()).port();
+    rt.block_on(async {
+        fake_node(
+            &client,
+            "fleet-5",
+            json!({"podcoroner.test/pool": "silent"}),
+        )
+        .await;
+        agent_pod(
+            &client,
+            "podcoroner-fleet-5",
+            "fleet-5",
+            &silent_ip.0,
+            silent_port,
+            true,
+        )
+        .await;
+    });
+    let t = std::time::Instant::now();
+    let (code, out, err) = fleet(
+        &admin,
+        &[
+            "-o",
+            "json",
+            "--timeout",
+            "1s",
+            "--node",
+            "podcoroner.test/pool=silent",
+        ],
+    );
+    let wall = t.elapsed();
+    assert_eq!(code, 2, "no node read: {err}");
+    let nodes = by_node(&ok(serde_json::from_str(&out)));
+    assert_eq!(nodes["fleet-5"].0, "unreachable", "{nodes:?}");
+    assert!(
+        nodes["fleet-5"].1.contains("no answer within 1s"),
+        "{nodes:?}"
+    );
+    assert!(
+        wall < std::time::Duration::from_secs(4),
+        "the timeout took {wall:?}"
+    );
+    drop(silent);
+
     drop(daemons);
     drop(addrs);
     drop(node);
