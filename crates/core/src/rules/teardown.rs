@@ -1171,3 +1171,20 @@ fn merged<'s>(a: &'s [usize], b: &'s [usize]) -> impl Iterator<Item = usize> + '
         Some(next)
     })
 }
+
+#[cfg(test)]
+mod ranked_tests {
+    use super::Ranked;
+
+    #[test]
+    fn last_below_is_the_last_position_among_the_smaller_keys() {
+        // Keys in any order (a file read newest first has its lines descending).
+        let r = Ranked::new(vec![(30u64, 0), (20, 1), (10, 2), (40, 3)]);
+        assert_eq!(r.last_below(10), None);
+        assert_eq!(r.last_below(11), Some(2));
+        assert_eq!(r.last_below(21), Some(2));
+        assert_eq!(r.last_below(31), Some(2));
+        assert_eq!(r.last_below(41), Some(3));
+        assert_eq!(Ranked::<u64>::new(vec![]).last_below(5), None);
+    }
+}
