@@ -24,10 +24,10 @@ use super::*;
 pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<Finding>) {
     let all = logs.all;
     let mut by_uid: BTreeMap<String, (Vec<&LoggedEvent>, &'static str)> = BTreeMap::new();
-    let mut not_terminated: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
-    let mut worker: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
+    let mut not_terminated: BTreeMap<&str, Vec<&LoggedEvent>> = BTreeMap::new();
+    let mut worker: BTreeMap<&str, Vec<&LoggedEvent>> = BTreeMap::new();
     for e in all {
-        let Some(uid) = own_uid(e) else { continue };
+        let Some(uid) = own_uid_ref(e) else { continue };
         match e.event.kind {
             EventKind::PodWorkerNotTerminated => not_terminated.entry(uid).or_default().push(e),
             EventKind::RemoveAllHistory
@@ -39,7 +39,7 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
     for (uid, group) in not_terminated {
         if group.len() >= 3 {
             by_uid.insert(
-                uid,
+                uid.to_string(),
                 (
                     group,
                     "\"Pod worker has been requested for removal but is still not fully terminated\" repeating",
@@ -65,7 +65,7 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
                 })
         });
         if race {
-            by_uid.entry(uid).or_insert((
+            by_uid.entry(uid.to_string()).or_insert((
                 group,
                 "\"remove all history\" then \"Pod is orphaned and must be torn down\" (k/k #107730)",
             ));
@@ -86,6 +86,7 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         .map_or(&[][..], Vec::as_slice);
     // Per UID, its containers' starts, to tell in one comparison whether one came after an ADD.
     let mut started_of: HashMap<String, Latest<'_>> = HashMap::new();
+    let mut name_index: HashMap<String, (Vec<usize>, Vec<usize>)> = HashMap::new();
     for &i in adds {
         let add = &all[i];
         if !static_op(add, SyncOp::Add) {
@@ -95,22 +96,31 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
             continue;
         };
         let named = logs.of_name(&name);
-        let Some(remove) = before(named, i)
-            .iter()
-            .rev()
-            .map(|&j| &all[j])
-            .find(|e| static_op(e, SyncOp::Remove))
-        else {
+        // The name's static REMOVEs and its records naming a UID, found once per name: a pod
+        // ADDed again and again looks back through them by binary search, not by a scan.
+        let (removes, with_uid) = name_index.entry(name.clone()).or_insert_with(|| {
+            let removes = named
+                .iter()
+                .copied()
+                .filter(|&j| static_op(&all[j], SyncOp::Remove))
+                .collect::<Vec<usize>>();
+            let with_uid = named
+                .iter()
+                .copied()
+                .filter(|&j| own_uid_ref(&all[j]).is_some())
+                .collect::<Vec<usize>>();
+            (removes, with_uid)
+        });
+        let Some(remove) = before(removes, i).last().map(|&j| &all[j]) else {
             continue;
         };
-        let uid_before = own_uid(remove).or_else(|| {
-            before(named, i)
-                .iter()
-                .rev()
-                .find_map(|&j| own_uid(&all[j]))
+        let uid_before =
+            own_uid(remove).or_else(|| before(with_uid, i).last().and_then(|&j| own_uid(&all[j])));
+        let uid_after = own_uid(add).or_else(|| {
+            after_pos(with_uid, i)
+                .first()
+                .and_then(|&j| own_uid(&all[j]))
         });
-        let uid_after =
-            own_uid(add).or_else(|| after_pos(named, i).iter().find_map(|&j| own_uid(&all[j])));
         let (Some(before), Some(uid)) = (uid_before, uid_after) else {
             continue;
         };

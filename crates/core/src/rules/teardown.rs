@@ -452,6 +452,7 @@ pub(super) fn teardown_failures(
     let node = NodeCni {
         node_wide,
         setups: setup_failures(logs),
+        starts: Starts::new(logs),
     };
     for group in groups.into_values() {
         if named_elsewhere && anonymous(&group) {
@@ -466,6 +467,100 @@ pub(super) fn teardown_failures(
 pub(super) struct NodeCni<'l> {
     node_wide: Option<&'l LoggedEvent>,
     setups: HashMap<String, Vec<&'l LoggedEvent>>,
+    /// The kubelet's starts (its own log's `KubeletStarted` records).
+    starts: Starts<'l>,
+}
+
+/// The kubelet's starts, indexed to find in logarithmic time the last one (in reading order)
+/// that some record of a set was logged [`after`]: each incident asks it once, and a troubled
+/// node's log holds as many starts as incidents, so a scan per incident was quadratic.
+pub(super) struct Starts<'l> {
+    /// The timed starts by time.
+    timed: Ranked<Timestamp>,
+    /// Per file, its timed and its untimed starts by line.
+    timed_in: HashMap<&'l str, Ranked<u64>>,
+    untimed_in: HashMap<&'l str, Ranked<u64>>,
+    all: &'l [LoggedEvent],
+}
+
+/// Positions with a key, sorted by key, with the last position among those up to each.
+#[derive(Default)]
+struct Ranked<K> {
+    keys: Vec<(K, usize)>,
+    last: Vec<usize>,
+}
+
+impl<K: Ord + Copy> Ranked<K> {
+    fn new(mut keys: Vec<(K, usize)>) -> Ranked<K> {
+        keys.sort_unstable();
+        let mut last = 0;
+        let last = keys
+            .iter()
+            .map(|&(_, i)| {
+                last = last.max(i);
+                last
+            })
+            .collect();
+        Ranked { keys, last }
+    }
+
+    /// The last position whose key is below `limit`.
+    fn last_below(&self, limit: K) -> Option<usize> {
+        let n = self.keys.partition_point(|&(k, _)| k < limit);
+        n.checked_sub(1).map(|k| self.last[k])
+    }
+}
+
+impl<'l> Starts<'l> {
+    fn new(logs: &Logs<'l>) -> Starts<'l> {
+        let all = logs.all;
+        let mut timed = Vec::new();
+        let mut timed_in: HashMap<&str, Vec<(u64, usize)>> = HashMap::new();
+        let mut untimed_in: HashMap<&str, Vec<(u64, usize)>> = HashMap::new();
+        for &i in logs
+            .by_kind
+            .get(&EventKind::KubeletStarted)
+            .map_or(&[][..], Vec::as_slice)
+        {
+            let e = &all[i];
+            if e.log != crate::event::LogKind::Kubelet {
+                continue;
+            }
+            match e.event.time {
+                Some(t) => {
+                    timed.push((t, i));
+                    timed_in.entry(&e.origin).or_default().push((e.line, i));
+                }
+                None => untimed_in.entry(&e.origin).or_default().push((e.line, i)),
+            }
+        }
+        let ranked = |m: HashMap<&'l str, Vec<(u64, usize)>>| {
+            m.into_iter().map(|(o, v)| (o, Ranked::new(v))).collect()
+        };
+        Starts {
+            timed: Ranked::new(timed),
+            timed_in: ranked(timed_in),
+            untimed_in: ranked(untimed_in),
+            all,
+        }
+    }
+
+    /// The last start in reading order that some record of `records` was logged [`after`]
+    /// (`records.any_after(start)`), by binary searches.
+    fn last_before(&self, records: &Latest<'_>) -> Option<&'l LoggedEvent> {
+        // A timed start before the latest timed record.
+        let mut best = records.time.and_then(|t| self.timed.last_below(t));
+        // A timed start above an untimed record of its file; an untimed start above any.
+        for (origin, &line) in &records.untimed_line {
+            let at = self.timed_in.get(origin).and_then(|r| r.last_below(line));
+            best = best.max(at);
+        }
+        for (origin, &line) in &records.line {
+            let at = self.untimed_in.get(origin).and_then(|r| r.last_below(line));
+            best = best.max(at);
+        }
+        best.map(|i| &self.all[i])
+    }
 }
 
 pub(super) fn incident(
@@ -572,11 +667,11 @@ pub(super) fn incident(
     // from the API while the kubelet was down) is not killed again, and what still fails after
     // the start is the sandbox GC's (seen on the real kubelet v1.34.4). So the pod is being
     // killed when a kill failed after the latest start that some failure follows.
-    let current: Vec<&LoggedEvent> = match logs
-        .of(&[KubeletStarted])
-        .filter(|s| s.log == crate::event::LogKind::Kubelet && failing.iter().any(|f| after(f, s)))
-        .last()
-    {
+    let mut latest_failure = Latest::default();
+    for f in &failing {
+        latest_failure.add(f);
+    }
+    let current: Vec<&LoggedEvent> = match node.starts.last_before(&latest_failure) {
         Some(start) => failing
             .iter()
             .copied()
@@ -1075,4 +1170,21 @@ fn merged<'s>(a: &'s [usize], b: &'s [usize]) -> impl Iterator<Item = usize> + '
         };
         Some(next)
     })
+}
+
+#[cfg(test)]
+mod ranked_tests {
+    use super::Ranked;
+
+    #[test]
+    fn last_below_is_the_last_position_among_the_smaller_keys() {
+        // Keys in any order (a file read newest first has its lines descending).
+        let r = Ranked::new(vec![(30u64, 0), (20, 1), (10, 2), (40, 3)]);
+        assert_eq!(r.last_below(10), None);
+        assert_eq!(r.last_below(11), Some(2));
+        assert_eq!(r.last_below(21), Some(2));
+        assert_eq!(r.last_below(31), Some(2));
+        assert_eq!(r.last_below(41), Some(3));
+        assert_eq!(Ranked::<u64>::new(vec![]).last_below(5), None);
+    }
 }
