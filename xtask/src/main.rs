@@ -139,6 +139,16 @@ const PREREQUISITES: &[Prerequisite] = &[
         present: || in_path("chromium"),
     },
     Prerequisite {
+        what: "kubectl (`kubectl kustomize` in the deploy tests, `kubectl podcoroner` in the fleet test)",
+        package: "kubernetes-client",
+        present: || in_path("kubectl"),
+    },
+    Prerequisite {
+        what: "ip (the fleet tests' agent addresses on lo)",
+        package: "iproute2",
+        present: || in_path("ip"),
+    },
+    Prerequisite {
         what: "/lib/systemd/systemd-journal-remote (writes the real journals the journald tests read)",
         package: "systemd-journal-remote",
         present: || Path::new("/lib/systemd/systemd-journal-remote").is_file(),
