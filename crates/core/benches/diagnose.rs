@@ -93,6 +93,7 @@ fn node(now: Timestamp) -> NodeView {
             deletion_timestamp: None,
             deletion_grace_period_seconds: None,
             status_changed_at: Some(now - SignedDuration::from_hours(29)),
+            startup: Default::default(),
         });
         dirs.push(PodDir {
             path: format!("/var/lib/kubelet/pods/{uid}"),

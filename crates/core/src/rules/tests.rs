@@ -126,6 +126,7 @@ fn api_pod(ns: &str, name: &str, uid: &str) -> ApiPod {
         deletion_timestamp: None,
         deletion_grace_period_seconds: None,
         status_changed_at: Some(ago(86_400)),
+        startup: Default::default(),
     }
 }
 

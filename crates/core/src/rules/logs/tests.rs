@@ -405,6 +405,7 @@ fn stuck_terminating_pod() {
                         deletion_timestamp: None,
                         deletion_grace_period_seconds: None,
                         status_changed_at: None,
+                        startup: Default::default(),
                     }],
                     origin: "test".to_string(),
                 }),
