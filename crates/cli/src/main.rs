@@ -369,6 +369,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         min_age: args.rules.min_age,
         failed_pod_min_age: args.rules.failed_pod_min_age,
         assume_pods_deleted: false,
+        slow_start: args.rules.slow_start,
     };
     let report = if let Some(dir) = &args.snapshot {
         let snap = snapshot::read(dir)?;
@@ -566,6 +567,7 @@ async fn daemon(args: DaemonArgs, matches: Option<&clap::ArgMatches>) -> anyhow:
             min_age: c.rules.min_age,
             failed_pod_min_age: c.rules.failed_pod_min_age,
             assume_pods_deleted: false,
+            slow_start: c.rules.slow_start,
         },
         cri_poll_interval: a.cri_poll_interval,
         rescan_interval: a.manifest_rescan_interval,

@@ -24,6 +24,7 @@ fn cfg() -> Config {
         min_age: Duration::from_secs(600),
         failed_pod_min_age: Duration::from_secs(3600),
         assume_pods_deleted: false,
+        slow_start: std::time::Duration::from_secs(180),
     }
 }
 

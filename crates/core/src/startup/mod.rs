@@ -436,4 +436,4 @@ pub fn breakdown(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

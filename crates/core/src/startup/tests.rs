@@ -4,7 +4,7 @@ use super::*;
 use crate::event::LogKind;
 use crate::logs::{ParseContext, classify, parse};
 
-fn events(kubelet: &str, runtime: &str) -> Vec<LoggedEvent> {
+pub(crate) fn events(kubelet: &str, runtime: &str) -> Vec<LoggedEvent> {
     let mut out = Vec::new();
     for (text, log, origin) in [
         (kubelet, LogKind::Kubelet, "kubelet.log"),
@@ -36,7 +36,7 @@ fn pod() -> PodRef {
     }
 }
 
-const KUBELET: &str = r#"I1201 12:30:21.819561   21520 kubelet.go:2515] "SyncLoop ADD" source="api" pods=["shop/web-0"]
+pub(crate) const KUBELET: &str = r#"I1201 12:30:21.819561   21520 kubelet.go:2515] "SyncLoop ADD" source="api" pods=["shop/web-0"]
 I1201 12:30:21.821317   21520 pod_workers.go:788] "Pod is being synced for the first time" pod="shop/web-0" podUID="646c7313-d413-43a6-98c6-aeb38a4f4979" updateType="create"
 I1201 12:30:27.415267   21520 kuberuntime_manager.go:1351] "Created PodSandbox for pod" podSandboxID="09d1a39d1dc2b0012a98fec817a9d39e4f7bcd3f980e0711e85c21b6cc3d4b75" pod="shop/web-0"
 I1201 12:30:27.418000   21520 event.go:389] "Event occurred" object="shop/web-0" fieldPath="spec.containers{main}" kind="Pod" apiVersion="v1" type="Normal" reason="Pulling" message="Pulling image \"nginx:1.27\""
@@ -46,7 +46,7 @@ I1201 12:30:40.950712   21520 pod_startup_latency_tracker.go:104] "Observed pod 
 I1201 12:30:45.100000   21520 kubelet.go:2659] "SyncLoop (probe)" probe="readiness" status="ready" pod="shop/web-0"
 "#;
 
-const CONTAINERD: &str = r#"time="2026-12-01T12:30:21.900000000Z" level=info msg="RunPodSandbox for &PodSandboxMetadata{Name:web-0,Uid:646c7313-d413-43a6-98c6-aeb38a4f4979,Namespace:shop,Attempt:0,}"
+pub(crate) const CONTAINERD: &str = r#"time="2026-12-01T12:30:21.900000000Z" level=info msg="RunPodSandbox for &PodSandboxMetadata{Name:web-0,Uid:646c7313-d413-43a6-98c6-aeb38a4f4979,Namespace:shop,Attempt:0,}"
 time="2026-12-01T12:30:27.414699532Z" level=info msg="RunPodSandbox for &PodSandboxMetadata{Name:web-0,Uid:646c7313-d413-43a6-98c6-aeb38a4f4979,Namespace:shop,Attempt:0,} returns sandbox id \"09d1a39d1dc2b0012a98fec817a9d39e4f7bcd3f980e0711e85c21b6cc3d4b75\""
 "#;
 
