@@ -177,6 +177,16 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         if total <= threshold {
             continue;
         }
+        // A kubelet start between bound and ready: the Ready transition is the restart's (its
+        // probes start again), not the pod's start.
+        let bound_at = b.bound.as_ref().map(|e| e.at);
+        if logs.of(&[EventKind::KubeletStarted]).any(|k| {
+            k.event
+                .time
+                .is_some_and(|t| bound_at.is_some_and(|a| t > a) && t < ready.at)
+        }) {
+            continue;
+        }
         let recent = input.now.duration_since(ready.at) <= RECENT;
         if !(recent || from_logs(ready) || b.phases.iter().any(|p| from_logs(&p.end))) {
             continue;
@@ -244,10 +254,12 @@ fn slow_finding(
 /// `podStartSLOduration` (or E2E duration), one finding for the node.
 ///
 /// The kubelet computes the SLI as `podStartE2EDuration - (lastFinishedPulling -
-/// firstStartedPulling)`. With parallel image pulls (`serializeImagePulls: false`) a pod whose
-/// image another pod was pulling records a finish without a start: the difference from Go's zero
-/// time saturates at the largest `time.Duration`, and the SLI is about -9.22e+09 s; overlapping
-/// pulls give smaller negative values (k/k #130432, fixed by k/k #131324).
+/// firstStartedPulling)`. A pull recorded without its other end (a pull that failed and then
+/// found the image present, which records no finish: the real node's case, `crates/cli/tests/
+/// real_startup.rs`; or with parallel pulls, `serializeImagePulls: false`, a finish without a
+/// start) makes the difference from Go's zero time saturate at the largest `time.Duration`, and
+/// the SLI is about -9.22e+09 s; overlapping pulls give smaller negative values (k/k #130432,
+/// fixed by k/k #131324, which records the finish when the image is already present).
 pub(super) fn run_metric(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     let bad: Vec<(&LoggedEvent, f64)> = input
         .logs
@@ -271,15 +283,15 @@ pub(super) fn run_metric(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
              kubelet_pod_start_sli_duration_seconds cannot be trusted on this node",
             plural(bad.len(), "record", "records"),
             if saturated > 0 {
-                ", an image pull finished without a recorded start (k/k #130432)"
+                ", an image pull recorded without its other end: the difference from Go's zero time saturates (k/k #130432)"
             } else {
                 ", image pulls counted twice (k/k #130432)"
             }
         ),
         "pod_startup_latency_tracker.go ObservedPodOnWatch: podStartSLOduration = podStartE2EDuration - \
-         (lastFinishedPulling - firstStartedPulling); with serializeImagePulls: false a pull can be recorded \
-         finished without its start, and the difference from Go's zero time saturates at the largest \
-         time.Duration (about 9.22e+09 s); k/k #130432, fixed by k/k #131324",
+         (lastFinishedPulling - firstStartedPulling); a pull recorded without its other end (a failed pull \
+         whose image then appears, parallel pulls with serializeImagePulls: false) makes the difference from \
+         Go's zero time saturate (about 9.22e+09 s); k/k #130432, fixed by k/k #131324",
         "read pod startup latency from podcoroner_pod_startup_seconds or podStartE2EDuration; upgrade the \
          kubelet to a release with k/k #131324, or set serializeImagePulls: true"
             .to_string(),
