@@ -44,16 +44,31 @@ fn reparse(e: &LoggedEvent) -> ParsedLine<'_> {
 }
 
 /// The values of an `"Observed pod startup duration"` record.
+///
+/// The kubelet's JSON format (v1.34.4, `testdata/cases/39`) writes every `time.Time` value of
+/// this record as the record's own time (`podCreationTimestamp` equal to `ts` to the
+/// microsecond), so from a JSON record only the durations are read, and the creation is the
+/// record's time less `podStartE2EDuration`.
 pub fn observed(e: &LoggedEvent) -> Observed {
     let line = reparse(e);
-    let time = |k: &str| line.field(k).and_then(go_time);
+    let json = line.format == crate::logs::Format::Json;
+    let time = |k: &str| line.field(k).filter(|_| !json).and_then(go_time);
     let duration = |k: &str| line.field(k).and_then(go_duration);
+    let e2e = duration("podStartE2EDuration");
+    let created_at = if json {
+        e.event
+            .time
+            .zip(e2e)
+            .and_then(|(t, d)| t.checked_sub(d).ok())
+    } else {
+        time("podCreationTimestamp")
+    };
     Observed {
         slo_seconds: line
             .field("podStartSLOduration")
             .and_then(|v| v.trim_matches('"').parse::<f64>().ok()),
-        e2e: duration("podStartE2EDuration"),
-        created_at: time("podCreationTimestamp"),
+        e2e,
+        created_at,
         first_started_pulling: time("firstStartedPulling"),
         last_finished_pulling: time("lastFinishedPulling"),
         total_images_pulling: duration("totalImagesPullingTime"),
