@@ -13,7 +13,7 @@ use crate::event::LoggedEvent;
 use crate::finding::{Evidence, EvidenceSource, Finding, FindingKind, Severity};
 use crate::logs::{ConfigSource, EventKind, SyncOp};
 use crate::model::{ApiPod, NodeView, PodRef};
-use crate::startup::{self, Breakdown, PhaseSpan};
+use crate::startup::{self, Breakdown, Phase, PhaseSpan};
 
 use super::logs::{LogInput, Logs, dur, finding, line, plural};
 
@@ -168,7 +168,12 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         SignedDuration::try_from(input.config.slow_start).unwrap_or(SignedDuration::MAX);
     let logs = input.logs;
     for c in candidates(logs, input.view) {
-        let Some(b) = startup::breakdown(&c.pod, &c.records, c.api, input.view.cri.as_ref()) else {
+        let b = startup::breakdown(&c.pod, &c.records, c.api, input.view.cri.as_ref());
+        if let Some(f) = still_starting(&c, b.as_ref(), threshold, input.now, out) {
+            out.push(f);
+            continue;
+        }
+        let Some(b) = b else {
             continue;
         };
         let (Some(total), Some(ready), Some(dominant)) = (b.total(), &b.ready, b.dominant()) else {
@@ -193,6 +198,80 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         }
         out.push(slow_finding(&b, &c, total, threshold, dominant, input.now));
     }
+}
+
+/// A pod the API shows `Pending` (its containers not all started), not being deleted, bound
+/// longer than `threshold` before `now`: a start still going on, with the phase it waits in (the
+/// first whose end no view gives). Not when another finding already names the pod (a sandbox
+/// that cannot be created or torn down says more).
+fn still_starting(
+    c: &Candidate<'_, '_>,
+    b: Option<&Breakdown>,
+    threshold: SignedDuration,
+    now: Timestamp,
+    out: &[Finding],
+) -> Option<Finding> {
+    let api = c.api?;
+    if api.phase != "Pending" || api.deletion_timestamp.is_some() {
+        return None;
+    }
+    let bound = api.startup.scheduled_at.or(api.created_at)?;
+    let waited = now.duration_since(bound);
+    if waited <= threshold {
+        return None;
+    }
+    if out.iter().any(|f| {
+        f.severity >= Severity::Warning
+            && f.pod.as_ref().is_some_and(|p| {
+                (!p.uid.is_empty() && p.uid == api.pod.uid)
+                    || (p.namespace == api.pod.namespace && p.name == api.pod.name)
+            })
+    }) {
+        return None;
+    }
+    let has = |ph: Phase| b.is_some_and(|b| b.phase(ph).is_some());
+    let pulling = c.records.iter().any(|e| {
+        matches!(
+            e.event.kind,
+            EventKind::ImagePulling | EventKind::ImagePullFailed
+        )
+    });
+    let waiting = if !has(Phase::Sandbox) && !pulling {
+        Phase::Sandbox
+    } else if !has(Phase::ImagePull) && pulling {
+        Phase::ImagePull
+    } else if api.startup.init_containers > 0 && api.startup.initialized_at.is_none() {
+        Phase::InitContainers
+    } else {
+        Phase::ContainerStart
+    };
+    let mut f = finding(
+        FindingKind::SlowPodStartup,
+        Severity::Warning,
+        format!(
+            "pod {}/{} has not started {} after it was bound (over --slow-start {}): it waits in {}",
+            api.pod.namespace,
+            api.pod.name,
+            dur(waited),
+            dur(threshold),
+            waiting.as_str()
+        ),
+        "the kubelet starts a pod in order (kubelet.go SyncPod, kuberuntime_manager.go SyncPod); a pod stays \
+         Pending until every container has started",
+        waiting.remediation().to_string(),
+    );
+    f.pod = Some(api.pod.clone());
+    f.evidence.push(Evidence::new(
+        EvidenceSource::Apiserver,
+        format!("bound {bound}, phase Pending at {now}"),
+    ));
+    if let Some(b) = b {
+        f.evidence.extend(b.phases.iter().map(phase_evidence));
+    }
+    if let Some(last) = c.records.last() {
+        f.evidence.push(line(last));
+    }
+    Some(f)
 }
 
 fn slow_finding(

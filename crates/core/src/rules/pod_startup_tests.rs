@@ -203,3 +203,69 @@ fn impossible_sli_is_an_info() {
         .is_empty()
     );
 }
+
+#[test]
+fn a_pod_still_pending_waits_in_its_phase() {
+    use crate::model::{ApiPod, ApiPodStartup, ApiView, PodRef};
+    let t = |s: &str| s.parse::<jiff::Timestamp>().unwrap();
+    let kubelet = r#"I1201 12:00:00.100000   21520 kubelet.go:2515] "SyncLoop ADD" source="api" pods=["shop/api-a"]
+I1201 12:00:00.200000   21520 pod_workers.go:788] "Pod is being synced for the first time" pod="shop/api-a" podUID="aaaaaaaa-d413-43a6-98c6-aeb38a4f4979" updateType="create"
+I1201 12:00:01.415267   21520 kuberuntime_manager.go:1351] "Created PodSandbox for pod" podSandboxID="09d1a39d1dc2b0012a98fec817a9d39e4f7bcd3f980e0711e85c21b6cc3d4b75" pod="shop/api-a"
+I1201 12:00:01.418000   21520 event.go:389] "Event occurred" object="shop/api-a" fieldPath="spec.containers{main}" kind="Pod" apiVersion="v1" type="Normal" reason="Pulling" message="Pulling image \"registry.example/api:1\""
+I1201 12:00:31.418000   21520 event.go:389] "Event occurred" object="shop/api-a" fieldPath="spec.containers{main}" kind="Pod" apiVersion="v1" type="Normal" reason="BackOff" message="Back-off pulling image \"registry.example/api:1\""
+"#;
+    let ev = events(kubelet, "");
+    let mut view = NodeView::empty();
+    view.node_name = "n".into();
+    let pod = |phase: &str| ApiPod {
+        pod: PodRef {
+            namespace: "shop".into(),
+            name: "api-a".into(),
+            uid: UID_A.into(),
+        },
+        node_name: "n".into(),
+        phase: phase.into(),
+        reason: None,
+        annotations: Default::default(),
+        created_at: Some(t("2026-12-01T12:00:00Z")),
+        deletion_timestamp: None,
+        deletion_grace_period_seconds: None,
+        status_changed_at: None,
+        startup: ApiPodStartup {
+            scheduled_at: Some(t("2026-12-01T12:00:00Z")),
+            ..ApiPodStartup::default()
+        },
+    };
+    let mut judge = |phase: &str, now: &str| {
+        view.api = Some(ApiView {
+            pods: vec![pod(phase)],
+            origin: "test".into(),
+        });
+        diagnose_logs(&ev, &view, &cfg(180), t(now))
+    };
+    let fs = judge("Pending", "2026-12-01T12:10:00Z");
+    let slow = of(&fs, FindingKind::SlowPodStartup);
+    assert_eq!(slow.len(), 1, "{fs:#?}");
+    assert!(
+        slow[0]
+            .summary
+            .contains("has not started 10m0s after it was bound (over --slow-start 3m0s): it waits in image_pull"),
+        "{}",
+        slow[0].summary
+    );
+    // Not yet over --slow-start, or Running: nothing.
+    assert!(
+        of(
+            &judge("Pending", "2026-12-01T12:02:00Z"),
+            FindingKind::SlowPodStartup
+        )
+        .is_empty()
+    );
+    assert!(
+        of(
+            &judge("Running", "2026-12-01T12:10:00Z"),
+            FindingKind::SlowPodStartup
+        )
+        .is_empty()
+    );
+}
