@@ -92,6 +92,12 @@ pub struct RuleSettings {
     /// A pod in phase Failed is reported once it has been Failed this long.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
     pub failed_pod_min_age: Duration,
+    /// A pod that takes longer than this from being bound to the node to Ready is a
+    /// SlowPodStartup. 3m: above the kubelet's 2m runtime request timeout and an ordinary image
+    /// pull, so a healthy pod with a slow-warming application stays under it; raise it for
+    /// workloads that warm up longer.
+    #[arg(long, value_name = "DURATION", default_value = "3m", value_parser = parse_positive_duration)]
+    pub slow_start: Duration,
 }
 
 /// The GC policy: shared by `gc` and the daemon's `gc: plan|apply`. The sandbox minimum age and

@@ -22,6 +22,7 @@ pub mod http;
 pub mod logs;
 pub mod metrics;
 pub mod serve;
+pub mod startup_metrics;
 pub mod store;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -881,6 +882,10 @@ pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
         &shared.options.rules,
         now,
     );
+    shared
+        .metrics
+        .startup
+        .observe(&view, events.make_contiguous());
     drop(events);
     podcoroner_core::gc::add_stop_failures(
         &mut diagnosis.findings,

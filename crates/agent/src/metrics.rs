@@ -93,6 +93,8 @@ pub struct Metrics {
     /// `podcoroner_info`: 1, labelled with the version and the effective GC and Events modes, so
     /// a dashboard shows which nodes act and which only report.
     pub info: Family<InfoLabels, Gauge>,
+    /// `podcoroner_pod_startup_phase_seconds` and `podcoroner_pod_startup_seconds`.
+    pub startup: crate::startup_metrics::StartupMetrics,
 }
 
 impl Default for Metrics {
@@ -112,8 +114,10 @@ impl Default for Metrics {
             gc_candidates: Gauge::default(),
             events: Family::default(),
             info: Family::default(),
+            startup: crate::startup_metrics::StartupMetrics::default(),
             registry: Registry::default(),
         };
+        m.startup.register(&mut registry);
         registry.register(
             "findings",
             "Open findings by kind and severity",

@@ -559,7 +559,7 @@ fn runbook_links_resolve() {
         assert_eq!(anchor, r["alert"].as_str().unwrap().to_lowercase());
         alerts += 1;
     }
-    assert_eq!(alerts, 5);
+    assert_eq!(alerts, 7);
     for kind in podcoroner_core::finding::FindingKind::ALL {
         let name = format!("{kind:?}");
         assert!(

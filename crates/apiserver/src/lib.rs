@@ -17,6 +17,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
+use podcoroner_core::model::ApiPodStartup;
 use podcoroner_core::{ApiPod, ApiView, PodRef};
 use serde::{Deserialize, Serialize};
 
@@ -412,7 +413,48 @@ fn to_api_pod(p: &Pod) -> ApiPod {
         deletion_timestamp: meta.deletion_timestamp.as_ref().map(|t| t.0),
         deletion_grace_period_seconds: meta.deletion_grace_period_seconds,
         status_changed_at,
+        startup: startup_of(p),
     }
+}
+
+/// The status times of a pod's start ([`ApiPodStartup`]): the `True` conditions'
+/// `lastTransitionTime`, the init containers declared, the running containers' `startedAt`.
+fn startup_of(p: &Pod) -> ApiPodStartup {
+    let mut out = ApiPodStartup {
+        init_containers: p
+            .spec
+            .as_ref()
+            .and_then(|s| s.init_containers.as_ref())
+            .map_or(0, |c| u32::try_from(c.len()).unwrap_or(u32::MAX)),
+        ..ApiPodStartup::default()
+    };
+    let Some(status) = p.status.as_ref() else {
+        return out;
+    };
+    for c in status.conditions.iter().flatten() {
+        if c.status != "True" {
+            continue;
+        }
+        let at = c.last_transition_time.as_ref().map(|t| t.0);
+        match c.type_.as_str() {
+            "PodScheduled" => out.scheduled_at = at,
+            "Initialized" => out.initialized_at = at,
+            "ContainersReady" => out.containers_ready_at = at,
+            "Ready" => out.ready_at = at,
+            _ => {}
+        }
+    }
+    for cs in status.container_statuses.iter().flatten() {
+        if let Some(t) = cs
+            .state
+            .as_ref()
+            .and_then(|st| st.running.as_ref())
+            .and_then(|r| r.started_at.as_ref())
+        {
+            out.containers_started_at.push((cs.name.clone(), t.0));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

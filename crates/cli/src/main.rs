@@ -374,6 +374,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         min_age: args.rules.min_age,
         failed_pod_min_age: args.rules.failed_pod_min_age,
         assume_pods_deleted: false,
+        slow_start: args.rules.slow_start,
     };
     let report = if let Some(dir) = &args.snapshot {
         let snap = snapshot::read(dir)?;
@@ -382,6 +383,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             podcoroner_core::log_rules::diagnose_with_logs(&snap.view, &snap.events, &config, now);
         DiagnosisReport::new(&snap.meta.node, now, snap.sources, &diagnosis)
             .with_too_young(&snap.view, config.min_age)
+            .with_startup_profile(&snap.view, &snap.events)
     } else {
         let opts = source_options(&args.sources, args.offline)?;
         let mut gathered = gather::gather(&opts).await?;
@@ -392,15 +394,19 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             &config,
             now,
         );
-        // The events are judged: their memory goes before the report is built.
+        // The startup profile reads the events once more; then their memory goes before the
+        // report is built.
+        let profile = podcoroner_node::api::startup_profile(&gathered.view, &gathered.events);
         drop(std::mem::take(&mut gathered.events));
-        DiagnosisReport::new(
+        let mut report = DiagnosisReport::new(
             &report_node(&args.sources, args.offline, &opts.node_name),
             now,
             gathered.sources,
             &diagnosis,
         )
-        .with_too_young(&gathered.view, config.min_age)
+        .with_too_young(&gathered.view, config.min_age);
+        report.startup_profile = profile;
+        report
     };
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match args.output {
@@ -571,6 +577,7 @@ async fn daemon(args: DaemonArgs, matches: Option<&clap::ArgMatches>) -> anyhow:
             min_age: c.rules.min_age,
             failed_pod_min_age: c.rules.failed_pod_min_age,
             assume_pods_deleted: false,
+            slow_start: c.rules.slow_start,
         },
         cri_poll_interval: a.cri_poll_interval,
         rescan_interval: a.manifest_rescan_interval,

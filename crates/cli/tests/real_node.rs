@@ -18,6 +18,7 @@ use podcoroner_test_support::real_node::{Env, LogFormat, Options, RealNode, TEST
 use serde_json::{Value, json};
 
 mod common;
+use common::real_node::{KeepLogs, break_cni_then_delete, node_flags_without_url, runtime, up};
 use common::{free_port, get, ok, podcoroner, terminate, wait_for};
 
 /// One real node at a time.
@@ -25,43 +26,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    ok(tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build())
-}
-
-/// A node in a fresh directory under /tmp (short: containerd's socket path is limited).
-fn up(options: &Options) -> (tempfile::TempDir, RealNode) {
-    let dir = ok(tempfile::Builder::new().prefix("rn-").tempdir_in("/tmp"));
-    let node = ok(RealNode::up(dir.path(), options));
-    (dir, node)
-}
-
-/// Copies the node's logs (`*.log`) to `target/real-node/logs/<name>/` when dropped, passed or
-/// failed: what the kubelet said is there to read (and to keep as a case).
-struct KeepLogs(std::path::PathBuf, &'static str);
-
-impl Drop for KeepLogs {
-    fn drop(&mut self) {
-        let out = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../target/real-node/logs")
-            .join(self.1);
-        let _ = std::fs::remove_dir_all(&out);
-        let _ = std::fs::create_dir_all(&out);
-        for entry in std::fs::read_dir(&self.0).into_iter().flatten().flatten() {
-            if entry
-                .path()
-                .extension()
-                .is_some_and(|e| e == "log" || e == "stderr")
-            {
-                let _ = std::fs::copy(entry.path(), out.join(entry.file_name()));
-            }
-        }
-    }
 }
 
 /// A static pod manifest running the test image, terminating within a second.
@@ -144,28 +108,6 @@ fn node_flags(env: &Env) -> Vec<String> {
         flags.extend(["--manifest-url".to_owned(), url.clone()]);
     }
     flags
-}
-
-/// [`node_flags`] without `--manifest-url`.
-fn node_flags_without_url(env: &Env) -> Vec<String> {
-    vec![
-        "--runtime-endpoint".into(),
-        env.runtime_endpoint.clone(),
-        "--kubeconfig".into(),
-        env.kubeconfig.display().to_string(),
-        "--node-name".into(),
-        env.node_name.clone(),
-        "--manifest-dir".into(),
-        env.manifest_dir.display().to_string(),
-        "--kubelet-root-dir".into(),
-        env.kubelet_root_dir.display().to_string(),
-        "--kubelet-log".into(),
-        env.kubelet_log.display().to_string(),
-        "--runtime-log".into(),
-        env.runtime_log.display().to_string(),
-        "--min-age".into(),
-        "0s".into(),
-    ]
 }
 
 /// `podcoroner diagnose -o json` live against the node; panics unless it exits 0 or 1.
@@ -719,7 +661,6 @@ fn web_node(format: LogFormat, logs_name: &'static str) -> WebNode {
 /// reports it from those lines; once the CNI is repaired the kubelet finishes the deletion and
 /// the finding is gone.
 fn cni_broken_then_pod_deleted(format: LogFormat, logs_name: &'static str) {
-    use podcoroner_test_support::{BrokenCni, CniFault};
     let _serial = serial();
     // In the struct's order: dropped last to first (the logs copied before the directory goes).
     let WebNode {
@@ -733,13 +674,7 @@ fn cni_broken_then_pod_deleted(format: LogFormat, logs_name: &'static str) {
     } = web_node(format, logs_name);
     assert_healthy(&diagnose(&env), "diagnose before the fault");
 
-    let broken = ok(rt.block_on(BrokenCni::inject_at(
-        &node.cni_conf_dir(),
-        &node.socket(),
-        CniFault::PluginMissing,
-    )));
-    rt.block_on(pods_api.delete("web-0", &DeleteParams::default()))
-        .unwrap();
+    let broken = break_cni_then_delete(&rt, &node, &pods_api, "web-0");
     let stuck = |f: &[(String, String, String)]| {
         f.iter().any(|(k, s, summary)| {
             ["StuckTerminatingPod", "SandboxStopFailing"].contains(&k.as_str())
@@ -1293,7 +1228,6 @@ fn static_pods_from_a_url() {
 /// in `format`, beside the state's LeakedSandbox; gone once the CNI is repaired and the GC
 /// removes the sandbox.
 fn cni_broken_then_pod_force_deleted(format: LogFormat, logs_name: &'static str) {
-    use podcoroner_test_support::{BrokenCni, CniFault};
     let _serial = serial();
     // In the struct's order: dropped last to first (the logs copied before the directory goes).
     let WebNode {
@@ -1311,13 +1245,7 @@ fn cni_broken_then_pod_force_deleted(format: LogFormat, logs_name: &'static str)
         .metadata
         .uid
         .unwrap();
-    let broken = ok(rt.block_on(BrokenCni::inject_at(
-        &node.cni_conf_dir(),
-        &node.socket(),
-        CniFault::PluginMissing,
-    )));
-    rt.block_on(pods_api.delete("web-0", &DeleteParams::default()))
-        .unwrap();
+    let broken = break_cni_then_delete(&rt, &node, &pods_api, "web-0");
     diagnose_until(&env, 180, "StuckTerminatingPod for shop/web-0", |f| {
         f.iter().any(|(k, s, summary)| {
             k == "StuckTerminatingPod" && s != "info" && summary.contains("web-0")

@@ -93,6 +93,7 @@ fn node(now: Timestamp) -> NodeView {
             deletion_timestamp: None,
             deletion_grace_period_seconds: None,
             status_changed_at: Some(now - SignedDuration::from_hours(29)),
+            startup: Default::default(),
         });
         dirs.push(PodDir {
             path: format!("/var/lib/kubelet/pods/{uid}"),
@@ -168,6 +169,7 @@ fn bench(c: &mut Criterion) {
         min_age: Duration::from_secs(600),
         failed_pod_min_age: Duration::from_secs(3600),
         assume_pods_deleted: false,
+        slow_start: std::time::Duration::from_secs(180),
     };
     let d = diagnose(&view, &config, now);
     eprintln!("synthetic node: {} findings", d.findings.len());

@@ -90,12 +90,24 @@ pub enum FindingKind {
     /// A static pod left its source (`SyncLoop REMOVE source="file"`): a lifecycle note (info),
     /// with how its mirror pod went.
     StaticPodRemoved,
+    /// A pod that took longer than `--slow-start` from being bound to the node to `Ready`,
+    /// with the phase that took the time (sandbox and CNI ADD, image pulls, init containers,
+    /// container start, readiness) and its evidence (`core::startup`).
+    SlowPodStartup,
+    /// CRI `RunPodSandbox` keeps failing for pods that wait to start ("Failed to create
+    /// sandbox for pod", "CreatePodSandbox for pod failed", containerd `RunPodSandbox for …
+    /// failed`), the cause classified (the CNI ADD, a sandbox name held by a leaked sandbox).
+    SandboxCreateFailing,
+    /// The kubelet's own startup SLI is impossible (`"Observed pod startup duration"` with a
+    /// negative `podStartSLOduration`, about -9.22e+09 with parallel image pulls: k/k #130432),
+    /// so `kubelet_pod_start_sli_duration_seconds` cannot be trusted on this node.
+    PodStartupMetricInvalid,
 }
 
 impl FindingKind {
     /// Every kind, in documentation order: generated from `rules::registry::RULES` (a kind
     /// added there without its count here does not compile).
-    pub const ALL: [FindingKind; 21] = crate::rules::registry::kinds();
+    pub const ALL: [FindingKind; 24] = crate::rules::registry::kinds();
 
     /// The stable name, e.g. `LeakedSandbox`.
     pub fn as_str(self) -> &'static str {
@@ -121,6 +133,9 @@ impl FindingKind {
             FindingKind::RuntimeUnhealthy => "RuntimeUnhealthy",
             FindingKind::StaticPodRemoved => "StaticPodRemoved",
             FindingKind::ContainerStopFailing => "ContainerStopFailing",
+            FindingKind::SlowPodStartup => "SlowPodStartup",
+            FindingKind::SandboxCreateFailing => "SandboxCreateFailing",
+            FindingKind::PodStartupMetricInvalid => "PodStartupMetricInvalid",
         }
     }
 

@@ -80,6 +80,7 @@ pub fn plan(
         min_age: policy.min_age,
         failed_pod_min_age: Duration::MAX,
         assume_pods_deleted: policy.assume_pods_deleted,
+        slow_start: Duration::MAX,
     };
     let diagnosis = diagnose(view, &config, now);
     if let Some(skip) = diagnosis

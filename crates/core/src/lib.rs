@@ -16,6 +16,7 @@ pub mod log_rules;
 pub mod logs;
 pub mod model;
 pub mod rules;
+pub mod startup;
 pub mod timeline;
 
 pub use finding::{Evidence, EvidenceSource, Finding, FindingKind, Severity};

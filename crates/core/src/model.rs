@@ -201,6 +201,28 @@ pub struct ApiPod {
     /// The latest time the pod's status changed: the newest `status.conditions[].lastTransitionTime`
     /// or container `finishedAt`, else `status.startTime`.
     pub status_changed_at: Option<Timestamp>,
+    /// The status times a startup breakdown reads ([`crate::startup`]); empty when the view
+    /// has none (a pods file from an older podcoroner, a recorded fixture).
+    #[serde(default)]
+    pub startup: ApiPodStartup,
+}
+
+/// The times of an API pod's start, from its status: `status.conditions[].lastTransitionTime`
+/// of the conditions that are `True`, and the containers' `state.running.startedAt`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiPodStartup {
+    /// `PodScheduled` became `True`: the scheduler bound the pod to the node.
+    pub scheduled_at: Option<Timestamp>,
+    /// `Initialized` became `True`: every init container finished.
+    pub initialized_at: Option<Timestamp>,
+    /// `ContainersReady` became `True`.
+    pub containers_ready_at: Option<Timestamp>,
+    /// `Ready` became `True`.
+    pub ready_at: Option<Timestamp>,
+    /// How many init containers `spec.initContainers` declares.
+    pub init_containers: u32,
+    /// `status.containerStatuses[].state.running.startedAt`, by container name.
+    pub containers_started_at: Vec<(String, Timestamp)>,
 }
 
 impl ApiPod {

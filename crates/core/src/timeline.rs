@@ -31,7 +31,7 @@ pub struct Entry {
 }
 
 /// The pod's identity as resolved, and its timeline.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Timeline {
     /// Pods (namespace, name, UID) the query resolved to; usually one.
     pub pods: Vec<PodRef>,
@@ -39,6 +39,9 @@ pub struct Timeline {
     pub ids: BTreeSet<String>,
     /// The entries, ordered by time.
     pub entries: Vec<Entry>,
+    /// Where each resolved pod's start went ([`crate::startup::breakdown`] over the records
+    /// the timeline holds), for the pods whose start the views hold.
+    pub startup: Vec<crate::startup::Breakdown>,
 }
 
 /// Builds the timeline of `query` from `view` (any part may be missing) and `events`.
@@ -202,7 +205,11 @@ pub fn explain(query: &str, view: &NodeView, events: &[LoggedEvent]) -> Timeline
             }
         }
     }
-    for e in events.iter().filter(|e| event_matches(e, &ids, &names)) {
+    let matched: Vec<&LoggedEvent> = events
+        .iter()
+        .filter(|e| event_matches(e, &ids, &names))
+        .collect();
+    for e in matched.iter().copied() {
         entries.push(Entry {
             time: e.event.time,
             source: match e.log {
@@ -225,10 +232,21 @@ pub fn explain(query: &str, view: &NodeView, events: &[LoggedEvent]) -> Timeline
             });
         }
     }
+    let startup = pods
+        .iter()
+        .filter_map(|p| {
+            let api = view
+                .api
+                .as_ref()
+                .and_then(|a| a.pods.iter().find(|a| a.pod.uid == p.uid));
+            crate::startup::breakdown(p, &matched, api, view.cri.as_ref())
+        })
+        .collect();
     Timeline {
         pods: pods.into_iter().collect(),
         ids,
         entries,
+        startup,
     }
 }
 

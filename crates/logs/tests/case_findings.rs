@@ -648,6 +648,7 @@ fn config() -> Config {
         min_age: std::time::Duration::from_secs(600),
         failed_pod_min_age: std::time::Duration::from_secs(3600),
         assume_pods_deleted: false,
+        slow_start: std::time::Duration::from_secs(180),
     }
 }
 

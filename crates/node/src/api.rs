@@ -34,6 +34,10 @@ pub struct DiagnosisReport {
     /// none (or for a report that does not know the view).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub too_young: Option<TooYoung>,
+    /// The node's startup profile: p50, p90 and max of each startup phase (and `total`, bound
+    /// to ready) over the pods whose start the views and logs hold; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub startup_profile: Vec<PhaseStatsView>,
 }
 
 /// What was left unjudged for being younger than `--min-age` (`min_age`).
@@ -321,6 +325,7 @@ impl DiagnosisReport {
             summary,
             findings: diagnosis.findings.iter().map(FindingView::from).collect(),
             too_young: None,
+            startup_profile: Vec::new(),
         }
         .consistent_skips()
     }
@@ -328,6 +333,16 @@ impl DiagnosisReport {
     /// With what [`too_young`] says of `view`.
     pub fn with_too_young(mut self, view: &NodeView, min_age: Duration) -> DiagnosisReport {
         self.too_young = too_young(view, min_age, self.generated_at);
+        self
+    }
+
+    /// With the startup profile of the pods whose start `view` and `events` hold.
+    pub fn with_startup_profile(
+        mut self,
+        view: &NodeView,
+        events: &[podcoroner_core::event::LoggedEvent],
+    ) -> DiagnosisReport {
+        self.startup_profile = startup_profile(view, events);
         self
     }
 
@@ -447,6 +462,9 @@ pub struct TimelineReport {
     pub ids: Vec<String>,
     /// The timeline, ordered by time; untimed log records last.
     pub entries: Vec<TimelineEntryView>,
+    /// Where each pod's start went, phase by phase (empty when no view holds its start).
+    #[serde(default)]
+    pub startup: Vec<StartupView>,
 }
 
 /// One timeline line.
@@ -498,6 +516,153 @@ impl TimelineReport {
                     origin: e.origin.clone(),
                 })
                 .collect(),
+            startup: timeline.startup.iter().map(StartupView::new).collect(),
         }
+    }
+}
+
+/// The startup profile of the pods whose start `view` and `events` hold, as
+/// [`DiagnosisReport::startup_profile`] gives it.
+pub fn startup_profile(
+    view: &NodeView,
+    events: &[podcoroner_core::event::LoggedEvent],
+) -> Vec<PhaseStatsView> {
+    let breakdowns = podcoroner_core::rules::startup_breakdowns(view, events);
+    PhaseStatsView::rows(&podcoroner_core::startup::profile(&breakdowns))
+}
+
+/// One edge of a startup phase: when, and where it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeView {
+    /// When, RFC 3339.
+    pub at: Timestamp,
+    /// `cri`, `apiserver`, `kubelet-log`, `runtime-log`.
+    pub source: String,
+    /// What was read: `API condition PodScheduled`, `SyncLoop ADD`, `RunPodSandbox started`, …
+    pub what: String,
+    /// `file:line` of a log record.
+    pub origin: Option<String>,
+}
+
+impl EdgeView {
+    fn new(e: &podcoroner_core::startup::Edge) -> EdgeView {
+        EdgeView {
+            at: e.at,
+            source: e.source.as_str().to_string(),
+            what: e.what.clone(),
+            origin: e.origin.clone(),
+        }
+    }
+}
+
+/// One phase of a pod's start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseView {
+    /// `admission`, `sandbox`, `image_pull`, `init_containers`, `container_start`, `readiness`.
+    pub phase: String,
+    /// `end - start` in seconds.
+    pub seconds: f64,
+    /// Its start.
+    pub start: EdgeView,
+    /// Its end.
+    pub end: EdgeView,
+}
+
+/// The kubelet's own `"Observed pod startup duration"` record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KubeletStartupView {
+    /// `podStartSLOduration`, seconds (may be impossible: `PodStartupMetricInvalid`).
+    pub slo_seconds: Option<f64>,
+    /// `podStartE2EDuration`, seconds.
+    pub e2e_seconds: Option<f64>,
+    /// `file:line` of the record.
+    pub origin: String,
+}
+
+/// Where one pod's start went (`core::startup::Breakdown`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartupView {
+    /// The pod.
+    pub pod: PodView,
+    /// Bound to the node (or created, when the bind is not known).
+    pub bound: Option<EdgeView>,
+    /// `Ready`, or the containers running when no view says `Ready` (`ready_is_ready` false).
+    pub ready: Option<EdgeView>,
+    /// Whether `ready` is the pod's `Ready`.
+    pub ready_is_ready: bool,
+    /// `ready - bound`, seconds.
+    pub total_seconds: Option<f64>,
+    /// The longest phase.
+    pub dominant: Option<String>,
+    /// The phases both of whose edges the views give, in order.
+    pub phases: Vec<PhaseView>,
+    /// The kubelet's own record, when logged.
+    pub kubelet: Option<KubeletStartupView>,
+}
+
+impl StartupView {
+    /// The view of `b`.
+    pub fn new(b: &podcoroner_core::startup::Breakdown) -> StartupView {
+        StartupView {
+            pod: PodView {
+                namespace: b.pod.namespace.clone(),
+                name: b.pod.name.clone(),
+                uid: b.pod.uid.clone(),
+            },
+            bound: b.bound.as_ref().map(EdgeView::new),
+            ready: b.ready.as_ref().map(EdgeView::new),
+            ready_is_ready: b.ready_is_ready,
+            total_seconds: b.total().map(|d| d.as_secs_f64()),
+            dominant: b.dominant().map(|p| p.phase.as_str().to_string()),
+            phases: b
+                .phases
+                .iter()
+                .map(|p| PhaseView {
+                    phase: p.phase.as_str().to_string(),
+                    seconds: p.duration().as_secs_f64(),
+                    start: EdgeView::new(&p.start),
+                    end: EdgeView::new(&p.end),
+                })
+                .collect(),
+            kubelet: b.observed.as_ref().map(|(o, origin)| KubeletStartupView {
+                slo_seconds: o.slo_seconds,
+                e2e_seconds: o.e2e.map(|d| d.as_secs_f64()),
+                origin: origin.clone(),
+            }),
+        }
+    }
+}
+
+/// The distribution of one startup phase over a node's pods, seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStatsView {
+    /// The phase (`total` for bound to ready).
+    pub phase: String,
+    /// How many pods have it.
+    pub pods: usize,
+    /// Median.
+    pub p50_seconds: f64,
+    /// 90th percentile.
+    pub p90_seconds: f64,
+    /// Longest.
+    pub max_seconds: f64,
+}
+
+impl PhaseStatsView {
+    /// The rows of `profile`: each phase, then `total`.
+    pub fn rows(profile: &podcoroner_core::startup::Profile) -> Vec<PhaseStatsView> {
+        let row = |phase: &str, s: &podcoroner_core::startup::PhaseStats| PhaseStatsView {
+            phase: phase.to_string(),
+            pods: s.pods,
+            p50_seconds: s.p50.as_secs_f64(),
+            p90_seconds: s.p90.as_secs_f64(),
+            max_seconds: s.max.as_secs_f64(),
+        };
+        profile
+            .phases
+            .iter()
+            .map(|(p, s)| row(p.as_str(), s))
+            .chain(profile.total.iter().map(|s| row("total", s)))
+            .collect()
     }
 }

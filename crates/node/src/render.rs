@@ -111,6 +111,22 @@ fn table_raw(report: &DiagnosisReport) -> String {
             y.until.round(jiff::Unit::Second).unwrap_or(y.until)
         );
     }
+    if !report.startup_profile.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "STARTUP PROFILE (bound to ready, per phase)");
+        let _ = writeln!(
+            out,
+            "  {:<16} {:>5} {:>9} {:>9} {:>9}",
+            "phase", "pods", "p50", "p90", "max"
+        );
+        for r in &report.startup_profile {
+            let _ = writeln!(
+                out,
+                "  {:<16} {:>5} {:>8.1}s {:>8.1}s {:>8.1}s",
+                r.phase, r.pods, r.p50_seconds, r.p90_seconds, r.max_seconds
+            );
+        }
+    }
     for sev in [Severity::Critical, Severity::Warning, Severity::Info] {
         let group: Vec<_> = report
             .findings
@@ -296,5 +312,49 @@ pub fn timeline_table(report: &crate::api::TimelineReport) -> String {
         }
     }
     let _ = writeln!(out, "\n{} entries", report.entries.len());
+    for st in &report.startup {
+        let _ = writeln!(
+            out,
+            "\nSTARTUP {}/{}: {}{}",
+            st.pod.namespace,
+            st.pod.name,
+            st.total_seconds
+                .map_or("bound to ready unknown".to_string(), |t| format!(
+                    "{t:.1}s from bound to {}",
+                    if st.ready_is_ready {
+                        "Ready"
+                    } else {
+                        "running"
+                    }
+                )),
+            st.dominant
+                .as_deref()
+                .map_or(String::new(), |d| format!(", dominant phase {d}"))
+        );
+        for p in &st.phases {
+            let edge = |e: &crate::api::EdgeView| {
+                format!("{} ({})", e.what, e.origin.as_deref().unwrap_or(&e.source))
+            };
+            let _ = writeln!(
+                out,
+                "  {:<16} {:>8.1}s  {} -> {}",
+                p.phase,
+                p.seconds,
+                edge(&p.start),
+                edge(&p.end)
+            );
+        }
+        if let Some(k) = &st.kubelet {
+            let _ = writeln!(
+                out,
+                "  kubelet: podStartSLOduration {} podStartE2EDuration {} ({})",
+                k.slo_seconds
+                    .map_or("-".to_string(), |v| format!("{v:.3}s")),
+                k.e2e_seconds
+                    .map_or("-".to_string(), |v| format!("{v:.3}s")),
+                k.origin
+            );
+        }
+    }
     clean(&out)
 }

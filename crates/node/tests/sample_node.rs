@@ -20,6 +20,7 @@ fn sample_node_findings() {
         min_age: Duration::ZERO,
         failed_pod_min_age: Duration::from_secs(3600),
         assume_pods_deleted: false,
+        slow_start: std::time::Duration::from_secs(180),
     };
     let d = diagnose_with_logs(&snap.view, &snap.events, &config, snap.meta.collected_at);
     let mut text = String::from(

@@ -39,6 +39,14 @@ pub enum CniFault {
     /// ([`MISSING_CNI_PLUGIN`]; a plugin uninstalled while pods still use it): the DEL fails with
     /// `failed to find plugin`.
     PluginMissing,
+    /// The network's first plugin wrapped by a script in the CNI bin dir that sleeps this many
+    /// seconds on `ADD` and then runs the plugin: every pod sandbox takes that long to get its
+    /// network (a slow IPAM or CNI agent), and still gets it.
+    SlowAdd(u32),
+    /// The network's first plugin wrapped by a script that refuses every `ADD` with a CNI error
+    /// (`podcoroner: ADD refused`, as an exhausted IPAM does) and runs the plugin for the rest:
+    /// no new sandbox gets its network, while every teardown still works.
+    AddFails,
 }
 
 /// A lab whose CNI configuration is broken. [`BrokenCni::repair`] restores it and waits until
@@ -50,6 +58,8 @@ pub struct BrokenCni {
     socket: PathBuf,
     endpoint: String,
     repaired: bool,
+    /// The wrapper script [`CniFault::SlowAdd`] wrote, removed on repair and drop.
+    wrapper: Option<PathBuf>,
 }
 
 impl BrokenCni {
@@ -82,12 +92,13 @@ impl BrokenCni {
             path: conflist.clone(),
             source,
         })?;
-        let broken = BrokenCni {
+        let mut broken = BrokenCni {
             conflist,
             original,
             socket: socket.to_owned(),
             endpoint: format!("unix://{}", socket.display()),
             repaired: false,
+            wrapper: None,
         };
         let expected = match fault {
             CniFault::ConfigRemoved => {
@@ -107,9 +118,52 @@ impl BrokenCni {
                 broken.replace(text.as_bytes())?;
                 Some(text)
             }
+            CniFault::SlowAdd(secs) => Some(broken.wrap_plugin(
+                "slow-add",
+                &format!("[ \"$CNI_COMMAND\" = ADD ] && sleep {secs}"),
+            )?),
+            CniFault::AddFails => Some(broken.wrap_plugin(
+                "add-fails",
+                "if [ \"$CNI_COMMAND\" = ADD ]; then\n  printf '{\"cniVersion\":\"%s\",\"code\":11,\"msg\":\"podcoroner: ADD refused\"}' \"$CNI_VERSION_OF_CONF\"\n  exit 1\nfi",
+            )?),
         };
         broken.wait_loaded(expected.as_deref()).await?;
         Ok(broken)
+    }
+
+    /// Writes the script `podcoroner-<what>-<pid>` into the CNI bin dir (`head`, then the
+    /// network's first plugin run with the same arguments and input) and points the conflist's
+    /// first plugin at it; returns the conflist written.
+    fn wrap_plugin(&mut self, what: &str, head: &str) -> Result<String, LabError> {
+        let mut conf: serde_json::Value = serde_json::from_slice(&self.original)
+            .map_err(|e| self.dir_error(std::io::Error::other(e)))?;
+        let plugin = conf["plugins"][0]["type"]
+            .as_str()
+            .unwrap_or("bridge")
+            .to_owned();
+        let version = conf["cniVersion"].as_str().unwrap_or("0.4.0").to_owned();
+        // One name per process: tests of other processes may wrap at the same time.
+        let name = format!("podcoroner-{what}-{}", std::process::id());
+        let path = Path::new(crate::lab::CNI_BIN_DIR).join(&name);
+        let script = format!(
+            "#!/bin/sh\nCNI_VERSION_OF_CONF={version}\n{head}\nexec {}/{plugin} \"$@\"\n",
+            crate::lab::CNI_BIN_DIR
+        );
+        let error = |source| LabError::LabDirFailed {
+            path: path.clone(),
+            source,
+        };
+        std::fs::write(&path, script).map_err(error)?;
+        std::fs::set_permissions(
+            &path,
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+        )
+        .map_err(error)?;
+        self.wrapper = Some(path.clone());
+        conf["plugins"][0]["type"] = name.into();
+        let text = format!("{conf:#}\n");
+        self.replace(text.as_bytes())?;
+        Ok(text)
     }
 
     /// Restores the original CNI configuration and waits until containerd has loaded it again
@@ -122,7 +176,11 @@ impl BrokenCni {
         self.replace(&self.original)?;
         self.repaired = true;
         let original = String::from_utf8_lossy(&self.original).into_owned();
-        self.wait_loaded(Some(&original)).await
+        let loaded = self.wait_loaded(Some(&original)).await;
+        if let Some(w) = self.wrapper.take() {
+            let _ = std::fs::remove_file(w);
+        }
+        loaded
     }
 
     /// Writes `contents` over the conflist in place. containerd 1.6 reloads on write, rename and
@@ -173,6 +231,9 @@ impl Drop for BrokenCni {
     fn drop(&mut self) {
         if !self.repaired {
             let _ = self.replace(&self.original);
+        }
+        if let Some(w) = self.wrapper.take() {
+            let _ = std::fs::remove_file(w);
         }
     }
 }

@@ -34,7 +34,7 @@ pub const ANNOTATION_CONFIG_SEEN: &str = "kubernetes.io/config.seen";
 
 /// What the packages provide, checked before anything starts: (what, how to check).
 const BINARIES: [&str; 4] = ["containerd", "runc", "ctr", "gcc"];
-const CNI_BIN_DIR: &str = "/usr/lib/cni";
+pub(crate) const CNI_BIN_DIR: &str = "/usr/lib/cni";
 const CNI_PLUGINS: [&str; 3] = ["bridge", "host-local", "loopback"];
 
 /// How long the lab waits for containerd to answer after starting it.

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod apiserver;
+pub mod real_node;
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;

@@ -69,6 +69,7 @@ fn api_pod(ns: &str, uid: &str) -> ApiPod {
         deletion_timestamp: None,
         deletion_grace_period_seconds: None,
         status_changed_at: None,
+        startup: Default::default(),
     }
 }
 

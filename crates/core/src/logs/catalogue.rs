@@ -261,6 +261,33 @@ pub enum EventKind {
     /// containerd debug `Loaded sandbox {Metadata:{ID:<id> Name:<name>_<ns>_<uid>_<attempt> …}}`
     /// (after a restart).
     SandboxLoaded,
+
+    // === kubelet: pod startup (pod start forensics, `startup`) ===
+    /// `"Observed pod startup duration" pod=… podStartSLOduration=… podStartE2EDuration=…`
+    /// (`pkg/kubelet/util/pod_startup_latency_tracker.go` `ObservedPodOnWatch`, 1.27+): the
+    /// kubelet saw every container of an API pod running; before the 1.34 cherry-pick of k/k
+    /// #131950 with `firstStartedPulling`/`lastFinishedPulling`, after it with
+    /// `totalImagesPullingTime`, `totalInitContainerRuntime`, `imagePullSessionsCount`.
+    PodStartupObserved,
+    /// `"Created PodSandbox for pod" podSandboxID=… pod=…` (V4, `kuberuntime_manager.go`
+    /// `SyncPod`): RunPodSandbox returned for the pod.
+    PodSandboxCreated,
+    /// The pod event `Pulling image "<ref>"` (`images/image_manager.go` `EnsureImageExists`),
+    /// as the kubelet's event recorder logs it: `"Event occurred" object="ns/name" …
+    /// reason="Pulling"` (V3+).
+    ImagePulling,
+    /// The pod event `Successfully pulled image "<ref>" in 1.2s (1.5s including waiting)` or
+    /// `Container image "<ref>" already present on machine` (`reason="Pulled"`).
+    ImagePulled,
+    /// The pod events `Failed to pull image "<ref>": …` (`reason="Failed"`) and `Back-off
+    /// pulling image "<ref>"` (`reason="BackOff"`).
+    ImagePullFailed,
+    /// The pod event `Started container <name>` (`reason="Started"`,
+    /// `kuberuntime_container.go` `startContainer`).
+    ContainerStartedLogged,
+    /// `"SyncLoop (probe)" probe="readiness" status="ready" pod=…` (`kubelet.go`
+    /// `syncLoopIteration`, V1): a readiness probe passed.
+    ReadinessProbeReady,
 }
 
 impl EventKind {
@@ -296,6 +323,7 @@ impl EventKind {
                 | ContainerNameReserved
                 | PlegUnhealthy
                 | SkippingDeleteSourcesNotReady
+                | ImagePullFailed
         )
     }
 
@@ -322,6 +350,7 @@ impl EventKind {
             | SandboxNameReserved
             | SandboxLoaded
             | CreateContainerFailed
+            | PodSandboxCreated
             | CreatePodSandboxFailed => Some(IdKind::Sandbox),
             ContainerStatusFailed
             | StopContainerFailed
@@ -681,6 +710,11 @@ fn holds(w: &Wording, s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> bool
         Cond::Failed => failed(),
         Cond::FailedOrCutError => {
             failed() || (line.truncated && line.severity == Some(Level::Error))
+        }
+        Cond::Field(name, value) => line.field(name) == Some(value),
+        Cond::FieldAndMessage(name, value, phrase) => {
+            line.field(name) == Some(value)
+                && line.field("message").is_some_and(|m| m.contains(phrase))
         }
     }
 }

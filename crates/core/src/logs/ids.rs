@@ -317,7 +317,8 @@ pub(crate) fn from_fields<'p>(
             "podUID" | "podID" | "podUid" | "uid" | "pod_uid" => {
                 ids.set_id(IdKind::PodUid, v.trim_matches('"'), cut)
             }
-            "pod" | "pods" => {
+            // `object` names the pod of a pod event (`"Event occurred" object="ns/name"`).
+            "pod" | "pods" | "object" => {
                 for p in pods_value(v) {
                     ids.add_pod(p);
                 }

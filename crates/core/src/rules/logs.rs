@@ -475,7 +475,7 @@ pub(super) fn close(a: &LoggedEvent, b: &LoggedEvent) -> bool {
     }
 }
 
-pub(super) fn source_of(e: &LoggedEvent) -> EvidenceSource {
+pub(crate) fn source_of(e: &LoggedEvent) -> EvidenceSource {
     match e.event.component {
         Some(Component::Kubelet) => EvidenceSource::KubeletLog,
         Some(Component::Containerd | Component::Crio | Component::Docker) => {

@@ -16,6 +16,7 @@ use crate::finding::{Evidence, EvidenceSource, Finding, FindingKind, Severity};
 use crate::logs::{Cause, CniFailure, ConfigSource, EventKind, SyncOp};
 use crate::model::{ApiPod, Container, ContainerState, NodeView, PodRef, Sandbox, SandboxState};
 
+pub use pod_startup::startup_breakdowns;
 mod container_race;
 mod container_stop;
 mod duplicate_ready_sandboxes;
@@ -27,9 +28,11 @@ mod mirror_pod_create_failed;
 mod mirror_pods;
 mod orphaned_container;
 mod pod_dirs;
+pub(crate) mod pod_startup;
 mod pod_workers;
 pub mod registry;
 mod runtime;
+mod sandbox_create;
 mod static_pods;
 mod teardown;
 
@@ -48,6 +51,9 @@ pub struct Config {
     /// deleted instead of skipping the rules that need the API (`gc --assume-pods-deleted`, for
     /// nodes cut off from their API server). `false` for `diagnose`.
     pub assume_pods_deleted: bool,
+    /// A pod that takes longer than this from bound to `Ready` is a `SlowPodStartup`. The CLI
+    /// default is 3 minutes.
+    pub slow_start: Duration,
 }
 
 /// A rule that did not run, or ran on part of its input, because a view was unavailable.

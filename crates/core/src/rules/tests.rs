@@ -24,6 +24,7 @@ fn cfg() -> Config {
         min_age: Duration::from_secs(600),
         failed_pod_min_age: Duration::from_secs(3600),
         assume_pods_deleted: false,
+        slow_start: std::time::Duration::from_secs(180),
     }
 }
 
@@ -126,6 +127,7 @@ fn api_pod(ns: &str, name: &str, uid: &str) -> ApiPod {
         deletion_timestamp: None,
         deletion_grace_period_seconds: None,
         status_changed_at: Some(ago(86_400)),
+        startup: Default::default(),
     }
 }
 

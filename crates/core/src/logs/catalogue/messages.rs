@@ -32,6 +32,11 @@ pub enum Cond {
     /// [`Cond::Failed`], or a cut line at error level (containerd logs `ContainerStatus for`
     /// at error level only when it failed; case 04).
     FailedOrCutError,
+    /// The line's field (first) has exactly the value (second): the kubelet's event recorder
+    /// logs every pod event as `"Event occurred" … reason="<Reason>" message="…"`.
+    Field(&'static str, &'static str),
+    /// [`Cond::Field`], and the `message` field contains the phrase (third).
+    FieldAndMessage(&'static str, &'static str, &'static str),
 }
 
 /// Which words of a wording find its lines with `grep -F`.
@@ -948,6 +953,95 @@ pub const FAMILIES: &[Family] = &[
             "1.6-2.x",
         )],
         wordings: &[w("cleaning up after shim disconnected", ShimDisconnected)],
+    },
+    Family {
+        source: "kubelet pod startup latency tracker (pod_startup_latency_tracker.go), 1.27+",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/util/pod_startup_latency_tracker.go",
+                "ObservedPodOnWatch: InfoS `Observed pod startup duration` pod podStartSLOduration podStartE2EDuration podCreationTimestamp firstStartedPulling lastFinishedPulling observedRunningTime watchObservedRunningTime (to 1.34.x before the cherry-pick of k/k #131950)",
+                "1.27-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/util/pod_startup_latency_tracker.go",
+                "ObservedPodOnWatch: logger.Info `Observed pod startup duration` pod podStartSLOduration podStartE2EDuration totalImagesPullingTime totalInitContainerRuntime isStatefulPod podCreationTimestamp imagePullSessionsCount imagePullSessionsStartsCount observedRunningTime watchObservedRunningTime (k/k #131950)",
+                "1.34-1.35",
+            ),
+        ],
+        wordings: &[structured(
+            "Observed pod startup duration",
+            PodStartupObserved,
+        )],
+    },
+    Family {
+        source: "kubelet SyncPod: the pod sandbox created (V4)",
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
+            "SyncPod: V(4).InfoS `Created PodSandbox for pod` podSandboxID pod",
+            "1.21-1.34",
+        )],
+        wordings: &[w("Created PodSandbox for pod", PodSandboxCreated)],
+    },
+    Family {
+        source: "kubelet pod events as its event recorder logs them (`Event occurred`, V3+): image pulls, container starts",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/images/image_manager.go",
+                "EnsureImageExists: events Pulling `Pulling image %q`, Pulled `Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.` (without the size before 1.30, without `including waiting` before 1.28) and `Container image %q already present on machine`, Failed `Failed to pull image %q: %v`, BackOff `Back-off pulling image %q`",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/client-go/tools/record/event.go",
+                "StartStructuredLogging: InfoS `Event occurred` object fieldPath kind apiVersion type reason message",
+                "1.21-1.34",
+            ),
+        ],
+        wordings: &[
+            with(
+                "Event occurred",
+                Cond::Field("reason", "Pulling"),
+                ImagePulling,
+            ),
+            with(
+                "Event occurred",
+                Cond::Field("reason", "Pulled"),
+                ImagePulled,
+            ),
+            with(
+                "Event occurred",
+                Cond::FieldAndMessage("reason", "Failed", "pull image"),
+                ImagePullFailed,
+            ),
+            with(
+                "Event occurred",
+                Cond::FieldAndMessage("reason", "BackOff", "pulling image"),
+                ImagePullFailed,
+            ),
+            with(
+                "Event occurred",
+                Cond::Field("reason", "Started"),
+                ContainerStartedLogged,
+            ),
+        ],
+    },
+    Family {
+        source: "kubelet syncLoopIteration: a readiness probe result (V1)",
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/kubelet.go",
+            "syncLoopIteration: V(1).InfoS `SyncLoop (probe)` probe=\"readiness\" status=\"ready\" pod",
+            "1.21-1.34",
+        )],
+        wordings: &[with(
+            "SyncLoop (probe)",
+            Cond::Field("status", "ready"),
+            ReadinessProbeReady,
+        )],
     },
     Family {
         source: "containerd CRI: sandbox and container name reservations",

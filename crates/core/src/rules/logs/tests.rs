@@ -22,6 +22,7 @@ fn cfg() -> Config {
         min_age: Duration::from_secs(600),
         failed_pod_min_age: Duration::from_secs(3600),
         assume_pods_deleted: false,
+        slow_start: std::time::Duration::from_secs(180),
     }
 }
 
@@ -405,6 +406,7 @@ fn stuck_terminating_pod() {
                         deletion_timestamp: None,
                         deletion_grace_period_seconds: None,
                         status_changed_at: None,
+                        startup: Default::default(),
                     }],
                     origin: "test".to_string(),
                 }),

@@ -1,0 +1,385 @@
+//! `SlowPodStartup` and `PodStartupMetricInvalid`: the pod start of every pod the views hold,
+//! broken down by [`crate::startup::breakdown`] from the records of that one pod.
+//!
+//! The records of one pod are what the log index gives for it ([`pod_records`]: the events
+//! naming its `namespace/name`, its UIDs, and the `SyncLoop ADD` lines that list it), so each
+//! pod's breakdown is linear in its own records.
+
+use std::collections::{BTreeMap, HashMap};
+
+use jiff::{SignedDuration, Timestamp};
+
+use crate::event::LoggedEvent;
+use crate::finding::{Evidence, EvidenceSource, Finding, FindingKind, Severity};
+use crate::logs::{ConfigSource, EventKind, SyncOp};
+use crate::model::{ApiPod, NodeView, PodRef};
+use crate::startup::{self, Breakdown, Phase, PhaseSpan};
+
+use super::logs::{LogInput, Logs, dur, finding, line, plural};
+
+/// A slow start is judged while it is this recent (its `Ready` this close to the diagnosis),
+/// unless the logs hold it: an old slow start is history, not a finding.
+const RECENT: SignedDuration = SignedDuration::from_hours(1);
+
+/// One pod to judge: its identity, its records (reading order) and its API object.
+struct Candidate<'l, 'v> {
+    pod: PodRef,
+    records: Vec<&'l LoggedEvent>,
+    api: Option<&'v ApiPod>,
+}
+
+/// The pods whose start the views may hold: the API pods of the node (not mirror pods) and the
+/// pods the logs show the kubelet receiving (`SyncLoop ADD` from the API) or timing
+/// (`"Observed pod startup duration"`); static pods are left out (they are not bound).
+fn candidates<'l, 'v>(logs: &Logs<'l>, view: &'v NodeView) -> Vec<Candidate<'l, 'v>> {
+    // `namespace/name` → the positions of the SyncLoop ADD lines that list it.
+    let mut adds: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    let mut keys: BTreeMap<(String, String), Option<&'v ApiPod>> = BTreeMap::new();
+    let mut static_pods: Vec<(String, String)> = Vec::new();
+    for &i in logs
+        .by_kind
+        .get(&EventKind::SyncLoop(SyncOp::Add))
+        .map_or(&[][..], Vec::as_slice)
+    {
+        let e = &logs.all[i];
+        let is_static = matches!(
+            e.event.config_source,
+            Some(ConfigSource::File | ConfigSource::Http)
+        );
+        for p in &e.event.ids.pods {
+            let Some(ns) = &p.namespace else { continue };
+            let key = (ns.to_string(), p.name.to_string());
+            if is_static {
+                static_pods.push(key);
+                continue;
+            }
+            adds.entry(key.clone()).or_default().push(i);
+            keys.entry(key).or_insert(None);
+        }
+    }
+    for e in logs.of(&[EventKind::PodStartupObserved]) {
+        if let Some(p) = e.event.ids.pods.first()
+            && let Some(ns) = &p.namespace
+        {
+            keys.entry((ns.to_string(), p.name.to_string()))
+                .or_insert(None);
+        }
+    }
+    if let Some(api) = &view.api {
+        for a in &api.pods {
+            if a.mirror_hash().is_some()
+                || (!view.node_name.is_empty() && a.node_name != view.node_name)
+            {
+                continue;
+            }
+            keys.insert((a.pod.namespace.clone(), a.pod.name.clone()), Some(a));
+        }
+    }
+    keys.into_iter()
+        .filter(|(k, _)| !static_pods.contains(k))
+        .map(|((ns, name), api)| {
+            let key = format!("{ns}/{name}");
+            let uid = api
+                .map(|a| a.pod.uid.clone())
+                .or_else(|| logs.uids_of(&key).last().map(|u| (*u).to_string()))
+                .unwrap_or_default();
+            let records = pod_records(logs, &key, &uid, adds.get(&(ns.clone(), name.clone())));
+            Candidate {
+                pod: PodRef {
+                    namespace: ns,
+                    name,
+                    uid,
+                },
+                records,
+                api,
+            }
+        })
+        .collect()
+}
+
+/// The records of one pod: those naming `key` (`namespace/name`) first, those naming `uid` or
+/// another UID the logs give the name, and the `SyncLoop ADD` lines at `adds`; reading order.
+fn pod_records<'l>(
+    logs: &Logs<'l>,
+    key: &str,
+    uid: &str,
+    adds: Option<&Vec<usize>>,
+) -> Vec<&'l LoggedEvent> {
+    let mut at: Vec<usize> = logs.of_name(key).to_vec();
+    at.extend_from_slice(logs.of_uid(uid));
+    for u in logs.uids_of(key) {
+        if *u != uid {
+            at.extend_from_slice(logs.of_uid(u));
+        }
+    }
+    if let Some(a) = adds {
+        at.extend_from_slice(a);
+    }
+    at.sort_unstable();
+    at.dedup();
+    at.into_iter().map(|i| &logs.all[i]).collect()
+}
+
+/// The startup breakdown of every pod whose start `view` and `events` hold, by pod (the node's
+/// startup profile, `diagnose`'s STARTUP block and the agent's metrics read it).
+pub fn startup_breakdowns(view: &NodeView, events: &[LoggedEvent]) -> Vec<Breakdown> {
+    let logs = Logs::new(events);
+    candidates(&logs, view)
+        .into_iter()
+        .filter_map(|c| startup::breakdown(&c.pod, &c.records, c.api, view.cri.as_ref()))
+        .collect()
+}
+
+fn from_logs(e: &startup::Edge) -> bool {
+    matches!(
+        e.source,
+        EvidenceSource::KubeletLog | EvidenceSource::RuntimeLog
+    )
+}
+
+/// One phase as an evidence line: `image_pull 2m3s: Pulling image (kubelet.log:12 at …) →
+/// image pulled (kubelet.log:40 at …)`.
+fn phase_evidence(s: &PhaseSpan) -> Evidence {
+    let edge = |e: &startup::Edge| {
+        format!(
+            "{} ({}{})",
+            e.what,
+            e.origin
+                .as_deref()
+                .map_or_else(|| e.source.as_str().to_string(), str::to_string),
+            format_args!(" at {}", e.at)
+        )
+    };
+    Evidence::new(
+        s.end.source,
+        format!(
+            "{} {}: {} → {}",
+            s.phase.as_str(),
+            dur(s.duration()),
+            edge(&s.start),
+            edge(&s.end)
+        ),
+    )
+}
+
+/// `SlowPodStartup`: bound to `Ready` over `--slow-start`, the dominant phase named.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    let threshold =
+        SignedDuration::try_from(input.config.slow_start).unwrap_or(SignedDuration::MAX);
+    let logs = input.logs;
+    for c in candidates(logs, input.view) {
+        let b = startup::breakdown(&c.pod, &c.records, c.api, input.view.cri.as_ref());
+        if let Some(f) = still_starting(&c, b.as_ref(), threshold, input.now, out) {
+            out.push(f);
+            continue;
+        }
+        let Some(b) = b else {
+            continue;
+        };
+        let (Some(total), Some(ready), Some(dominant)) = (b.total(), &b.ready, b.dominant()) else {
+            continue;
+        };
+        if total <= threshold {
+            continue;
+        }
+        // A kubelet start between bound and ready: the Ready transition is the restart's (its
+        // probes start again), not the pod's start.
+        let bound_at = b.bound.as_ref().map(|e| e.at);
+        if logs.of(&[EventKind::KubeletStarted]).any(|k| {
+            k.event
+                .time
+                .is_some_and(|t| bound_at.is_some_and(|a| t > a) && t < ready.at)
+        }) {
+            continue;
+        }
+        let recent = input.now.duration_since(ready.at) <= RECENT;
+        if !(recent || from_logs(ready) || b.phases.iter().any(|p| from_logs(&p.end))) {
+            continue;
+        }
+        out.push(slow_finding(&b, &c, total, threshold, dominant, input.now));
+    }
+}
+
+/// A pod the API shows `Pending` (its containers not all started), not being deleted, bound
+/// longer than `threshold` before `now`: a start still going on, with the phase it waits in (the
+/// first whose end no view gives). Not when another finding already names the pod (a sandbox
+/// that cannot be created or torn down says more).
+fn still_starting(
+    c: &Candidate<'_, '_>,
+    b: Option<&Breakdown>,
+    threshold: SignedDuration,
+    now: Timestamp,
+    out: &[Finding],
+) -> Option<Finding> {
+    let api = c.api?;
+    if api.phase != "Pending" || api.deletion_timestamp.is_some() {
+        return None;
+    }
+    let bound = api.startup.scheduled_at.or(api.created_at)?;
+    let waited = now.duration_since(bound);
+    if waited <= threshold {
+        return None;
+    }
+    if out.iter().any(|f| {
+        f.severity >= Severity::Warning
+            && f.pod.as_ref().is_some_and(|p| {
+                (!p.uid.is_empty() && p.uid == api.pod.uid)
+                    || (p.namespace == api.pod.namespace && p.name == api.pod.name)
+            })
+    }) {
+        return None;
+    }
+    let has = |ph: Phase| b.is_some_and(|b| b.phase(ph).is_some());
+    let pulling = c.records.iter().any(|e| {
+        matches!(
+            e.event.kind,
+            EventKind::ImagePulling | EventKind::ImagePullFailed
+        )
+    });
+    let waiting = if !has(Phase::Sandbox) && !pulling {
+        Phase::Sandbox
+    } else if !has(Phase::ImagePull) && pulling {
+        Phase::ImagePull
+    } else if api.startup.init_containers > 0 && api.startup.initialized_at.is_none() {
+        Phase::InitContainers
+    } else {
+        Phase::ContainerStart
+    };
+    let mut f = finding(
+        FindingKind::SlowPodStartup,
+        Severity::Warning,
+        format!(
+            "pod {}/{} has not started {} after it was bound (over --slow-start {}): it waits in {}",
+            api.pod.namespace,
+            api.pod.name,
+            dur(waited),
+            dur(threshold),
+            waiting.as_str()
+        ),
+        "the kubelet starts a pod in order (kubelet.go SyncPod, kuberuntime_manager.go SyncPod); a pod stays \
+         Pending until every container has started",
+        waiting.remediation().to_string(),
+    );
+    f.pod = Some(api.pod.clone());
+    f.evidence.push(Evidence::new(
+        EvidenceSource::Apiserver,
+        format!("bound {bound}, phase Pending at {now}"),
+    ));
+    if let Some(b) = b {
+        f.evidence.extend(b.phases.iter().map(phase_evidence));
+    }
+    if let Some(last) = c.records.last() {
+        f.evidence.push(line(last));
+    }
+    Some(f)
+}
+
+fn slow_finding(
+    b: &Breakdown,
+    c: &Candidate<'_, '_>,
+    total: SignedDuration,
+    threshold: SignedDuration,
+    dominant: &PhaseSpan,
+    _now: Timestamp,
+) -> Finding {
+    let share = dominant.duration().as_secs_f64() / total.as_secs_f64().max(1e-9) * 100.0;
+    let end = if b.ready_is_ready { "Ready" } else { "running" };
+    let mut f = finding(
+        FindingKind::SlowPodStartup,
+        Severity::Warning,
+        format!(
+            "pod {}/{} took {} from bound to {end} (over --slow-start {}): {} took {} ({share:.0} %)",
+            b.pod.namespace,
+            b.pod.name,
+            dur(total),
+            dur(threshold),
+            dominant.phase.as_str(),
+            dur(dominant.duration()),
+        ),
+        "the kubelet starts a pod in order (kubelet.go SyncPod, kuberuntime_manager.go SyncPod): the pod \
+         sandbox and its network (CRI RunPodSandbox, the CNI ADD), the image pulls (EnsureImageExists), the \
+         init containers one by one, the containers, then the readiness probes until Ready",
+        dominant.phase.remediation().to_string(),
+    );
+    f.pod = Some(b.pod.clone());
+    if let (Some(bound), Some(ready)) = (&b.bound, &b.ready) {
+        f.evidence.push(Evidence::new(
+            bound.source,
+            format!(
+                "bound {} ({}) → {end} {} ({})",
+                bound.at, bound.what, ready.at, ready.what
+            ),
+        ));
+    }
+    f.evidence.extend(b.phases.iter().map(phase_evidence));
+    // The records of the dominant phase's edges, as they were logged.
+    for edge in [&dominant.start, &dominant.end] {
+        if let Some(origin) = &edge.origin
+            && let Some(e) = c
+                .records
+                .iter()
+                .find(|e| format!("{}:{}", e.origin, e.line) == *origin)
+        {
+            let quoted = line(e);
+            if !f.evidence.contains(&quoted) {
+                f.evidence.push(quoted);
+            }
+        }
+    }
+    f
+}
+
+/// `PodStartupMetricInvalid`: `"Observed pod startup duration"` records with a negative
+/// `podStartSLOduration` (or E2E duration), one finding for the node.
+///
+/// The kubelet computes the SLI as `podStartE2EDuration - (lastFinishedPulling -
+/// firstStartedPulling)`. A pull recorded without its other end (a pull that failed and then
+/// found the image present, which records no finish: the real node's case, `crates/cli/tests/
+/// real_startup.rs`; or with parallel pulls, `serializeImagePulls: false`, a finish without a
+/// start) makes the difference from Go's zero time saturate at the largest `time.Duration`, and
+/// the SLI is about -9.22e+09 s; overlapping pulls give smaller negative values (k/k #130432,
+/// fixed by k/k #131324, which records the finish when the image is already present).
+pub(super) fn run_metric(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    let bad: Vec<(&LoggedEvent, f64)> = input
+        .logs
+        .of(&[EventKind::PodStartupObserved])
+        .filter_map(|e| {
+            let o = startup::values::observed(e);
+            let v = o.slo_seconds?;
+            (v < 0.0 || o.e2e.is_some_and(|d| d.is_negative())).then_some((e, v))
+        })
+        .collect();
+    if bad.is_empty() {
+        return;
+    }
+    let saturated = bad.iter().filter(|(_, v)| *v < -1e9).count();
+    let worst = bad.iter().map(|(_, v)| *v).fold(f64::INFINITY, f64::min);
+    let mut f = finding(
+        FindingKind::PodStartupMetricInvalid,
+        Severity::Info,
+        format!(
+            "the kubelet's pod startup SLI is impossible in {} (podStartSLOduration down to {worst:.3e} s{}): \
+             kubelet_pod_start_sli_duration_seconds cannot be trusted on this node",
+            plural(bad.len(), "record", "records"),
+            if saturated > 0 {
+                ", an image pull recorded without its other end: the difference from Go's zero time saturates (k/k #130432)"
+            } else {
+                ", image pulls counted twice (k/k #130432)"
+            }
+        ),
+        "pod_startup_latency_tracker.go ObservedPodOnWatch: podStartSLOduration = podStartE2EDuration - \
+         (lastFinishedPulling - firstStartedPulling); a pull recorded without its other end (a failed pull \
+         whose image then appears, parallel pulls with serializeImagePulls: false) makes the difference from \
+         Go's zero time saturate (about 9.22e+09 s); k/k #130432, fixed by k/k #131324",
+        "read pod startup latency from podcoroner_pod_startup_seconds or podStartE2EDuration; upgrade the \
+         kubelet to a release with k/k #131324, or set serializeImagePulls: true"
+            .to_string(),
+    );
+    let group: Vec<&LoggedEvent> = bad.iter().map(|(e, _)| *e).collect();
+    f.evidence = super::logs::quote(&group);
+    out.push(f);
+}
+
+#[cfg(test)]
+#[path = "pod_startup_tests.rs"]
+mod tests;

@@ -1,0 +1,272 @@
+//! `SandboxCreateFailing`: CRI `RunPodSandbox` keeps failing for pods that wait to start.
+//!
+//! The kubelet's pod worker calls `createPodSandbox` (`kuberuntime_manager.go` `SyncPod`) at
+//! every sync of a pod without a ready sandbox; when the runtime fails, it logs "Failed to
+//! create sandbox for pod" and "CreatePodSandbox for pod failed" (`kuberuntime_sandbox.go`,
+//! `kuberuntime_manager.go`), its CRI client "RunPodSandbox from runtime service failed", and
+//! containerd `RunPodSandbox for &PodSandboxMetadata{…} failed`; the pod stays in
+//! ContainerCreating and the worker retries with a back-off (10 s doubling to 5 min).
+//!
+//! The cause is classified from the error: the CNI ADD (`failed to setup network for sandbox`,
+//! a plugin's `(add)`), or the sandbox name held by an older sandbox (`failed to reserve
+//! sandbox name … is reserved for "<id>"`). What other kinds already report is left to them,
+//! so nothing is reported twice:
+//! - a timed-out `RunPodSandbox` (DeadlineExceeded) is `RuntimeUnhealthy`'s ("the runtime is too
+//!   slow to create containers");
+//! - a name held by a sandbox that `LeakedSandbox` reports (its "keeps the pod's sandbox name
+//!   reserved" variant) is that finding's.
+//!
+//! Must: two or more attempts of one pod (records more than [`ONE_ATTEMPT`] apart) with no
+//! sandbox created for it after the last. Must not: one failed attempt (a transient error the
+//! next sync mends), a pod whose sandbox was created later, a pod the CRI view shows with a
+//! READY sandbox created after the last failure.
+
+use std::collections::BTreeMap;
+
+use crate::finding::{Evidence, Finding, FindingKind, Severity};
+use crate::logs::{Cause, EventKind};
+use crate::model::PodRef;
+
+use super::logs::{
+    LogInput, LoggedEvent, Logs, after, attempts, finding, line, of_pod, own_uid, plural,
+    pod_name_key, quote,
+};
+use super::teardown::{cni_plugin, error_text, quoted_after};
+
+/// The failure kinds of a sandbox creation.
+const FAILURES: &[EventKind] = &[
+    EventKind::CreatePodSandboxFailed,
+    EventKind::RunPodSandboxFailed,
+    EventKind::SandboxNameReserved,
+];
+
+/// A sandbox created: containerd's `RunPodSandbox … returns sandbox id`, CRI-O's `Ran pod
+/// sandbox`, the kubelet's V4 "Created PodSandbox for pod".
+const CREATED: &[EventKind] = &[EventKind::RunPodSandboxDone, EventKind::PodSandboxCreated];
+
+/// A pod that waits for its sandbox, and its failures.
+type Waiting<'l> = (Option<PodRef>, Vec<&'l LoggedEvent>);
+
+/// Why a pod's sandbox cannot be created.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Class {
+    /// The CNI plugin's ADD fails (with the plugin's name when the error gives it).
+    CniAdd(Option<String>),
+    /// The name `<name>_<ns>_<uid>_<attempt>` is held by the sandbox of this ID.
+    NameReserved(String),
+    /// A call timed out (`RuntimeUnhealthy` reports it).
+    Timeout,
+    /// Anything else.
+    Other,
+}
+
+fn classify(e: &LoggedEvent) -> Class {
+    let err = error_text(e);
+    if e.event.kind == EventKind::SandboxNameReserved || err.contains("is reserved for") {
+        let holder = quoted_after(&err, "is reserved for ").map(str::to_string);
+        return Class::NameReserved(holder.unwrap_or_default());
+    }
+    if err.contains("failed to setup network")
+        || err.contains("(add)")
+        || err.contains("cni plugin not initialized")
+        || err.contains("failed to find plugin")
+    {
+        return Class::CniAdd(cni_plugin(&err).map(str::to_string));
+    }
+    if e.event.cause == Some(Cause::Timeout) {
+        return Class::Timeout;
+    }
+    Class::Other
+}
+
+/// The pod a record is of: its UID (named, through its container or sandbox, or the one UID
+/// the logs give its `namespace/name`), else `namespace/name`.
+pub(super) fn pod_key(logs: &Logs<'_>, e: &LoggedEvent) -> Option<String> {
+    own_uid(e).or_else(|| logs.uid_of(e)).or_else(|| {
+        let name = pod_name_key(e)?;
+        match logs.uids_of(&name) {
+            [one] => Some((*one).to_string()),
+            _ => Some(name),
+        }
+    })
+}
+
+/// Whether `e` names the pod `key` (its UID or `namespace/name`).
+fn names(logs: &Logs<'_>, e: &LoggedEvent, key: &str) -> bool {
+    pod_key(logs, e).as_deref() == Some(key)
+}
+
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    let logs = input.logs;
+    let mut by_pod: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
+    for e in logs.of(FAILURES) {
+        if let Some(k) = pod_key(logs, e) {
+            by_pod.entry(k).or_default().push(e);
+        }
+    }
+    if by_pod.is_empty() {
+        return;
+    }
+    let created: Vec<&LoggedEvent> = logs.of(CREATED).collect();
+    // The pods still waiting, by the class of their latest failure.
+    let mut waiting: BTreeMap<Class, Vec<Waiting<'_>>> = BTreeMap::new();
+    let mut earliest: Option<&LoggedEvent> = None;
+    for (key, group) in by_pod {
+        let last = *group.last().expect("a group has a record");
+        if attempts(&group) < 2 {
+            continue;
+        }
+        if created
+            .iter()
+            .any(|c| after(c, last) && names(logs, c, &key))
+        {
+            continue;
+        }
+        let pod = logs.pod_of(
+            input.view,
+            &group,
+            None,
+            Some(&key).filter(|k| !k.contains('/')).map(|k| k.as_str()),
+        );
+        if let (Some(cri), Some(p), Some(t)) = (&input.view.cri, &pod, last.event.time)
+            && cri.sandboxes.iter().any(|s| {
+                s.pod.uid == p.uid
+                    && s.state == crate::model::SandboxState::Ready
+                    && s.created_at > t
+            })
+        {
+            continue;
+        }
+        let class = classify(last);
+        match &class {
+            Class::Timeout if out.iter().any(|f| f.kind == FindingKind::RuntimeUnhealthy) => {
+                continue;
+            }
+            Class::NameReserved(holder)
+                if out.iter().any(|f| {
+                    f.kind == FindingKind::LeakedSandbox
+                        && f.sandbox_id.as_deref().is_some_and(|s| {
+                            !holder.is_empty()
+                                && (s == holder || s.starts_with(holder.trim_end_matches('…')))
+                        })
+                }) =>
+            {
+                continue;
+            }
+            _ => {}
+        }
+        if earliest.is_none_or(|e| after(e, group[0])) {
+            earliest = Some(group[0]);
+        }
+        waiting.entry(class).or_default().push((pod, group));
+    }
+    // No pod got a sandbox since the first of these failures: nothing on the node can start.
+    let pods_waiting: usize = waiting.values().map(Vec::len).sum();
+    let none_created = earliest.is_some_and(|first| !created.iter().any(|c| after(c, first)));
+    for (class, pods) in waiting {
+        let severity = if pods_waiting >= 2 && none_created {
+            Severity::Critical
+        } else {
+            Severity::Warning
+        };
+        let records: Vec<&LoggedEvent> = {
+            let mut r: Vec<&LoggedEvent> =
+                pods.iter().flat_map(|(_, g)| g.iter().copied()).collect();
+            r.sort_by_key(|e| e.event.time);
+            r
+        };
+        let (what, rule, fix) = match &class {
+            Class::CniAdd(plugin) => (
+                format!(
+                    "the CNI ADD fails{}",
+                    plugin
+                        .as_deref()
+                        .map(|p| format!(" (plugin {p})"))
+                        .unwrap_or_default()
+                ),
+                "CRI RunPodSandbox sets up the pod network (the CNI ADD) before it returns: when the plugin \
+                 fails, the runtime removes the sandbox and the kubelet's pod worker tries again at its next \
+                 sync, and the pod stays in ContainerCreating",
+                format!(
+                    "check the CNI plugin on this node: its config in /etc/cni/net.d, its binary in /opt/cni/bin{}, \
+                     its agent pod (calico-node, cilium, aws-node, …) and its log for the ADD; IPAM exhaustion \
+                     shows as no IP addresses available",
+                    plugin
+                        .as_deref()
+                        .map(|p| format!(" ({p})"))
+                        .unwrap_or_default()
+                ),
+            ),
+            Class::NameReserved(holder) => (
+                format!(
+                    "the pod's sandbox name is held by sandbox {}",
+                    if holder.is_empty() { "(not named)" } else { holder }
+                ),
+                "containerd CRI RunPodSandbox reserves <name>_<namespace>_<uid>_<attempt>; an older sandbox \
+                 holding it makes every new RunPodSandbox of the pod fail (containerd/cri #1014)",
+                format!(
+                    "remove the holding sandbox: crictl stopp {h} && crictl rmp {h} (or restart containerd)",
+                    h = if holder.is_empty() { "<id>" } else { holder }
+                ),
+            ),
+            Class::Timeout => (
+                "RunPodSandbox times out".to_string(),
+                "the CRI RunPodSandbox call runs out of the kubelet's runtime request timeout (2m)",
+                "crictl info; the runtime's log around these times".to_string(),
+            ),
+            Class::Other => (
+                "RunPodSandbox fails".to_string(),
+                "kuberuntime_manager.go SyncPod: createPodSandbox fails and the pod worker retries at its next sync",
+                "read the error below and the runtime's log (journalctl -u containerd) for RunPodSandbox".to_string(),
+            ),
+        };
+        let names: Vec<String> = pods
+            .iter()
+            .map(|(p, _)| match p {
+                Some(p) if !p.name.is_empty() => format!("{}/{}", p.namespace, p.name),
+                Some(p) => p.uid.clone(),
+                None => "?".to_string(),
+            })
+            .collect();
+        let mut f = finding(
+            FindingKind::SandboxCreateFailing,
+            severity,
+            format!(
+                "pod sandboxes cannot be created: {what}; {} in ContainerCreating ({}){}",
+                plural(pods.len(), "pod waits", "pods wait"),
+                names.join(", "),
+                if severity == Severity::Critical {
+                    ": no pod on this node got a sandbox since the first failure"
+                } else {
+                    ""
+                }
+            ),
+            rule,
+            fix,
+        );
+        if let [(pod, group)] = pods.as_slice() {
+            f.pod = pod.clone();
+            f.evidence.push(Evidence::new(
+                super::logs::source_of(group[0]),
+                format!(
+                    "{}{}",
+                    plural(attempts(group), "attempt", "attempts"),
+                    of_pod(pod.as_ref())
+                ),
+            ));
+        }
+        let last = records.last().copied();
+        f.evidence.push(Evidence::new(
+            super::logs::source_of(records[0]),
+            format!("cause: {}", last.map(error_text).unwrap_or_default()),
+        ));
+        f.evidence.extend(quote(&records));
+        if let Some(l) = last {
+            let quoted = line(l);
+            if !f.evidence.contains(&quoted) {
+                f.evidence.push(quoted);
+            }
+        }
+        out.push(f);
+    }
+}

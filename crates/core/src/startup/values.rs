@@ -1,0 +1,209 @@
+//! The values a startup record carries in its fields and message: the kubelet's
+//! `"Observed pod startup duration"` keys (both key sets), the durations of `Successfully pulled
+//! image "<ref>" in 1.2s (1.5s including waiting)`, Go's `time.Time` and `time.Duration` as
+//! klog's text and JSON formats write them. Hand-written: these are kubelet log formats.
+
+use jiff::{SignedDuration, Timestamp};
+
+use crate::event::LoggedEvent;
+use crate::logs::{ParseContext, ParsedLine, parse};
+
+/// What one `"Observed pod startup duration"` record says
+/// (`pod_startup_latency_tracker.go` `ObservedPodOnWatch`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observed {
+    /// `podStartSLOduration`, in seconds: creation to running as the watch saw it, less the
+    /// image pulls (and, with the newer key set, the init containers).
+    pub slo_seconds: Option<f64>,
+    /// `podStartE2EDuration`: creation to running as the watch saw it.
+    pub e2e: Option<SignedDuration>,
+    /// `podCreationTimestamp` (whole seconds in the text format).
+    pub created_at: Option<Timestamp>,
+    /// `firstStartedPulling` (the older key set; Go's zero time when nothing was pulled).
+    pub first_started_pulling: Option<Timestamp>,
+    /// `lastFinishedPulling` (the older key set).
+    pub last_finished_pulling: Option<Timestamp>,
+    /// `totalImagesPullingTime` (the newer key set, k/k #131950).
+    pub total_images_pulling: Option<SignedDuration>,
+    /// `totalInitContainerRuntime` (the newer key set).
+    pub total_init_container_runtime: Option<SignedDuration>,
+    /// `observedRunningTime`: the status manager first saw every container running.
+    pub observed_running: Option<Timestamp>,
+    /// `watchObservedRunningTime`: the kubelet's pod watch saw it running.
+    pub watch_observed_running: Option<Timestamp>,
+}
+
+/// The fields of a record, parsed again from its text (the event keeps none of them).
+fn reparse(e: &LoggedEvent) -> ParsedLine<'_> {
+    let mut ctx = ParseContext::new(
+        e.event
+            .time
+            .map_or(1970, |t| t.to_zoned(jiff::tz::TimeZone::UTC).year().into()),
+    );
+    parse(&e.text, &mut ctx)
+}
+
+/// The values of an `"Observed pod startup duration"` record.
+///
+/// The kubelet's JSON format (v1.34.4, `testdata/cases/39`) writes every `time.Time` value of
+/// this record as the record's own time (`podCreationTimestamp` equal to `ts` to the
+/// microsecond), so from a JSON record only the durations are read, and the creation is the
+/// record's time less `podStartE2EDuration`.
+pub fn observed(e: &LoggedEvent) -> Observed {
+    let line = reparse(e);
+    let json = line.format == crate::logs::Format::Json;
+    let time = |k: &str| line.field(k).filter(|_| !json).and_then(go_time);
+    let duration = |k: &str| line.field(k).and_then(go_duration);
+    let e2e = duration("podStartE2EDuration");
+    let created_at = if json {
+        e.event
+            .time
+            .zip(e2e)
+            .and_then(|(t, d)| t.checked_sub(d).ok())
+    } else {
+        time("podCreationTimestamp")
+    };
+    Observed {
+        slo_seconds: line
+            .field("podStartSLOduration")
+            .and_then(|v| v.trim_matches('"').parse::<f64>().ok()),
+        e2e,
+        created_at,
+        first_started_pulling: time("firstStartedPulling"),
+        last_finished_pulling: time("lastFinishedPulling"),
+        total_images_pulling: duration("totalImagesPullingTime"),
+        total_init_container_runtime: duration("totalInitContainerRuntime"),
+        observed_running: time("observedRunningTime"),
+        watch_observed_running: time("watchObservedRunningTime"),
+    }
+}
+
+/// The `message` field of a pod event record (`"Event occurred" … message="…"`).
+pub fn event_message(e: &LoggedEvent) -> Option<String> {
+    reparse(e).field("message").map(str::to_string)
+}
+
+/// The pull durations of `Successfully pulled image "<ref>" in 1.2s (1.5s including waiting)`:
+/// (the pull, the pull with the wait in the kubelet's image puller queue). `None` for
+/// `already present on machine`.
+pub fn pulled_in(message: &str) -> Option<(SignedDuration, Option<SignedDuration>)> {
+    let at = message.find("\" in ")?;
+    let rest = &message[at + 5..];
+    let token = |s: &str| go_duration(s.split(' ').next()?.trim_end_matches(['.', ')']));
+    let pull = token(rest)?;
+    let waiting = rest.find('(').and_then(|o| token(&rest[o + 1..]));
+    Some((pull, waiting))
+}
+
+/// A Go `time.Duration` as `String()` writes it (`2m3.4s`, `180.183041ms`, `0s`, `1h2m`), or
+/// quoted; `None` when it is not one.
+pub fn go_duration(s: &str) -> Option<SignedDuration> {
+    let s = s.trim().trim_matches('"');
+    let (neg, mut rest) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s),
+    };
+    if rest.is_empty() {
+        return None;
+    }
+    let mut nanos: f64 = 0.0;
+    while !rest.is_empty() {
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let n: f64 = rest[..num_end].parse().ok()?;
+        rest = &rest[num_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_end] {
+            "h" => 3.6e12,
+            "m" => 6e10,
+            "s" => 1e9,
+            "ms" => 1e6,
+            "us" | "µs" | "μs" => 1e3,
+            "ns" => 1.0,
+            _ => return None,
+        };
+        nanos += n * scale;
+        rest = &rest[unit_end..];
+    }
+    // Go's durations are i64 nanoseconds: saturate as it does.
+    let nanos = nanos.min(i64::MAX as f64) as i64;
+    Some(SignedDuration::from_nanos(if neg { -nanos } else { nanos }))
+}
+
+/// A Go `time.Time` as klog writes it: `2026-12-01 12:30:22.94219947 +0000 UTC m=+2.52` in
+/// the text format, epoch milliseconds (`1796128210272.48`) in the JSON format. Go's zero
+/// time (`0001-01-01 00:00:00 +0000 UTC`) is `None`: nothing was recorded.
+pub fn go_time(s: &str) -> Option<Timestamp> {
+    let s = s.trim().trim_matches('"');
+    if let Ok(ms) = s.parse::<f64>() {
+        // The JSON format: milliseconds since the epoch; Go's zero time is far negative.
+        if ms <= 0.0 {
+            return None;
+        }
+        return Timestamp::from_nanosecond((ms * 1e6) as i128).ok();
+    }
+    let s = s.split(" m=").next()?;
+    // `<date> <time> <offset> <zone name>`: the zone name is redundant with the offset.
+    let mut parts = s.split(' ');
+    let (date, time, offset) = (parts.next()?, parts.next()?, parts.next()?);
+    if date.starts_with("0001-") {
+        return None;
+    }
+    let text = format!("{date} {time} {offset}");
+    jiff::fmt::strtime::parse("%Y-%m-%d %H:%M:%S%.f %z", &text)
+        .ok()?
+        .to_timestamp()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        let d = |s| go_duration(s).map(|d: SignedDuration| d.as_secs_f64());
+        assert_eq!(d("2.272456427s"), Some(2.272456427));
+        assert_eq!(d("\"2m3.4s\""), Some(123.4));
+        assert_eq!(d("180.183041ms"), Some(0.180183041));
+        assert_eq!(d("0s"), Some(0.0));
+        assert_eq!(d("1h2m"), Some(3720.0));
+        assert_eq!(d("-1.5s"), Some(-1.5));
+        assert_eq!(d("abc"), None);
+        assert_eq!(d(""), None);
+        assert_eq!(d("12"), None);
+    }
+
+    #[test]
+    fn go_times() {
+        let t = go_time("2026-12-01 12:30:22.94219947 +0000 UTC m=+2.521798272").unwrap();
+        assert_eq!(t.to_string(), "2026-12-01T12:30:22.94219947Z");
+        let t = go_time("\"2025-03-03 22:04:49 +0800 CST\"").unwrap();
+        assert_eq!(t.to_string(), "2025-03-03T14:04:49Z");
+        assert_eq!(go_time("0001-01-01 00:00:00 +0000 UTC"), None);
+        let t = go_time("1796128210272.48").unwrap();
+        assert_eq!(t.as_millisecond(), 1796128210272);
+        assert_eq!(go_time("-62135596800000"), None);
+        assert_eq!(go_time("yesterday"), None);
+    }
+
+    #[test]
+    fn pulled_messages() {
+        let (pull, wait) = pulled_in(
+            "Successfully pulled image \"nginx:1.27\" in 2m3.4s (2m5.1s including waiting). Image size: 123 bytes.",
+        )
+        .unwrap();
+        assert_eq!(pull.as_secs_f64(), 123.4);
+        assert_eq!(wait.unwrap().as_secs_f64(), 125.1);
+        let (pull, wait) = pulled_in("Successfully pulled image \"busybox\" in 812ms").unwrap();
+        assert_eq!(pull.as_millis(), 812);
+        assert_eq!(wait, None);
+        assert_eq!(
+            pulled_in("Container image \"busybox\" already present on machine"),
+            None
+        );
+    }
+}
