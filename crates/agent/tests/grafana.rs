@@ -15,6 +15,7 @@ fn exported() -> BTreeSet<String> {
     use podcoroner_agent::metrics::{
         InfoLabels, KindLabels, Metrics, ResultLabels, RpcLabels, SourceLabels, StateLabels,
     };
+    use podcoroner_agent::startup_metrics::PhaseLabels;
     let m = Metrics::default();
     let Metrics {
         registry: _,
@@ -31,6 +32,7 @@ fn exported() -> BTreeSet<String> {
         gc_candidates,
         events,
         info,
+        startup,
     } = &m;
     let kind = KindLabels {
         kind: "k".into(),
@@ -59,6 +61,13 @@ fn exported() -> BTreeSet<String> {
         events: "true".into(),
     })
     .set(1);
+    startup
+        .phase
+        .get_or_create(&PhaseLabels {
+            phase: "p".into(),
+        })
+        .observe(1.0);
+    startup.total.observe(1.0);
     let text = m.encode();
     let mut names = BTreeSet::new();
     for line in text.lines() {
