@@ -179,11 +179,20 @@ impl Shared {
     pub fn report(&self, source: &str, status: &SourceStatus) {
         let now = Timestamp::now();
         let healthy = status.is_ok();
-        if !healthy {
-            let error = podcoroner_node::gather::status_line(status);
-            tracing::warn!(source, %error, "Source failed");
-        }
         let mut h = self.health.lock().unwrap_or_else(|e| e.into_inner());
+        // Logged on a change of state only (a source that stays degraded is rescanned every few
+        // seconds): its status stays in /readyz and `podcoroner_source_up`.
+        let was = h.get(source).map(SourceHealth::healthy);
+        if was != Some(healthy) {
+            let line = podcoroner_node::gather::status_line(status);
+            if healthy {
+                if was.is_some() {
+                    tracing::info!(source, status = %line, "Source recovered");
+                }
+            } else {
+                tracing::warn!(source, error = %line, "Source failed");
+            }
+        }
         let entry = h.entry(source.to_string()).or_insert(SourceHealth {
             status: status.clone(),
             since: now,

@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use podcoroner_core::event::{LogKind, LoggedEvent};
-use podcoroner_core::logs::{LineAssembler, ParseContext, Understanding, Verdict, classify, parse};
+use podcoroner_core::logs::{LineAssembler, ParseContext, Understanding, classify, parse};
 use podcoroner_logs::follow::{self, FollowConfig, OnFull, ReadFrom};
+use podcoroner_node::api::SourceStatus;
 use serde::{Deserialize, Serialize};
 
 use super::{Shared, lock, metrics};
@@ -230,13 +231,30 @@ fn ingest(
 /// How many records a followed log must have given before it is judged understood or not.
 const MIN_RECORDS_JUDGED: u64 = 20;
 
-/// Why a followed log is not understood (more than 20 % of its records since the agent started
-/// fit no known shape, with the first of them), once it has given [`MIN_RECORDS_JUDGED`]
-/// records; `None` while it is understood or too new to judge.
-fn not_understood(u: &Understanding, origin: &str) -> Option<String> {
-    let judged = u.understood + u.not_understood >= MIN_RECORDS_JUDGED;
-    (judged && matches!(u.verdict(), Verdict::NotUnderstood { .. }))
-        .then(|| format!("not understood: {}", u.describe_failures(origin)))
+/// A followed log's status, said as the one-shot readers say theirs (`path`, `counts`, `detail`):
+/// what it read, and how well it was understood (`gather::say_understanding`) once it has given
+/// [`MIN_RECORDS_JUDGED`] records since the agent started.
+fn followed_status(
+    path: String,
+    counts: &[(&str, u64)],
+    notes: Vec<String>,
+    u: &Understanding,
+    origin: &str,
+) -> SourceStatus {
+    let mut s = SourceStatus::ok();
+    s.path = Some(path);
+    for (k, v) in counts {
+        s.counts.insert((*k).to_string(), *v as usize);
+    }
+    s.detail = (!notes.is_empty()).then(|| notes.join("; "));
+    if u.understood + u.not_understood >= MIN_RECORDS_JUDGED {
+        podcoroner_node::gather::say_understanding(
+            &mut s,
+            u,
+            u.first_failed.iter().map(|(l, t)| (origin, *l, t.as_str())),
+        );
+    }
+    s
 }
 
 /// Follows a log file across rotation by rename and by copytruncate.
@@ -307,28 +325,38 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                     shared.failed(name, format!("the follower of {} died", path.display()));
                 } else if let Some(f) = &stats.last_error {
                     shared.failed(name, format!("{}: {} ({} failures in a row)", path.display(), f.message, f.consecutive));
-                } else if let Some(why) = not_understood(&understanding, &path.display().to_string()) {
-                    shared.failed(name, why);
                 } else {
                     let last = stats.last_line_at.and_then(|t| Timestamp::try_from(t).ok());
-                    shared.ok(name, Some(format!(
-                        "{}: {} lines, last line {}, {} rotations{}, {} truncations, {} dropped{}",
-                        path.display(),
-                        stats.lines_read,
-                        last.map_or("none yet".to_string(), |t| t.to_string()),
-                        stats.rotations,
-                        if stats.rotations_missed > 0 {
-                            format!(" ({} may have been missed: rotating faster than it can be followed)", stats.rotations_missed)
-                        } else {
-                            String::new()
-                        },
-                        stats.truncations,
-                        stats.lines_dropped,
-                        first_start.map_or(String::new(), |t| format!(
-                            "; first start: read back to {t} (log_lookback), {} older records skipped",
+                    let mut notes = vec![format!(
+                        "last line {}",
+                        last.map_or("none yet".to_string(), |t| t.to_string())
+                    )];
+                    if stats.rotations_missed > 0 {
+                        notes.push(format!(
+                            "{} rotations may have been missed: rotating faster than it can be followed",
+                            stats.rotations_missed
+                        ));
+                    }
+                    if let Some(t) = first_start {
+                        notes.push(format!(
+                            "first start: read back to {t} (log_lookback), {} older records skipped",
                             lookback.skipped
-                        ))
-                    )));
+                        ));
+                    }
+                    let origin = path.display().to_string();
+                    let status = followed_status(
+                        origin.clone(),
+                        &[
+                            ("lines", stats.lines_read),
+                            ("rotations", stats.rotations),
+                            ("truncations", stats.truncations),
+                            ("dropped", stats.lines_dropped),
+                        ],
+                        notes,
+                        &understanding,
+                        &origin,
+                    );
+                    shared.report(name, &status);
                 }
             }
         }
@@ -387,12 +415,12 @@ pub async fn journal_loop(
                     let s = handle.stats();
                     match &s.last_error {
                         Some(e) => shared.failed(name, e.message.clone()),
-                        None if let Some(why) = not_understood(&understanding, &origin) => shared.failed(name, why),
-                        None => shared.ok(name, Some(format!(
-                            "journald {key}: {n} entries, last {}s ago{}",
-                            last_ok.elapsed().as_secs(),
-                            since.map_or(String::new(), |t| format!("; first start: read back to {t} (log_lookback)"))
-                        ))),
+                        None => {
+                            let mut notes = vec![format!("last entry {}s ago", last_ok.elapsed().as_secs())];
+                            notes.extend(since.map(|t| format!("first start: read back to {t} (log_lookback)")));
+                            let status = followed_status(format!("journald {key}"), &[("entries", n)], notes, &understanding, &origin);
+                            shared.report(name, &status);
+                        }
                     }
                 }
             }

@@ -8,13 +8,12 @@
 //! `PODCORONER_BUDGET_SECS` sets the measured window (default 60).
 
 use std::io::Write as _;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use podcoroner_test_support::{ContainerdLab, PodSpec};
-
-#[path = "../tests/common/mod.rs"]
+#[path = "support/mod.rs"]
 mod common;
+use common::{LabNode, cpu_ticks, status_kib};
 use serde_json::{Value, json};
 
 const NODE: &str = "budget-node-1";
@@ -27,29 +26,6 @@ fn get(port: u16, path: &str) -> Option<String> {
     (status != 0).then_some(body)
 }
 
-/// (utime + stime) in clock ticks, from /proc/<pid>/stat.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = stat.rsplit_once(')').unwrap().1;
-    let f: Vec<&str> = after.split_whitespace().collect();
-    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
-}
-
-fn status_kib(pid: u32, key: &str) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    s.lines()
-        .find(|l| l.starts_with(key))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap()
-}
-
-fn klog_now() -> String {
-    jiff::Timestamp::now()
-        .strftime("%m%d %H:%M:%S%.6f")
-        .to_string()
-}
-
 #[tokio::main]
 async fn main() {
     let window = Duration::from_secs(
@@ -58,45 +34,9 @@ async fn main() {
             .and_then(|s| s.parse().ok())
             .unwrap_or(60),
     );
-    let lab = ContainerdLab::start().unwrap_or_else(|e| panic!("{e}"));
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("manifests")).unwrap();
-    std::fs::create_dir_all(dir.path().join("kubelet/pods")).unwrap();
     let t = Instant::now();
-    let mut items = Vec::new();
-    let mut uids = Vec::new();
-    for i in 0..PODS {
-        let uid = format!("{:08x}-0000-4000-8000-{i:012x}", i);
-        let p = PodSpec::api("shop", &format!("web-{i}"), &uid);
-        let sandbox = lab
-            .run_pod(&p.clone().with_host_network())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        lab.create_container(&sandbox, &p, "web", 0, true)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(
-            dir.path()
-                .join("kubelet/pods")
-                .join(&uid)
-                .join("volumes/kubernetes.io~projected/token"),
-        )
-        .unwrap();
-        items.push(json!({"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": format!("web-{i}"), "namespace": "shop", "uid": uid, "creationTimestamp": "2026-11-01T00:00:00Z"},
-            "spec": {"nodeName": NODE, "containers": [{"name": "web", "image": "web"}]},
-            "status": {"phase": "Running", "startTime": "2026-11-01T00:00:01Z"}}));
-        uids.push(uid);
-    }
-    // One leaked sandbox the log will talk about.
-    let gone = PodSpec::api("shop", "gone-0", "ffffffff-0000-4000-8000-000000000000");
-    let leaked = lab.run_pod(&gone).await.unwrap();
-    lab.stop_sandbox(&leaked).await.unwrap();
-    std::fs::write(
-        dir.path().join("pods.json"),
-        serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "List", "items": items})).unwrap(),
-    )
-    .unwrap();
+    let node = LabNode::start(NODE, PODS, Some("volumes/kubernetes.io~projected/token")).await;
+    let (uids, leaked, dir) = (&node.uids, &node.leaked, &node.dir);
     eprintln!(
         "node: {PODS} pods in containerd in {:.1}s",
         t.elapsed().as_secs_f64()
@@ -109,37 +49,18 @@ async fn main() {
         .local_addr()
         .unwrap()
         .port();
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_podcoroner"))
-        .args([
-            "daemon",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--runtime-endpoint",
-            &lab.endpoint(),
-            "--node-name",
-            NODE,
-        ])
+    let mut daemon = node
+        .daemon(NODE, port)
         .args(if std::env::var_os("PODCORONER_BUDGET_NO_LOG").is_some() {
             vec![]
         } else {
             vec!["--kubelet-log".to_string(), log.display().to_string()]
         })
-        .arg("--manifest-dir")
-        .arg(dir.path().join("manifests"))
-        .arg("--kubelet-root-dir")
-        .arg(dir.path().join("kubelet"))
-        .arg("--pods")
-        .arg(dir.path().join("pods.json"))
-        .arg("--state-dir")
-        .arg(dir.path().join("state"))
-        .args(["--log-level", "warn"])
         .args(
             std::env::var("PODCORONER_BUDGET_DAEMON_ARGS")
                 .unwrap_or_default()
                 .split_whitespace(),
         )
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let pid = daemon.id();
@@ -164,19 +85,19 @@ async fn main() {
             let line = match written % 4 {
                 0 => format!(
                     "I{} 4321 prober.go:107] \"Probe succeeded\" probeType=\"Readiness\" pod=\"shop/web-{n}\" podUID=\"{uid}\" containerName=\"web\"\n",
-                    klog_now()
+                    common::klog_now()
                 ),
                 1 => format!(
                     "I{} 4321 kubelet.go:2430] \"SyncLoop (probe)\" probe=\"readiness\" status=\"ready\" pod=\"shop/web-{n}\"\n",
-                    klog_now()
+                    common::klog_now()
                 ),
                 2 => format!(
                     "I{} 4321 reconciler_common.go:258] \"operationExecutor.VerifyControllerAttachedVolume started for volume \\\"token\\\" (UniqueName: \\\"kubernetes.io/projected/{uid}-token\\\") pod \\\"web-{n}\\\" (UID: \\\"{uid}\\\") \" pod=\"shop/web-{n}\"\n",
-                    klog_now()
+                    common::klog_now()
                 ),
                 _ => format!(
                     "I{} 4321 kubelet.go:2453] \"SyncLoop UPDATE\" source=\"api\" pods=[\"shop/web-{n}\"]\n",
-                    klog_now()
+                    common::klog_now()
                 ),
             };
             f.write_all(line.as_bytes()).unwrap();
@@ -186,14 +107,12 @@ async fn main() {
             && t0.elapsed() >= failure_at
             && std::env::var_os("PODCORONER_BUDGET_NO_LOG").is_none()
         {
-            f.write_all(format!(
-                "E{} 4321 kuberuntime_gc.go:176] \"Failed to stop sandbox before removing\" err=\"rpc error: code = Unknown desc = failed to destroy network for sandbox \\\"{leaked}\\\": cni plugin not initialized\" sandboxID=\"{leaked}\"\n",
-                klog_now()
-            ).as_bytes()).unwrap();
+            f.write_all(common::gc_stop_failed_line(leaked).as_bytes())
+                .unwrap();
             let written_at = Instant::now();
             loop {
                 if get(port, "/findings?kind=SandboxStopFailing")
-                    .is_some_and(|b| b.contains(&leaked))
+                    .is_some_and(|b| b.contains(leaked.as_str()))
                 {
                     latency = Some(written_at.elapsed());
                     break;

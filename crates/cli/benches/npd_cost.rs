@@ -28,11 +28,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use podcoroner_test_support::{ContainerdLab, PodSpec};
 use serde_json::json;
 
-#[path = "../tests/common/mod.rs"]
+#[path = "support/mod.rs"]
 mod common;
+use common::{LabNode, cpu_ticks, free_port, status_kib};
 
 /// The node-problem-detector release measured.
 const NPD_VERSION: &str = "v0.8.20";
@@ -172,9 +172,7 @@ fn fresh_hex(orig: &str, n: u64, len: usize) -> String {
 
 /// `line` with its IDs fresh for pass `n` and its klog time now.
 fn freshen(line: &str, n: u64) -> String {
-    let now = jiff::Timestamp::now()
-        .strftime("%m%d %H:%M:%S%.6f")
-        .to_string();
+    let now = common::klog_now();
     let mut out = String::with_capacity(line.len());
     out.push_str(&line[..1]);
     out.push_str(&now);
@@ -216,31 +214,6 @@ fn freshen(line: &str, n: u64) -> String {
     out
 }
 
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = stat.rsplit_once(')').unwrap().1;
-    let f: Vec<&str> = after.split_whitespace().collect();
-    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
-}
-
-fn hwm_mib(pid: u32) -> f64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap()
-        / 1024.0
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// What one process cost over the window.
 struct Cost {
     cpu_percent: f64,
@@ -274,10 +247,7 @@ fn measure(
             written += 1;
         }
         if failure_written.is_none() && t0.elapsed() >= window / 2 {
-            batch.push_str(&format!(
-                "E{} 4321 kuberuntime_gc.go:176] \"Failed to stop sandbox before removing\" err=\"rpc error: code = Unknown desc = failed to destroy network for sandbox \\\"{sandbox}\\\": cni plugin not initialized\" sandboxID=\"{sandbox}\"\n",
-                jiff::Timestamp::now().strftime("%m%d %H:%M:%S%.6f")
-            ));
+            batch.push_str(&common::gc_stop_failed_line(sandbox));
             failure_written = Some(Instant::now());
         }
         f.write_all(batch.as_bytes()).unwrap();
@@ -293,7 +263,7 @@ fn measure(
     let ticks = cpu_ticks(pid) - ticks0;
     Cost {
         cpu_percent: ticks as f64 / 100.0 / secs * 100.0,
-        hwm_mib: hwm_mib(pid),
+        hwm_mib: status_kib(pid, "VmHWM:") as f64 / 1024.0,
         latency,
         lines: written,
     }
@@ -365,32 +335,9 @@ async fn main() {
     let npd = npd_binary();
     let lines = case_lines();
     assert!(lines.len() > 100, "{} case lines", lines.len());
-    let lab = ContainerdLab::start().unwrap_or_else(|e| panic!("{e}"));
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("manifests")).unwrap();
-    std::fs::create_dir_all(dir.path().join("kubelet/pods")).unwrap();
-    let mut items = Vec::new();
-    for i in 0..PODS {
-        let uid = format!("{:08x}-0000-4000-8000-{i:012x}", i);
-        let p = PodSpec::api("shop", &format!("web-{i}"), &uid);
-        let sandbox = lab.run_pod(&p.clone().with_host_network()).await.unwrap();
-        lab.create_container(&sandbox, &p, "web", 0, true)
-            .await
-            .unwrap();
-        std::fs::create_dir_all(dir.path().join("kubelet/pods").join(&uid)).unwrap();
-        items.push(json!({"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": format!("web-{i}"), "namespace": "shop", "uid": uid, "creationTimestamp": "2026-11-01T00:00:00Z"},
-            "spec": {"nodeName": NODE, "containers": [{"name": "web", "image": "web"}]},
-            "status": {"phase": "Running", "startTime": "2026-11-01T00:00:01Z"}}));
-    }
-    let gone = PodSpec::api("shop", "gone-0", "ffffffff-0000-4000-8000-000000000000");
-    let leaked = lab.run_pod(&gone).await.unwrap();
-    lab.stop_sandbox(&leaked).await.unwrap();
-    std::fs::write(
-        dir.path().join("pods.json"),
-        serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "List", "items": items})).unwrap(),
-    )
-    .unwrap();
+    let node = LabNode::start(NODE, PODS, None).await;
+    let leaked = node.leaked.clone();
+    let dir = &node.dir;
 
     // node-problem-detector.
     let npd_log = dir.path().join("npd-kubelet.log");
@@ -440,30 +387,10 @@ async fn main() {
     let log = dir.path().join("kubelet.log");
     std::fs::write(&log, "").unwrap();
     let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_podcoroner"))
-        .args([
-            "daemon",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--runtime-endpoint",
-            &lab.endpoint(),
-            "--node-name",
-            NODE,
-            "--log-level",
-            "warn",
-        ])
+    let child = node
+        .daemon(NODE, port)
         .arg("--kubelet-log")
         .arg(&log)
-        .arg("--manifest-dir")
-        .arg(dir.path().join("manifests"))
-        .arg("--kubelet-root-dir")
-        .arg(dir.path().join("kubelet"))
-        .arg("--pods")
-        .arg(dir.path().join("pods.json"))
-        .arg("--state-dir")
-        .arg(dir.path().join("state"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let pid = child.id();

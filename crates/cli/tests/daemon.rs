@@ -759,3 +759,71 @@ async fn daemon_reports_an_unwritable_state_directory() {
     );
     terminate(daemon);
 }
+
+/// A kubelet log the daemon cannot read is said the way the one-shot readers say it (`not
+/// understood: …; first: <file>:<line>: …` in `/readyz`), logged once when the source goes
+/// degraded rather than at every health check while it stays so, and healthy again once its
+/// records are understood.
+#[tokio::test]
+async fn daemon_says_an_unread_log_once_and_in_readyz() {
+    let lab = ok(ContainerdLab::start());
+    let (dir, _) = node_with_web(&lab).await;
+    ok(std::fs::write(
+        dir.path().join("pods.json"),
+        ok(serde_json::to_vec(&pod_list(vec![web_api_pod()]))),
+    ));
+    let log = dir.path().join("kubelet.log");
+    let garbage: String = (0..30)
+        .map(|i| format!("<<binary-ish {i}>> 0x{i:04x} ~~ no shape here\n"))
+        .collect();
+    ok(std::fs::write(&log, garbage));
+    let stderr_path = dir.path().join("daemon.stderr");
+    let port = free_port();
+    let daemon = ok(lab_daemon(&lab, dir.path(), port)
+        .arg("--pods")
+        .arg(dir.path().join("pods.json"))
+        .arg("--kubelet-log")
+        .arg(&log)
+        .stderr(ok(std::fs::File::create(&stderr_path)))
+        .spawn());
+    let error = wait_for(30, "kubelet_log not understood in /readyz", || {
+        let (status, body) = get(port, "/readyz");
+        let v: Value = serde_json::from_str(&body).ok()?;
+        let h = &v["sources"]["kubelet_log"];
+        (status == 503 && h["healthy"] == false)
+            .then(|| h["last_error"].as_str().map(str::to_string))
+            .flatten()
+    });
+    assert!(
+        error.contains("not understood: no record of a known shape in 30 records")
+            && error.contains(&format!("first: {}:1: <<binary-ish 0>>", log.display()))
+            && error.contains("30 lines"),
+        "{error}"
+    );
+    // The follower's health is checked every second: a few checks later, still one log line.
+    std::thread::sleep(Duration::from_secs(4));
+    let failed_lines = |text: &str| {
+        text.lines()
+            .filter(|l| l.contains("Source failed") && l.contains("kubelet_log"))
+            .count()
+    };
+    let stderr = ok(std::fs::read_to_string(&stderr_path));
+    assert_eq!(failed_lines(&stderr), 1, "{stderr}");
+    // Understood records outnumber the rest (30 of 330 not understood): healthy again.
+    let mut f = ok(std::fs::OpenOptions::new().append(true).open(&log));
+    for i in 0..300 {
+        ok(writeln!(
+            f,
+            "I1201 10:00:{:02}.000000    4321 kubelet.go:2453] \"SyncLoop UPDATE\" source=\"api\" pods=[\"shop/web-0\"]",
+            i % 60
+        ));
+    }
+    drop(f);
+    wait_for(30, "kubelet_log healthy again", || {
+        let v: Value = serde_json::from_str(&get(port, "/readyz").1).ok()?;
+        (v["sources"]["kubelet_log"]["healthy"] == true).then_some(())
+    });
+    let stderr = ok(std::fs::read_to_string(&stderr_path));
+    assert_eq!(failed_lines(&stderr), 1, "{stderr}");
+    terminate(daemon);
+}

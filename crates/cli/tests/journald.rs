@@ -308,7 +308,7 @@ fn daemon_follows_a_journal_directory_across_restarts() {
     // journalctl -f is running before the entries are written.
     std::thread::sleep(Duration::from_millis(1500));
     ok(journal.append(&gc_entries(Timestamp::now(), 3)));
-    let source = wait_for_kubelet_log(port, &format!("journald {key}: 4 entries"));
+    let source = wait_for_kubelet_log(port, &format!("journald {key}; 4 entries"));
     assert_eq!(source["healthy"], true, "{source:#}");
     assert!(
         source["detail"]
@@ -333,9 +333,9 @@ fn daemon_follows_a_journal_directory_across_restarts() {
     // Two entries while the daemon is down: a restart reads exactly those.
     ok(journal.append(&gc_entries(Timestamp::now(), 2)));
     let daemon = start_daemon(&config, port);
-    wait_for_kubelet_log(port, &format!("journald {key}: 2 entries"));
+    wait_for_kubelet_log(port, &format!("journald {key}; 2 entries"));
     std::thread::sleep(Duration::from_millis(1500));
-    let source = wait_for_kubelet_log(port, &format!("journald {key}: 2 entries"));
+    let source = wait_for_kubelet_log(port, &format!("journald {key}; 2 entries"));
     assert_eq!(source["healthy"], true, "{source:#}");
     common::terminate(daemon);
 }

@@ -13,7 +13,7 @@ use podcoroner_test_support::{ContainerdLab, PodSpec};
 use serde_json::{Value, json};
 
 mod common;
-use common::{free_port, get, ok, pod, pod_list, terminate};
+use common::{free_port, get, ok, pod, pod_list, terminate, wait_for};
 
 const NODE: &str = "sources-node-1";
 const ETCD_HASH: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
@@ -148,21 +148,6 @@ impl Drop for Daemon {
             let _ = child.kill();
             let _ = child.wait();
         }
-    }
-}
-
-/// Polls `f` every 100 ms until it returns `Some`, for at most `secs`.
-fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {secs}s waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

@@ -289,6 +289,68 @@ pub fn api_status(pods: &podcoroner_apiserver::NodePods) -> SourceStatus {
     s
 }
 
+/// How well a log source was understood, said in its status: the one way for the one-shot
+/// readers ([`log_status`]) and the agent's followers. Counts `not_understood` and `non_records`;
+/// more than 20 % of the records of no known shape, or only blank lines, prompts and markup, is
+/// `not_understood` with the first records that failed (`failed`: origin, line, text, in reading
+/// order); an understood source names its first unparsed line.
+pub fn say_understanding<'a>(
+    s: &mut SourceStatus,
+    u: &podcoroner_core::logs::Understanding,
+    failed: impl IntoIterator<Item = (&'a str, u64, &'a str)>,
+) {
+    let mut failed = failed.into_iter();
+    s.counts
+        .insert("not_understood".to_string(), u.not_understood as usize);
+    s.counts
+        .insert("non_records".to_string(), u.non_records as usize);
+    match u.verdict() {
+        Verdict::NotUnderstood { per_mille } => {
+            s.status = Some(SourceState::NotUnderstood);
+            let mut note = if u.understood == 0 {
+                format!(
+                    "not understood: no record of a known shape in {} records",
+                    u.not_understood
+                )
+            } else {
+                format!(
+                    "not understood: {} of {} records ({}%) fit no known shape",
+                    u.not_understood,
+                    u.understood + u.not_understood,
+                    per_mille / 10
+                )
+            };
+            for (i, (origin, line, text)) in failed.by_ref().take(KEPT_FAILED_RECORDS).enumerate() {
+                note.push_str(if i == 0 { "; first: " } else { "; " });
+                let text = text.chars().take(KEPT_FAILED_BYTES).collect::<String>();
+                note.push_str(&format!("{origin}:{line}: {text}"));
+            }
+            s.detail = Some(
+                s.detail
+                    .take()
+                    .map_or(note.clone(), |d| format!("{note}; {d}")),
+            );
+        }
+        Verdict::Empty if u.non_records > 0 => {
+            s.status = Some(SourceState::NotUnderstood);
+            s.detail = Some(format!(
+                "not understood: no record, only {} blank lines, prompts and markup",
+                u.non_records
+            ));
+        }
+        Verdict::Empty | Verdict::Understood => {
+            if let Some((origin, line, _)) = failed.next() {
+                let note = format!("first unparsed line: {origin}:{line}");
+                s.detail = Some(
+                    s.detail
+                        .take()
+                        .map_or(note.clone(), |d| format!("{d}; {note}")),
+                );
+            }
+        }
+    }
+}
+
 /// The status line of a log source.
 pub fn log_status(
     source: &podcoroner_logs::Source,
@@ -318,53 +380,13 @@ pub fn log_status(
                 .map_or(note.to_string(), |d| format!("{d}; {note}")),
         );
     }
-    let u = &read.understanding;
-    s.counts
-        .insert("not_understood".to_string(), u.not_understood as usize);
-    s.counts
-        .insert("non_records".to_string(), u.non_records as usize);
-    match u.verdict() {
-        Verdict::NotUnderstood { per_mille } => {
-            s.status = Some(SourceState::NotUnderstood);
-            let mut note = if u.understood == 0 {
-                format!(
-                    "not understood: no record of a known shape in {} records",
-                    u.not_understood
-                )
-            } else {
-                format!(
-                    "not understood: {} of {} records ({}%) fit no known shape",
-                    u.not_understood,
-                    u.understood + u.not_understood,
-                    per_mille / 10
-                )
-            };
-            for (i, f) in read
-                .unparsed_samples
-                .iter()
-                .take(KEPT_FAILED_RECORDS)
-                .enumerate()
-            {
-                note.push_str(if i == 0 { "; first: " } else { "; " });
-                let text = f.text.chars().take(KEPT_FAILED_BYTES).collect::<String>();
-                note.push_str(&format!("{}:{}: {text}", f.origin, f.line));
-            }
-            s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{note}; {d}")));
-        }
-        Verdict::Empty if u.non_records > 0 => {
-            s.status = Some(SourceState::NotUnderstood);
-            s.detail = Some(format!(
-                "not understood: no record, only {} blank lines, prompts and markup",
-                u.non_records
-            ));
-        }
-        Verdict::Empty | Verdict::Understood => {
-            if let Some(f) = read.unparsed_samples.first() {
-                let note = format!("first unparsed line: {}:{}", f.origin, f.line);
-                s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{d}; {note}")));
-            }
-        }
-    }
+    say_understanding(
+        &mut s,
+        &read.understanding,
+        read.unparsed_samples
+            .iter()
+            .map(|f| (f.origin.as_str(), f.line, f.text.as_str())),
+    );
     // Lines cut to the line limit: counted and said, as the follower does.
     if read.cut_lines > 0 {
         s.counts

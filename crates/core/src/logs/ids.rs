@@ -385,9 +385,38 @@ enum Ctx {
     None,
 }
 
+/// The pod of a CRI `PodSandboxMetadata` printed with Go's `%+v` (`&PodSandboxMetadata{Name:<name>,
+/// Uid:<uid>,Namespace:<namespace>,Attempt:0,}`), as containerd's CRI plugin logs it
+/// (`instrumentedService.RunPodSandbox`: "RunPodSandbox for %+v", "RunPodSandbox for %+v failed,
+/// error", "RunPodSandbox for %+v returns sandbox id %q", `GetConfig().GetMetadata()`; containerd
+/// 1.x `pkg/cri/server/instrumented_service.go`, 2.x `internal/cri/instrument`): the pod's name,
+/// namespace and UID, for the sandbox the line names. `None` without the struct or its name.
+fn sandbox_metadata(text: &str) -> Option<PodName<'_>> {
+    let at = text.find("PodSandboxMetadata{")? + "PodSandboxMetadata{".len();
+    let body = &text[at..];
+    let body = &body[..body.find('}')?];
+    let (mut name, mut uid, mut namespace) = (None, None, None);
+    for part in body.split(',') {
+        match part.split_once(':') {
+            Some(("Name", v)) if !v.is_empty() => name = Some(v),
+            Some(("Uid", v)) if is_pod_uid(v) => uid = Some(v),
+            Some(("Namespace", v)) if !v.is_empty() => namespace = Some(v),
+            _ => {}
+        }
+    }
+    Some(PodName {
+        namespace: namespace.map(Cow::Borrowed),
+        name: Cow::Borrowed(name?),
+        uid: uid.map(Cow::Borrowed),
+    })
+}
+
 /// Scans free text for IDs and pod names. `default` types 64-hex IDs whose context says
 /// nothing; `cut` says the text was cut at its end (so an ID running into the end is partial).
 pub(crate) fn scan_text<'p>(text: &'p str, default: Option<IdKind>, cut: bool, ids: &mut Ids<'p>) {
+    if let Some(pod) = sandbox_metadata(text) {
+        ids.add_pod(pod);
+    }
     let b = text.as_bytes();
     let mut i = 0;
     // Word by word (a word is a run of `[A-Za-z0-9_-]`): an ID starts a word, or follows the
@@ -718,6 +747,39 @@ mod tests {
         let mut ids = Ids::default();
         scan_text(text, default, cut, &mut ids);
         ids
+    }
+
+    #[test]
+    fn sandbox_metadata_names_the_pod_of_its_sandbox() {
+        // case 22: containerd's RunPodSandbox failure, the sandbox ID only in its error
+        let t = format!(
+            r#"RunPodSandbox for &PodSandboxMetadata{{Name:coredns-f5cb5585b-s2bxk,Uid:eeb63f47-d6af-45ef-b52a-f37fb5bc75d5,Namespace:kube-system,Attempt:0,}} failed, error: failed to setup network for sandbox "{SB}""#
+        );
+        let ids = scan(&t, None, false);
+        assert_eq!(ids.sandbox_id.as_deref(), Some(SB));
+        assert_eq!(
+            ids.pods,
+            vec![PodName {
+                namespace: Some(Cow::Borrowed("kube-system")),
+                name: Cow::Borrowed("coredns-f5cb5585b-s2bxk"),
+                uid: Some(Cow::Borrowed("eeb63f47-d6af-45ef-b52a-f37fb5bc75d5")),
+            }]
+        );
+        // cut before its end, or with no name: no pod
+        assert!(
+            scan(
+                "RunPodSandbox for &PodSandboxMetadata{Name:web-0,Uid:",
+                None,
+                true
+            )
+            .pods
+            .is_empty()
+        );
+        assert!(
+            scan("PodSandboxMetadata{Name:,Namespace:shop,}", None, false)
+                .pods
+                .is_empty()
+        );
     }
 
     #[test]

@@ -383,28 +383,38 @@ pub(super) fn teardown_failures(
             }
         }
     }
-    // A line naming no sandbox belongs with the failure logged next to it (the kubelet logs
-    // "Failed to stop sandbox" then "killPodWithSyncResult failed"; dockershim logs the CNI
-    // error, then the stop failure).
+    // A line naming no sandbox belongs with the failure of its own call logged next to it (the
+    // kubelet logs "Failed to stop sandbox" then "killPodWithSyncResult failed"; dockershim logs
+    // the CNI error, then the stop failure). Another goroutine's failure may be logged between
+    // them (the sandbox GC's beside a pod worker's kill, or another pod's): a failure that cannot
+    // be of the same call is stepped over, never joined.
     // A line naming nothing at all, and next to no failure that does, is one incident with
     // every such line of its kind and cause: they cannot be told apart, and one sandbox failing
     // again and again is one finding, not one per record.
+    let owners = SandboxOwners::new(view);
     let mut anonymous: HashMap<(EventKind, Option<Cause>), usize> = HashMap::new();
     for (k, &i) in t.iter().enumerate() {
         if logs.sandbox_key(&all[i]).is_some() {
             continue;
         }
-        let uid = logs.uid_of(&all[i]);
         let mut joined = false;
-        for j in [logs.prev(i), logs.next(i)].into_iter().flatten() {
-            let Some(&kj) = pos.get(&j) else { continue };
-            let conflict = matches!((&uid, logs.uid_of(&all[j])), (Some(a), Some(b)) if *a != b);
-            if logs.sandbox_key(&all[j]).is_some() && close(&all[i], &all[j]) && !conflict {
-                union(&mut parent, k, kj);
-                joined = true;
-                break;
+        'sides: for step in [Logs::prev, Logs::next] {
+            let mut at = i;
+            for _ in 0..STEP_OVER {
+                let Some(j) = step(logs, at) else { break };
+                at = j;
+                let Some(&kj) = pos.get(&j) else { break };
+                if !close(&all[i], &all[j]) || logs.sandbox_key(&all[j]).is_none() {
+                    break;
+                }
+                if one_call(logs, &owners, &all[i], &all[j]) {
+                    union(&mut parent, k, kj);
+                    joined = true;
+                    break 'sides;
+                }
             }
         }
+        let uid = logs.uid_of(&all[i]);
         if !joined && uid.is_none() && own_uid(&all[i]).is_none() {
             let e = &all[i].event;
             match anonymous.entry((e.kind, e.cause)) {
@@ -459,6 +469,63 @@ pub(super) fn teardown_failures(
             continue;
         }
         incident(logs, view, seen, &pod_index, &node, &group, out);
+    }
+}
+
+/// How many failures of other calls a line naming no sandbox is looked past for the failure of
+/// its own call (the events of one file, either way).
+const STEP_OVER: usize = 4;
+
+/// The pod of each sandbox the CRI view lists: (namespace, name, UID).
+pub(super) struct SandboxOwners<'v>(HashMap<&'v str, &'v PodRef>);
+
+impl<'v> SandboxOwners<'v> {
+    pub(super) fn new(view: &'v NodeView) -> SandboxOwners<'v> {
+        SandboxOwners(view.cri.as_ref().map_or_else(HashMap::new, |cri| {
+            cri.sandboxes
+                .iter()
+                .map(|s| (s.id.as_str(), &s.pod))
+                .collect()
+        }))
+    }
+}
+
+/// Whether `anon`, a teardown failure naming no sandbox, can be the same failed call as `named`,
+/// the failure logged near it that names its sandbox: not when one is the sandbox GC's
+/// (`kuberuntime_gc.go` `removeSandbox`) and the other the pod worker's kill
+/// (`killPodWithSyncResult`), two goroutines that never log one call between them, nor when
+/// they belong to two pods (by UID, or by name when a line names its pod by name only), as the
+/// logs or the CRI view (the sandbox's pod) tell.
+pub(super) fn one_call(
+    logs: &Logs<'_>,
+    owners: &SandboxOwners<'_>,
+    anon: &LoggedEvent,
+    named: &LoggedEvent,
+) -> bool {
+    let callers = (teardown_caller(anon), teardown_caller(named));
+    if matches!(
+        callers,
+        (Some(Caller::Gc), Some(Caller::Kill)) | (Some(Caller::Kill), Some(Caller::Gc))
+    ) {
+        return false;
+    }
+    let owner = logs
+        .sandbox_key(named)
+        .and_then(|s| owners.0.get(s.as_str()).copied());
+    let named_uid = logs
+        .uid_of(named)
+        .or_else(|| owner.map(|p| p.uid.clone()))
+        .filter(|u| !u.is_empty());
+    if let (Some(a), Some(b)) = (logs.uid_of(anon), named_uid) {
+        return a == b;
+    }
+    let named_pod =
+        name_key(named).or(owner.map(|p| (Some(p.namespace.as_str()), p.name.as_str())));
+    match (name_key(anon), named_pod) {
+        (Some((ns_a, a)), Some((ns_b, b))) => {
+            a == b && (ns_a.is_none() || ns_b.is_none() || ns_a == ns_b)
+        }
+        _ => true,
     }
 }
 

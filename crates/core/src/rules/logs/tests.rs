@@ -301,6 +301,73 @@ fn sandbox_stop_failing() {
     ]);
 }
 
+/// Another call's failure logged between the lines of one failed call: the sandbox GC's (or
+/// another pod's) is never joined to the pod worker's kill (the npd_cost bench: an injected GC
+/// failure between a case's "Failed to stop sandbox" and its cut "killPodWithSyncResult
+/// failed" came out as the other pod's StuckTerminatingPod, with no SandboxStopFailing).
+#[test]
+fn teardown_lines_of_two_calls_interleaved() {
+    let not_init = "cni plugin not initialized";
+    let weave = "plugin type=\\\"weave-net\\\" failed (delete): netplugin failed";
+    let stop_failed = format!(
+        r#"E0310 17:09:37.429469   10468 kuberuntime_manager.go:965] "Failed to stop sandbox" podSandboxID={{Type:containerd ID:{SB1}}}"#
+    );
+    let kill_failed_cut = format!(
+        r#"E0310 17:09:37.429510   10468 kuberuntime_manager.go:705] "killPodWithSyncResult failed" err="failed to \"KillPodSandbox\" for \"{UID2}\" with KillPodSandboxError: \"rpc error:"#
+    );
+    check(vec![
+        case(
+            "the GC's failure of another sandbox between the kill's two lines: the kill is one \
+             incident over it, the GC's its own SandboxStopFailing",
+            &[
+                cri_stop_failed("17:09:37.429430", SB1, weave),
+                stop_failed.clone(),
+                gc_stop_failed("17:09:37.429490", SB2, not_init),
+                kill_failed_cut.clone(),
+            ],
+            &[
+                (
+                    FindingKind::StuckTerminatingPod,
+                    Severity::Warning,
+                    "3 log records",
+                ),
+                (FindingKind::SandboxStopFailing, Severity::Warning, SB2),
+            ],
+        ),
+        case(
+            "the GC's failure right before a cut kill line naming nothing else: not joined",
+            &[
+                gc_stop_failed("17:09:37.429490", SB2, not_init),
+                kill_failed_cut.clone(),
+            ],
+            &[
+                (FindingKind::StuckTerminatingPod, Severity::Warning, UID2),
+                (FindingKind::SandboxStopFailing, Severity::Warning, SB2),
+            ],
+        ),
+        Case {
+            name: "a runtime-side failure of a sandbox the CRI view gives to another pod: not \
+                   joined to the cut kill line of this pod",
+            kubelet: vec![
+                cri_stop_failed("17:09:37.429490", SB2, not_init),
+                kill_failed_cut,
+            ],
+            runtime: vec![],
+            view: cri(
+                &[
+                    (SB1, UID2, SandboxState::NotReady),
+                    (SB2, UID1, SandboxState::NotReady),
+                ],
+                &[],
+            ),
+            want: vec![
+                (FindingKind::StuckTerminatingPod, Severity::Warning, UID2),
+                (FindingKind::SandboxStopFailing, Severity::Warning, SB2),
+            ],
+        },
+    ]);
+}
+
 // === StuckTerminatingPod ===
 
 #[test]
