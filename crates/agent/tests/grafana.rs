@@ -63,9 +63,7 @@ fn exported() -> BTreeSet<String> {
     .set(1);
     startup
         .phase
-        .get_or_create(&PhaseLabels {
-            phase: "p".into(),
-        })
+        .get_or_create(&PhaseLabels { phase: "p".into() })
         .observe(1.0);
     startup.total.observe(1.0);
     let text = m.encode();

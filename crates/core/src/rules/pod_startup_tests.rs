@@ -114,8 +114,8 @@ fn sandbox_create_failing_cni_add() {
     assert!(
         sc[0].summary.contains("the CNI ADD fails (plugin calico)")
             && sc[0].summary.contains("2 pods wait")
-            && sc[0].summary.contains(UID_A)
-            && sc[0].summary.contains(UID_B),
+            // containerd's PodSandboxMetadata names each pod.
+            && sc[0].summary.contains("(shop/api-a, shop/api-b)"),
         "{}",
         sc[0].summary
     );
