@@ -7,34 +7,6 @@ use super::*;
 
 // === RuntimeUnhealthy ===
 
-/// A Go duration (`16h14m34.439643899s`, `3m0s`) in seconds.
-pub(super) fn go_duration_secs(s: &str) -> Option<f64> {
-    let mut total = 0.0;
-    let mut num = String::new();
-    let mut any = false;
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c.is_ascii_digit() || c == '.' {
-            num.push(c);
-            continue;
-        }
-        let unit = match c {
-            'h' => 3600.0,
-            'm' if chars.peek() == Some(&'s') => {
-                chars.next();
-                0.001
-            }
-            'm' => 60.0,
-            's' => 1.0,
-            _ => return None,
-        };
-        total += num.parse::<f64>().ok()? * unit;
-        num.clear();
-        any = true;
-    }
-    (any && num.is_empty()).then_some(total)
-}
-
 /// "pleg was last seen active <duration> ago", the longest in the group.
 pub(super) fn pleg_inactive(group: &[&LoggedEvent]) -> Option<SignedDuration> {
     group
@@ -43,10 +15,9 @@ pub(super) fn pleg_inactive(group: &[&LoggedEvent]) -> Option<SignedDuration> {
             let t = &e.text;
             let at = t.find("last seen active ")? + "last seen active ".len();
             let d = t[at..].split(' ').next()?;
-            go_duration_secs(d)
+            crate::startup::values::go_duration(d)
         })
-        .max_by(f64::total_cmp)
-        .map(SignedDuration::from_secs_f64)
+        .max()
 }
 
 /// How long `pleg/generic.go` `Healthy` tolerates a PLEG that has not relisted

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::*;
 use crate::logs::{LineAssembler, ParseContext, classify, parse};
 use crate::model::*;
-use crate::rules::runtime::go_duration_secs;
+use crate::startup::values::go_duration;
 
 const SB1: &str = "320983ce679b69a1fa11436cfe75780398955ba0c7487db46102f854b35ca69a";
 const SB2: &str = "e39e61423ee6eba5859a37f14e4c397bd6826d26d04c4c397df5c6638e13695b";
@@ -949,7 +949,7 @@ fn go_durations() {
         ("ago", None),
         ("12", None),
     ] {
-        assert_eq!(go_duration_secs(text), secs, "{text}");
+        assert_eq!(go_duration(text).map(|d| d.as_secs_f64()), secs, "{text}");
     }
 }
 
