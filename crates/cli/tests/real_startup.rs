@@ -8,6 +8,11 @@
 //! - a readiness probe that can pass only after [`READY_DELAY_SECS`] → the readiness phase;
 //! - the CNI ADD refused (a wrapper failing every ADD, teardowns still working) →
 //!   `SandboxCreateFailing` (critical: no pod gets a sandbox), the pods waiting named;
+//! - the CNI plugin's binary missing (the kubelet's one ADD fails, then it loops on tearing the
+//!   sandbox down) → one critical `SandboxCreateFailing` naming the plugin, no
+//!   `SandboxStopFailing`;
+//! - the containers' start edges from the CRI (`created_at`, `ContainerStatus.started_at`),
+//!   against the kubelet's `Started container` line;
 //! - the kubelet's own SLI of the late image's pod impossible → `PodStartupMetricInvalid`;
 //! - a healthy pod gives nothing at the default `--slow-start`.
 //!
@@ -17,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::PostParams;
-use podcoroner_test_support::CniFault;
 use podcoroner_test_support::real_node::{Env, Options, TEST_IMAGE};
+use podcoroner_test_support::{CniFault, MISSING_CNI_PLUGIN};
 use serde_json::{Value, json};
 
 mod common;
@@ -115,6 +120,33 @@ fn phases(env: &Env, name: &str) -> (Vec<(String, f64)>, Value) {
     (phases, st)
 }
 
+/// The phase `phase` of a startup view.
+fn phase_of<'s>(st: &'s Value, phase: &str) -> &'s Value {
+    st["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["phase"] == phase)
+        .unwrap_or_else(|| panic!("no {phase} phase in {st:#}"))
+}
+
+/// The time of the kubelet's `"Event occurred" object="<pod>" … reason="Started"` line (klog's
+/// `I1201 20:10:49.479673` header, the node's clock in UTC).
+fn started_line_at(env: &Env, pod: &str) -> jiff::Timestamp {
+    let log = ok(std::fs::read_to_string(&env.kubelet_log));
+    let object = format!("object=\"{pod}\"");
+    let line = log
+        .lines()
+        .find(|l| l.contains(&object) && l.contains("reason=\"Started\""))
+        .unwrap_or_else(|| panic!("no Started line of {pod}"));
+    let (month, day) = (&line[1..3], &line[3..5]);
+    let time = line[6..].split(' ').next().unwrap();
+    let year = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .year();
+    ok(format!("{year}-{month}-{day}T{time}Z").parse())
+}
+
 fn seconds(phases: &[(String, f64)], phase: &str) -> f64 {
     phases
         .iter()
@@ -150,9 +182,36 @@ fn pod_start_forensics_on_a_real_node() {
             "{kind} on a healthy node: {healthy:#}"
         );
     }
-    let (quick, _) = phases(&env, "quick");
+    let (quick, st) = phases(&env, "quick");
     println!("quick: {quick:?}");
     assert!(seconds(&quick, "sandbox") < 5.0, "{quick:?}");
+    // The containers' start from the CRI: created_at (ListContainers) to started_at
+    // (ContainerStatus), stamped by containerd before the kubelet logs its "Started container".
+    let start = phase_of(&st, "container_start");
+    assert_eq!(start["start"]["source"], "cri", "{st:#}");
+    assert_eq!(
+        start["start"]["what"], "CRI container main created_at",
+        "{st:#}"
+    );
+    assert_eq!(start["end"]["source"], "cri", "{st:#}");
+    assert_eq!(
+        start["end"]["what"], "CRI container main started_at",
+        "{st:#}"
+    );
+    let cri_started: jiff::Timestamp = ok(start["end"]["at"].as_str().unwrap().parse());
+    let cri_created: jiff::Timestamp = ok(start["start"]["at"].as_str().unwrap().parse());
+    let logged = started_line_at(&env, "shop/quick");
+    let lag = logged.duration_since(cri_started);
+    println!(
+        "quick: CRI created_at {cri_created}, CRI started_at {cri_started}, kubelet \"Started container\" line {logged} ({lag:#} later)"
+    );
+    assert!(cri_created <= cri_started, "{st:#}");
+    assert!(
+        lag >= jiff::SignedDuration::ZERO && lag < jiff::SignedDuration::from_secs(2),
+        "CRI started_at {cri_started} vs the kubelet's line {logged}"
+    );
+    // The readiness phase starts where the containers started.
+    assert_eq!(phase_of(&st, "readiness")["start"], start["end"], "{st:#}");
 
     // The CNI ADD sleeps: the sandbox phase.
     let slow = inject_cni_fault(&rt, &node, CniFault::SlowAdd(SLOW_ADD_SECS));
@@ -299,5 +358,54 @@ fn pod_start_forensics_on_a_real_node() {
         of_kind(&report, "SandboxCreateFailing").is_empty(),
         "the pods got their sandboxes: {report:#}"
     );
+
+    // The CNI plugin's binary missing: the kubelet's one RunPodSandbox fails in the CNI ADD,
+    // containerd keeps the sandbox (its teardown fails too), and the pod worker then loops on
+    // stopping it (SyncPod kills the not-ready sandbox before it creates another) and never
+    // tries ADD again. What an SRE must see is the cause: the ADD fails, no pod can start; once,
+    // as SandboxCreateFailing, not also as a SandboxStopFailing of the same sandboxes.
+    let missing = inject_cni_fault(&rt, &node, CniFault::PluginMissing);
+    create(&rt, &pods, &pod("no-bin-0", json!({})));
+    create(&rt, &pods, &pod("no-bin-1", json!({})));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (failing, report) = loop {
+        let report = diagnose(&env, &[]);
+        let f: Vec<Value> = of_kind(&report, "SandboxCreateFailing")
+            .into_iter()
+            .filter(|f| f["summary"].as_str().unwrap().contains("no-bin-"))
+            .cloned()
+            .collect();
+        if f.iter().any(|f| f["severity"] == "critical") {
+            break (f, report);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no critical SandboxCreateFailing with the plugin missing: {report:#}"
+        );
+        std::thread::sleep(Duration::from_secs(3));
+    };
+    println!("{failing:#?}");
+    assert_eq!(failing.len(), 1, "{report:#}");
+    let summary = failing[0]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains(&format!("the CNI ADD fails (plugin {MISSING_CNI_PLUGIN})"))
+            && summary.contains("no-bin-0")
+            && summary.contains("no-bin-1"),
+        "{summary}"
+    );
+    assert!(
+        of_kind(&report, "SandboxStopFailing").is_empty(),
+        "the failed sandboxes' teardown is reported once, in SandboxCreateFailing: {report:#}"
+    );
+    ok(rt.block_on(missing.repair()));
+    wait_ready(&rt, &pods, "no-bin-0", 180);
+    wait_ready(&rt, &pods, "no-bin-1", 180);
+    let report = diagnose(&env, &[]);
+    for kind in ["SandboxCreateFailing", "SandboxStopFailing"] {
+        assert!(
+            of_kind(&report, kind).is_empty(),
+            "the pods got their sandboxes: {report:#}"
+        );
+    }
     drop(node);
 }

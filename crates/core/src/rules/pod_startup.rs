@@ -120,13 +120,28 @@ fn pod_records<'l>(
     at.into_iter().map(|i| &logs.all[i]).collect()
 }
 
-/// The startup breakdown of every pod whose start `view` and `events` hold, by pod (the node's
-/// startup profile, `diagnose`'s STARTUP block and the agent's metrics read it).
+/// The startup breakdown of every pod whose start `view` and `events` hold, by pod: what
+/// `SlowPodStartup` judges and [`crate::rules::Diagnosis::startup`] carries (a diagnosis with
+/// logs gets them from the rule; this builds them for one without).
 pub fn startup_breakdowns(view: &NodeView, events: &[LoggedEvent]) -> Vec<Breakdown> {
     let logs = Logs::new(events);
-    candidates(&logs, view)
+    breakdowns(&logs, view)
         .into_iter()
-        .filter_map(|c| startup::breakdown(&c.pod, &c.records, c.api, view.cri.as_ref()))
+        .filter_map(|(_, b)| b)
+        .collect()
+}
+
+/// Every candidate with its breakdown.
+fn breakdowns<'l, 'v>(
+    logs: &Logs<'l>,
+    view: &'v NodeView,
+) -> Vec<(Candidate<'l, 'v>, Option<Breakdown>)> {
+    candidates(logs, view)
+        .into_iter()
+        .map(|c| {
+            let b = startup::breakdown(&c.pod, &c.records, c.api, view.cri.as_ref());
+            (c, b)
+        })
         .collect()
 }
 
@@ -167,9 +182,9 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     let threshold =
         SignedDuration::try_from(input.config.slow_start).unwrap_or(SignedDuration::MAX);
     let logs = input.logs;
-    for c in candidates(logs, input.view) {
-        let b = startup::breakdown(&c.pod, &c.records, c.api, input.view.cri.as_ref());
-        if let Some(f) = still_starting(&c, b.as_ref(), threshold, input.now, out) {
+    let judged = breakdowns(logs, input.view);
+    for (c, b) in &judged {
+        if let Some(f) = still_starting(c, b.as_ref(), threshold, input.now, out) {
             out.push(f);
             continue;
         }
@@ -196,8 +211,12 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         if !(recent || from_logs(ready) || b.phases.iter().any(|p| from_logs(&p.end))) {
             continue;
         }
-        out.push(slow_finding(&b, &c, total, threshold, dominant, input.now));
+        out.push(slow_finding(b, c, total, threshold, dominant, input.now));
     }
+    // What the rule broke down is the diagnosis's (the profile and the agent's metrics).
+    let _ = input
+        .startup
+        .set(judged.into_iter().filter_map(|(_, b)| b).collect());
 }
 
 /// A pod the API shows `Pending` (its containers not all started), not being deleted, bound

@@ -230,6 +230,64 @@ fn last_of<'a>(
     })
 }
 
+/// The CRI edges of the containers' start in the pod's sandbox `sandbox_id`: the first
+/// container's `created_at` (CRI `ListContainers`) and the last one's `started_at` (CRI
+/// `ContainerStatus`), of the first attempt (`attempt` 0) of every container created at or after
+/// `after` (the end of the phase before: the init containers, created before `Initialized`, are
+/// left out). The runtime stamps both itself, to the nanosecond, where the kubelet's `Started
+/// container` is logged after `StartContainer` returned, so these are preferred.
+///
+/// `(None, None)` when the sandbox has no such container, when a container's first attempt is
+/// gone (a restart: the later attempt's times are not the start), or, for `started_at`, when one
+/// of them has not started (or its status was not read).
+fn cri_container_edges(
+    cri: Option<&CriView>,
+    sandbox_id: Option<&str>,
+    after: Option<Timestamp>,
+) -> (Option<Edge>, Option<Edge>) {
+    let (Some(cri), Some(sandbox_id)) = (cri, sandbox_id) else {
+        return (None, None);
+    };
+    let of_sandbox: Vec<&crate::model::Container> = cri
+        .containers
+        .iter()
+        .filter(|c| c.sandbox_id == sandbox_id)
+        .collect();
+    let restarted = of_sandbox.iter().any(|c| {
+        c.attempt > 0
+            && !of_sandbox
+                .iter()
+                .any(|o| o.name == c.name && o.attempt == 0)
+    });
+    let first: Vec<&crate::model::Container> = of_sandbox
+        .into_iter()
+        .filter(|c| c.attempt == 0 && after.is_none_or(|a| c.created_at >= a))
+        .collect();
+    if restarted || first.is_empty() {
+        return (None, None);
+    }
+    let created = first.iter().min_by_key(|c| c.created_at).map(|c| {
+        view_edge(
+            c.created_at,
+            EvidenceSource::Cri,
+            &format!("CRI container {} created_at", c.name),
+        )
+    });
+    let started = first
+        .iter()
+        .map(|c| c.started_at.map(|t| (t, c)))
+        .collect::<Option<Vec<_>>>()
+        .and_then(|v| v.into_iter().max_by_key(|(t, _)| *t))
+        .map(|(t, c)| {
+            view_edge(
+                t,
+                EvidenceSource::Cri,
+                &format!("CRI container {} started_at", c.name),
+            )
+        });
+    (created, started)
+}
+
 /// The breakdown of the start of `pod` from its log `records` (reading order; the records that
 /// name the pod, its UID or its sandbox), its API object and the CRI view. `None` when no view
 /// holds two edges of any phase.
@@ -342,8 +400,13 @@ pub fn breakdown(
     let start_from = init_end.clone().or_else(|| before_init.clone());
     let after = start_from.as_ref().map(|e| e.at).or(from);
     let sandbox_id = sandbox.map(|s| s.id.as_str());
-    let started = last_of(records, &[EventKind::ContainerStartedLogged], after)
-        .and_then(|e| log_edge(e, "Started container"))
+    let (cri_created, cri_started) = cri_container_edges(cri, sandbox_id, after);
+    let start_from = cri_created.or(start_from);
+    let started = cri_started
+        .or_else(|| {
+            last_of(records, &[EventKind::ContainerStartedLogged], after)
+                .and_then(|e| log_edge(e, "Started container"))
+        })
         .or_else(|| {
             st.and_then(|s| s.containers_started_at.iter().map(|(_, t)| *t).max())
                 .map(|t| {
