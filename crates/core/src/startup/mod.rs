@@ -230,6 +230,39 @@ fn last_of<'a>(
     })
 }
 
+/// What a pull edge read: the kubelet's wording, or containerd's when the record is the
+/// runtime's.
+fn pull_what<'w>(e: &LoggedEvent, kubelet: &'w str, runtime: &'w str) -> &'w str {
+    if e.log == crate::event::LogKind::Runtime {
+        runtime
+    } else {
+        kubelet
+    }
+}
+
+/// The image pull phase from the newer key set's `totalImagesPullingTime` (kubelet 1.34 after
+/// k/k #131950: a sum of the pull sessions, with no times), when no record gives the pulls'
+/// edges: from `after` (the sandbox ready; the kubelet pulls after `RunPodSandbox`) for that
+/// long. The end is derived, and says so. `None` when nothing was pulled (`0s`).
+fn total_pulling_span(
+    observed: Option<&(Observed, String)>,
+    after: Option<&Edge>,
+) -> Option<(Edge, Edge)> {
+    let (o, origin) = observed?;
+    let total = o.total_images_pulling.filter(|d| d.is_positive())?;
+    let start = after?;
+    let end = Edge {
+        at: start.at.checked_add(total).ok()?,
+        source: EvidenceSource::KubeletLog,
+        what: format!(
+            "{} + totalImagesPullingTime {total:#} (\"Observed pod startup duration\")",
+            start.what
+        ),
+        origin: Some(origin.clone()),
+    };
+    Some((start.clone(), end))
+}
+
 /// The CRI edges of the containers' start in the pod's sandbox `sandbox_id`: the first
 /// container's `created_at` (CRI `ListContainers`) and the last one's `started_at` (CRI
 /// `ContainerStatus`), of the first attempt (`attempt` 0) of every container created at or after
@@ -363,11 +396,20 @@ pub fn breakdown(
         .as_ref()
         .or(sandbox_start.as_ref())
         .map(|e| e.at);
+    // The pod's records hold containerd's own `PullImage` lines when they could be joined to
+    // the pod (`rules::pod_startup`), so either log may give an edge.
     let pull_start = first_of(records, &[EventKind::ImagePulling], after_sandbox.or(from));
     let pull = match pull_start {
         Some(p) => {
             let end = last_of(records, &[EventKind::ImagePulled], p.event.time);
-            log_edge(p, "Pulling image").zip(end.and_then(|e| log_edge(e, "image pulled")))
+            log_edge(p, pull_what(p, "Pulling image", "containerd PullImage")).zip(end.and_then(
+                |e| {
+                    log_edge(
+                        e,
+                        pull_what(e, "image pulled", "containerd PullImage returned"),
+                    )
+                },
+            ))
         }
         None => obs
             .filter(|o| o.last_finished_pulling >= o.first_started_pulling)
@@ -382,6 +424,15 @@ pub fn breakdown(
                     |o| o.last_finished_pulling,
                     "lastFinishedPulling",
                 ))
+            })
+            .or_else(|| {
+                total_pulling_span(
+                    observed.as_ref(),
+                    sandbox_end
+                        .as_ref()
+                        .or(sandbox_start.as_ref())
+                        .or(seen.as_ref()),
+                )
             }),
     };
 
