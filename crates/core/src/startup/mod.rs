@@ -549,5 +549,88 @@ pub fn breakdown(
     })
 }
 
+impl Breakdown {
+    /// The breakdown as text, the golden files' form (`testdata/cases/*/startup.txt`): the pod,
+    /// bound and ready, each phase with its seconds and both edges (what, source, `file:line`
+    /// with `strip` removed from it), the kubelet's own record.
+    pub fn to_text(&self, strip: &str) -> String {
+        let edge = |e: &Edge| {
+            format!(
+                "{} {} ({}{})",
+                e.at,
+                e.what,
+                e.source.as_str(),
+                e.origin
+                    .as_deref()
+                    .map(|o| format!(" {}", o.replace(strip, "")))
+                    .unwrap_or_default()
+            )
+        };
+        let mut out = format!(
+            "- pod {}/{} uid={}\n",
+            self.pod.namespace, self.pod.name, self.pod.uid
+        );
+        for (what, e) in [("bound", &self.bound), ("ready", &self.ready)] {
+            if let Some(e) = e {
+                out.push_str(&format!("  {what}: {}\n", edge(e)));
+            }
+        }
+        out.push_str(&format!(
+            "  total: {}{}; dominant: {}\n",
+            self.total()
+                .map_or_else(|| "?".to_string(), |d| format!("{:.3}s", d.as_secs_f64())),
+            if self.ready_is_ready {
+                " to Ready"
+            } else {
+                " to running"
+            },
+            self.dominant().map_or("none", |p| p.phase.as_str())
+        ));
+        for p in &self.phases {
+            out.push_str(&format!(
+                "  {} {:.3}s: {} -> {}\n",
+                p.phase.as_str(),
+                p.duration().as_secs_f64(),
+                edge(&p.start),
+                edge(&p.end)
+            ));
+        }
+        if let Some((o, origin)) = &self.observed {
+            out.push_str(&format!(
+                "  kubelet ({}): podStartSLOduration={:?} podStartE2EDuration={:?} totalImagesPullingTime={:?}\n",
+                origin.replace(strip, ""),
+                o.slo_seconds,
+                o.e2e.map(|d| format!("{d:#}")),
+                o.total_images_pulling.map(|d| format!("{d:#}")),
+            ));
+        }
+        out
+    }
+}
+
+impl Profile {
+    /// The profile as text, the golden files' form: one line per phase with its pods, p50, p90
+    /// and max in seconds, then the total.
+    pub fn to_text(&self) -> String {
+        let row = |name: &str, s: &PhaseStats| {
+            format!(
+                "  {name}: pods={} p50={:.3}s p90={:.3}s max={:.3}s\n",
+                s.pods,
+                s.p50.as_secs_f64(),
+                s.p90.as_secs_f64(),
+                s.max.as_secs_f64()
+            )
+        };
+        let mut out = String::new();
+        for (phase, s) in &self.phases {
+            out.push_str(&row(phase.as_str(), s));
+        }
+        if let Some(t) = &self.total {
+            out.push_str(&row("total", t));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests;
