@@ -12,7 +12,8 @@
 //!   sandbox down) → one critical `SandboxCreateFailing` naming the plugin, no
 //!   `SandboxStopFailing`;
 //! - the containers' start edges from the CRI (`created_at`, `ContainerStatus.started_at`),
-//!   against the kubelet's `Started container` line;
+//!   against the kubelet's `Started container` line, in `explain` and in the agent's
+//!   `/pods/{uid}/timeline` (whose poller asks `ContainerStatus` once per container);
 //! - the kubelet's own SLI of the late image's pod impossible → `PodStartupMetricInvalid`;
 //! - a healthy pod gives nothing at the default `--slow-start`.
 //!
@@ -120,6 +121,84 @@ fn phases(env: &Env, name: &str) -> (Vec<(String, f64)>, Value) {
     (phases, st)
 }
 
+/// The agent on the node: `/pods/{uid}/timeline` gives `name`'s container start from the CRI
+/// as `explain` does (`want`), its startup metrics observed that start (from the breakdowns its
+/// `SlowPodStartup` rule made), and its CRI poller asks `ContainerStatus` once per container,
+/// not at every poll (the poll runs every second).
+fn agent_sees_the_cri_edges(
+    rt: &tokio::runtime::Runtime,
+    env: &Env,
+    pods: &kube::Api<Pod>,
+    name: &str,
+    want: &Value,
+) {
+    let uid = rt.block_on(pods.get(name)).unwrap().metadata.uid.unwrap();
+    let port = common::free_port();
+    let state = ok(tempfile::tempdir());
+    let mut agent = Agent(Some(ok(std::process::Command::new(env!(
+        "CARGO_BIN_EXE_podcoroner"
+    ))
+    .arg("daemon")
+    .args(node_flags_without_url(env))
+    .args(["--listen", &format!("127.0.0.1:{port}")])
+    .arg("--state-dir")
+    .arg(state.path())
+    .args(["--cri-poll-interval", "1s", "--evaluate-interval", "1s"])
+    .args(["--log-level", "warn"])
+    .stdout(std::process::Stdio::null())
+    .spawn())));
+    let timeline: Value = wait_for(60, "the agent's timeline with the CRI edges", || {
+        let (status, body) = common::get(port, &format!("/pods/{uid}/timeline"));
+        let t: Value = serde_json::from_str(&body).ok()?;
+        let end = t["startup"][0]["phases"]
+            .as_array()?
+            .iter()
+            .find(|p| p["phase"] == "container_start")?["end"]
+            .clone();
+        (status == 200 && end["source"] == "cri").then_some(t)
+    });
+    assert_eq!(timeline["schema"], "podcoroner.timeline/v1");
+    let start = phase_of(&timeline["startup"][0], "container_start");
+    assert_eq!(start["start"], want["start"], "{timeline:#}");
+    assert_eq!(start["end"], want["end"], "{timeline:#}");
+    let count = |metrics: &str, line: &str| -> u64 {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(line))
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    let metrics = wait_for(30, "the agent's startup metrics", || {
+        let (_, m) = common::get(port, "/metrics");
+        (count(&m, "podcoroner_pod_startup_seconds_count") >= 1).then_some(m)
+    });
+    let status_calls = "podcoroner_cri_request_duration_seconds_count{rpc=\"ContainerStatus\"}";
+    let before = count(&metrics, status_calls);
+    std::thread::sleep(Duration::from_secs(4));
+    let (_, later) = common::get(port, "/metrics");
+    let after = count(&later, status_calls);
+    println!(
+        "agent: ContainerStatus calls {before} after its first polls, {after} four polls later; \
+         pod starts observed {}",
+        count(&later, "podcoroner_pod_startup_seconds_count")
+    );
+    assert!(before >= 1, "{metrics}");
+    assert_eq!(before, after, "ContainerStatus is asked once per container");
+    common::terminate(agent.0.take().unwrap());
+}
+
+/// A `podcoroner daemon`, killed when dropped (a failed assertion leaves no agent behind).
+struct Agent(Option<std::process::Child>);
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// The phase `phase` of a startup view.
 fn phase_of<'s>(st: &'s Value, phase: &str) -> &'s Value {
     st["phases"]
@@ -212,6 +291,7 @@ fn pod_start_forensics_on_a_real_node() {
     );
     // The readiness phase starts where the containers started.
     assert_eq!(phase_of(&st, "readiness")["start"], start["end"], "{st:#}");
+    agent_sees_the_cri_edges(&rt, &env, &pods, "quick", start);
 
     // The CNI ADD sleeps: the sandbox phase.
     let slow = inject_cni_fault(&rt, &node, CniFault::SlowAdd(SLOW_ADD_SECS));
@@ -375,7 +455,12 @@ fn pod_start_forensics_on_a_real_node() {
             .filter(|f| f["summary"].as_str().unwrap().contains("no-bin-"))
             .cloned()
             .collect();
-        if f.iter().any(|f| f["severity"] == "critical") {
+        // Both pods once each has tried its ADD and failed its first teardown.
+        let both = |f: &Value| {
+            let s = f["summary"].as_str().unwrap();
+            s.contains("no-bin-0") && s.contains("no-bin-1")
+        };
+        if f.iter().any(|f| f["severity"] == "critical" && both(f)) {
             break (f, report);
         }
         assert!(
