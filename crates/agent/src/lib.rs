@@ -380,6 +380,8 @@ async fn cri_loop(shared: Arc<Shared>) {
     let opts = &shared.options;
     let mut client: Option<podcoroner_cri::RuntimeClient> = None;
     let mut backoff = Duration::from_secs(1);
+    // The containers' CRI started_at, asked once per container (gather::StartedAt).
+    let mut started = podcoroner_node::gather::StartedAt::for_agent();
     loop {
         let res: anyhow::Result<()> = async {
             if client.is_none() {
@@ -398,9 +400,12 @@ async fn cri_loop(shared: Arc<Shared>) {
                 observe(&shared, "Version", t.elapsed());
             }
             let c = client.as_ref().expect("connected above");
-            let (cri, status) =
-                podcoroner_node::gather::read_cri(c, |rpc, elapsed| observe(&shared, rpc, elapsed))
-                    .await?;
+            let (cri, status) = podcoroner_node::gather::read_cri(
+                c,
+                |rpc, elapsed| observe(&shared, rpc, elapsed),
+                Some(&mut started),
+            )
+            .await?;
             set_state_gauges(&shared, &cri.sandboxes, &cri.containers);
             lock(&shared.views).cri = Some(cri);
             shared.report("cri", &status);
@@ -791,7 +796,7 @@ async fn gc_apply(
         timeout: sources.timeout,
     };
     podcoroner_node::gc::run_on(&view, &ctx, gc_opts, async |client| {
-        let (cri, _) = podcoroner_node::gather::read_cri(client, |_, _| {}).await?;
+        let (cri, _) = podcoroner_node::gather::read_cri(client, |_, _| {}, None).await?;
         let mut now = shared.node_view();
         now.cri = Some(cri);
         Ok(now)
@@ -891,11 +896,8 @@ pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
         &shared.options.rules,
         now,
     );
-    shared
-        .metrics
-        .startup
-        .observe(&view, events.make_contiguous());
     drop(events);
+    shared.metrics.startup.observe(&diagnosis.startup);
     podcoroner_core::gc::add_stop_failures(
         &mut diagnosis.findings,
         &lock(&shared.gc_stop_failures),

@@ -10,8 +10,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use podcoroner_core::event::LoggedEvent;
-use podcoroner_core::model::NodeView;
 use podcoroner_core::startup::Breakdown;
 
 /// A startup phase (`admission`, `sandbox`, `image_pull`, `init_containers`,
@@ -36,9 +34,6 @@ fn histogram() -> Histogram {
 /// A pod start: (pod UID or `namespace/name`, when it became ready).
 type StartKey = (String, Timestamp);
 
-/// Which events were last read: how many, the last one's origin and line.
-type EventsPrint = (usize, String, u64);
-
 /// The two histograms and the starts already observed.
 #[derive(Debug)]
 pub struct StartupMetrics {
@@ -46,9 +41,8 @@ pub struct StartupMetrics {
     pub phase: Family<PhaseLabels, Histogram, fn() -> Histogram>,
     /// `podcoroner_pod_startup_seconds`.
     pub total: Histogram,
-    /// (pod UID or `namespace/name`, when it became ready) of the starts observed, and the
-    /// fingerprint of the events last read (how many, the last one's `file:line`).
-    seen: Mutex<(HashSet<StartKey>, Option<EventsPrint>)>,
+    /// (pod UID or `namespace/name`, when it became ready) of the starts observed.
+    seen: Mutex<HashSet<StartKey>>,
 }
 
 impl Default for StartupMetrics {
@@ -56,7 +50,7 @@ impl Default for StartupMetrics {
         StartupMetrics {
             phase: Family::new_with_constructor(histogram as fn() -> Histogram),
             total: histogram(),
-            seen: Mutex::new((HashSet::new(), None)),
+            seen: Mutex::new(HashSet::new()),
         }
     }
 }
@@ -76,21 +70,16 @@ impl StartupMetrics {
         );
     }
 
-    /// Observes the starts of `view` and `events` not observed yet; nothing when the events are
-    /// the ones last read (the breakdown reads the events again, so an evaluation without new
-    /// records costs nothing here).
-    pub fn observe(&self, view: &NodeView, events: &[LoggedEvent]) {
+    /// Observes the starts of `breakdowns` (an evaluation's [`Diagnosis::startup`], the ones
+    /// its `SlowPodStartup` rule made: nothing is broken down again here) not observed yet. The
+    /// starts remembered are replaced by those of `breakdowns`, so they are bounded by the
+    /// starts the agent's kept events and views hold.
+    ///
+    /// [`Diagnosis::startup`]: podcoroner_core::rules::Diagnosis::startup
+    pub fn observe(&self, breakdowns: &[Breakdown]) {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        let print = events
-            .last()
-            .map(|e| (events.len(), e.origin.clone(), e.line));
-        if print.is_some() && seen.1 == print {
-            return;
-        }
-        seen.1 = print;
-        let breakdowns = podcoroner_core::rules::startup_breakdowns(view, events);
-        let keys = self.observe_new(&breakdowns, &seen.0);
-        seen.0 = keys;
+        let keys = self.observe_new(breakdowns, &seen);
+        *seen = keys;
     }
 
     /// Observes the breakdowns whose key is not in `seen`; the keys of `breakdowns` (what is
@@ -128,6 +117,22 @@ impl StartupMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use podcoroner_core::event::LoggedEvent;
+    use podcoroner_core::model::NodeView;
+
+    fn config() -> podcoroner_core::Config {
+        podcoroner_core::Config {
+            min_age: std::time::Duration::from_secs(600),
+            failed_pod_min_age: std::time::Duration::from_secs(3600),
+            assume_pods_deleted: false,
+            slow_start: std::time::Duration::from_secs(180),
+        }
+    }
+
+    /// A day after the records: their start is history, still broken down.
+    fn now() -> Timestamp {
+        "2026-12-02T12:30:00Z".parse().unwrap()
+    }
 
     #[test]
     fn each_start_is_observed_once() {
@@ -156,15 +161,20 @@ I1201 12:30:27.950712   21520 pod_startup_latency_tracker.go:104] "Observed pod 
             })
             .collect();
         let view = NodeView::empty();
-        m.observe(&view, &events);
-        m.observe(&view, &events);
+        let diagnose = |events: &[LoggedEvent]| {
+            podcoroner_core::log_rules::diagnose_with_logs(&view, events, &config(), now()).startup
+        };
+        let startup = diagnose(&events);
+        assert_eq!(startup.len(), 1, "{startup:#?}");
+        m.observe(&startup);
+        m.observe(&startup);
         // The same events again with one more record: still one start.
         let mut more = events.clone();
         more.push(LoggedEvent {
             line: 99,
             ..events[0].clone()
         });
-        m.observe(&view, &more);
+        m.observe(&diagnose(&more));
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         for want in [

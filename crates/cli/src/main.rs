@@ -383,7 +383,6 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             podcoroner_core::log_rules::diagnose_with_logs(&snap.view, &snap.events, &config, now);
         DiagnosisReport::new(&snap.meta.node, now, snap.sources, &diagnosis)
             .with_too_young(&snap.view, config.min_age)
-            .with_startup_profile(&snap.view, &snap.events)
     } else {
         let opts = source_options(&args.sources, args.offline)?;
         let mut gathered = gather::gather(&opts).await?;
@@ -394,19 +393,16 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             &config,
             now,
         );
-        // The startup profile reads the events once more; then their memory goes before the
-        // report is built.
-        let profile = podcoroner_node::api::startup_profile(&gathered.view, &gathered.events);
+        // The events' memory goes before the report is built (the startup profile is the
+        // diagnosis's breakdowns).
         drop(std::mem::take(&mut gathered.events));
-        let mut report = DiagnosisReport::new(
+        DiagnosisReport::new(
             &report_node(&args.sources, args.offline, &opts.node_name),
             now,
             gathered.sources,
             &diagnosis,
         )
-        .with_too_young(&gathered.view, config.min_age);
-        report.startup_profile = profile;
-        report
+        .with_too_young(&gathered.view, config.min_age)
     };
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match args.output {

@@ -8,6 +8,12 @@
 //! - a readiness probe that can pass only after [`READY_DELAY_SECS`] → the readiness phase;
 //! - the CNI ADD refused (a wrapper failing every ADD, teardowns still working) →
 //!   `SandboxCreateFailing` (critical: no pod gets a sandbox), the pods waiting named;
+//! - the CNI plugin's binary missing (the kubelet's one ADD fails, then it loops on tearing the
+//!   sandbox down) → one critical `SandboxCreateFailing` naming the plugin, no
+//!   `SandboxStopFailing`;
+//! - the containers' start edges from the CRI (`created_at`, `ContainerStatus.started_at`),
+//!   against the kubelet's `Started container` line, in `explain` and in the agent's
+//!   `/pods/{uid}/timeline` (whose poller asks `ContainerStatus` once per container);
 //! - the kubelet's own SLI of the late image's pod impossible → `PodStartupMetricInvalid`;
 //! - a healthy pod gives nothing at the default `--slow-start`.
 //!
@@ -17,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::PostParams;
-use podcoroner_test_support::CniFault;
 use podcoroner_test_support::real_node::{Env, Options, TEST_IMAGE};
+use podcoroner_test_support::{CniFault, MISSING_CNI_PLUGIN};
 use serde_json::{Value, json};
 
 mod common;
@@ -115,6 +121,111 @@ fn phases(env: &Env, name: &str) -> (Vec<(String, f64)>, Value) {
     (phases, st)
 }
 
+/// The agent on the node: `/pods/{uid}/timeline` gives `name`'s container start from the CRI
+/// as `explain` does (`want`), its startup metrics observed that start (from the breakdowns its
+/// `SlowPodStartup` rule made), and its CRI poller asks `ContainerStatus` once per container,
+/// not at every poll (the poll runs every second).
+fn agent_sees_the_cri_edges(
+    rt: &tokio::runtime::Runtime,
+    env: &Env,
+    pods: &kube::Api<Pod>,
+    name: &str,
+    want: &Value,
+) {
+    let uid = rt.block_on(pods.get(name)).unwrap().metadata.uid.unwrap();
+    let port = common::free_port();
+    let state = ok(tempfile::tempdir());
+    let mut agent = Agent(Some(ok(std::process::Command::new(env!(
+        "CARGO_BIN_EXE_podcoroner"
+    ))
+    .arg("daemon")
+    .args(node_flags_without_url(env))
+    .args(["--listen", &format!("127.0.0.1:{port}")])
+    .arg("--state-dir")
+    .arg(state.path())
+    .args(["--cri-poll-interval", "1s", "--evaluate-interval", "1s"])
+    .args(["--log-level", "warn"])
+    .stdout(std::process::Stdio::null())
+    .spawn())));
+    let timeline: Value = wait_for(60, "the agent's timeline with the CRI edges", || {
+        let (status, body) = common::get(port, &format!("/pods/{uid}/timeline"));
+        let t: Value = serde_json::from_str(&body).ok()?;
+        let end = t["startup"][0]["phases"]
+            .as_array()?
+            .iter()
+            .find(|p| p["phase"] == "container_start")?["end"]
+            .clone();
+        (status == 200 && end["source"] == "cri").then_some(t)
+    });
+    assert_eq!(timeline["schema"], "podcoroner.timeline/v1");
+    let start = phase_of(&timeline["startup"][0], "container_start");
+    assert_eq!(start["start"], want["start"], "{timeline:#}");
+    assert_eq!(start["end"], want["end"], "{timeline:#}");
+    let count = |metrics: &str, line: &str| -> u64 {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(line))
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    let metrics = wait_for(30, "the agent's startup metrics", || {
+        let (_, m) = common::get(port, "/metrics");
+        (count(&m, "podcoroner_pod_startup_seconds_count") >= 1).then_some(m)
+    });
+    let status_calls = "podcoroner_cri_request_duration_seconds_count{rpc=\"ContainerStatus\"}";
+    let before = count(&metrics, status_calls);
+    std::thread::sleep(Duration::from_secs(4));
+    let (_, later) = common::get(port, "/metrics");
+    let after = count(&later, status_calls);
+    println!(
+        "agent: ContainerStatus calls {before} after its first polls, {after} four polls later; \
+         pod starts observed {}",
+        count(&later, "podcoroner_pod_startup_seconds_count")
+    );
+    assert!(before >= 1, "{metrics}");
+    assert_eq!(before, after, "ContainerStatus is asked once per container");
+    common::terminate(agent.0.take().unwrap());
+}
+
+/// A `podcoroner daemon`, killed when dropped (a failed assertion leaves no agent behind).
+struct Agent(Option<std::process::Child>);
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The phase `phase` of a startup view.
+fn phase_of<'s>(st: &'s Value, phase: &str) -> &'s Value {
+    st["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["phase"] == phase)
+        .unwrap_or_else(|| panic!("no {phase} phase in {st:#}"))
+}
+
+/// The time of the kubelet's `"Event occurred" object="<pod>" … reason="Started"` line (klog's
+/// `I1201 20:10:49.479673` header, the node's clock in UTC).
+fn started_line_at(env: &Env, pod: &str) -> jiff::Timestamp {
+    let log = ok(std::fs::read_to_string(&env.kubelet_log));
+    let object = format!("object=\"{pod}\"");
+    let line = log
+        .lines()
+        .find(|l| l.contains(&object) && l.contains("reason=\"Started\""))
+        .unwrap_or_else(|| panic!("no Started line of {pod}"));
+    let (month, day) = (&line[1..3], &line[3..5]);
+    let time = line[6..].split(' ').next().unwrap();
+    let year = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .year();
+    ok(format!("{year}-{month}-{day}T{time}Z").parse())
+}
+
 fn seconds(phases: &[(String, f64)], phase: &str) -> f64 {
     phases
         .iter()
@@ -150,9 +261,37 @@ fn pod_start_forensics_on_a_real_node() {
             "{kind} on a healthy node: {healthy:#}"
         );
     }
-    let (quick, _) = phases(&env, "quick");
+    let (quick, st) = phases(&env, "quick");
     println!("quick: {quick:?}");
     assert!(seconds(&quick, "sandbox") < 5.0, "{quick:?}");
+    // The containers' start from the CRI: created_at (ListContainers) to started_at
+    // (ContainerStatus), stamped by containerd before the kubelet logs its "Started container".
+    let start = phase_of(&st, "container_start");
+    assert_eq!(start["start"]["source"], "cri", "{st:#}");
+    assert_eq!(
+        start["start"]["what"], "CRI container main created_at",
+        "{st:#}"
+    );
+    assert_eq!(start["end"]["source"], "cri", "{st:#}");
+    assert_eq!(
+        start["end"]["what"], "CRI container main started_at",
+        "{st:#}"
+    );
+    let cri_started: jiff::Timestamp = ok(start["end"]["at"].as_str().unwrap().parse());
+    let cri_created: jiff::Timestamp = ok(start["start"]["at"].as_str().unwrap().parse());
+    let logged = started_line_at(&env, "shop/quick");
+    let lag = logged.duration_since(cri_started);
+    println!(
+        "quick: CRI created_at {cri_created}, CRI started_at {cri_started}, kubelet \"Started container\" line {logged} ({lag:#} later)"
+    );
+    assert!(cri_created <= cri_started, "{st:#}");
+    assert!(
+        lag >= jiff::SignedDuration::ZERO && lag < jiff::SignedDuration::from_secs(2),
+        "CRI started_at {cri_started} vs the kubelet's line {logged}"
+    );
+    // The readiness phase starts where the containers started.
+    assert_eq!(phase_of(&st, "readiness")["start"], start["end"], "{st:#}");
+    agent_sees_the_cri_edges(&rt, &env, &pods, "quick", start);
 
     // The CNI ADD sleeps: the sandbox phase.
     let slow = inject_cni_fault(&rt, &node, CniFault::SlowAdd(SLOW_ADD_SECS));
@@ -299,5 +438,59 @@ fn pod_start_forensics_on_a_real_node() {
         of_kind(&report, "SandboxCreateFailing").is_empty(),
         "the pods got their sandboxes: {report:#}"
     );
+
+    // The CNI plugin's binary missing: the kubelet's one RunPodSandbox fails in the CNI ADD,
+    // containerd keeps the sandbox (its teardown fails too), and the pod worker then loops on
+    // stopping it (SyncPod kills the not-ready sandbox before it creates another) and never
+    // tries ADD again. What an SRE must see is the cause: the ADD fails, no pod can start; once,
+    // as SandboxCreateFailing, not also as a SandboxStopFailing of the same sandboxes.
+    let missing = inject_cni_fault(&rt, &node, CniFault::PluginMissing);
+    create(&rt, &pods, &pod("no-bin-0", json!({})));
+    create(&rt, &pods, &pod("no-bin-1", json!({})));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (failing, report) = loop {
+        let report = diagnose(&env, &[]);
+        let f: Vec<Value> = of_kind(&report, "SandboxCreateFailing")
+            .into_iter()
+            .filter(|f| f["summary"].as_str().unwrap().contains("no-bin-"))
+            .cloned()
+            .collect();
+        // Both pods once each has tried its ADD and failed its first teardown.
+        let both = |f: &Value| {
+            let s = f["summary"].as_str().unwrap();
+            s.contains("no-bin-0") && s.contains("no-bin-1")
+        };
+        if f.iter().any(|f| f["severity"] == "critical" && both(f)) {
+            break (f, report);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no critical SandboxCreateFailing with the plugin missing: {report:#}"
+        );
+        std::thread::sleep(Duration::from_secs(3));
+    };
+    println!("{failing:#?}");
+    assert_eq!(failing.len(), 1, "{report:#}");
+    let summary = failing[0]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains(&format!("the CNI ADD fails (plugin {MISSING_CNI_PLUGIN})"))
+            && summary.contains("no-bin-0")
+            && summary.contains("no-bin-1"),
+        "{summary}"
+    );
+    assert!(
+        of_kind(&report, "SandboxStopFailing").is_empty(),
+        "the failed sandboxes' teardown is reported once, in SandboxCreateFailing: {report:#}"
+    );
+    ok(rt.block_on(missing.repair()));
+    wait_ready(&rt, &pods, "no-bin-0", 180);
+    wait_ready(&rt, &pods, "no-bin-1", 180);
+    let report = diagnose(&env, &[]);
+    for kind in ["SandboxCreateFailing", "SandboxStopFailing"] {
+        assert!(
+            of_kind(&report, kind).is_empty(),
+            "the pods got their sandboxes: {report:#}"
+        );
+    }
     drop(node);
 }

@@ -134,6 +134,7 @@ fn node(now: Timestamp) -> NodeView {
                     ContainerState::Running
                 },
                 created_at: s.created_at + SignedDuration::from_secs(2),
+                started_at: None,
                 image: "registry.local/app:1".to_string(),
                 labels: BTreeMap::from([(LABEL_POD_UID.to_string(), s.pod.uid.clone())]),
                 annotations: BTreeMap::new(),

@@ -27,3 +27,35 @@ pub enum LogKind {
     /// The container runtime's log (`--runtime-log`).
     Runtime,
 }
+
+/// The events of one log's `text`, as `podcoroner-logs` reads them (records assembled across
+/// continuation lines, dates without a year in `year`): the unit tests' reader.
+#[cfg(test)]
+pub(crate) fn read_text(log: LogKind, origin: &str, year: i32, text: &str) -> Vec<LoggedEvent> {
+    use crate::logs::{LineAssembler, ParseContext, classify, parse};
+    let mut ctx = ParseContext::new(year);
+    let mut asm = LineAssembler::new();
+    let mut out = Vec::new();
+    let mut take = |text: &str, line: u64, ctx: &mut ParseContext| {
+        if let Some(e) = classify(&parse(text, ctx)) {
+            out.push(LoggedEvent {
+                event: e.into_owned(),
+                log,
+                origin: origin.to_string(),
+                line,
+                text: text.to_string(),
+            });
+        }
+    };
+    for l in text.lines() {
+        if let Some(r) = asm.push(l) {
+            let (t, n) = (r.text.to_string(), r.first_line);
+            take(&t, n, &mut ctx);
+        }
+    }
+    if let Some(r) = asm.finish() {
+        let (t, n) = (r.text.to_string(), r.first_line);
+        take(&t, n, &mut ctx);
+    }
+    out
+}

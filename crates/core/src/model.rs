@@ -155,6 +155,11 @@ pub struct Container {
     pub state: ContainerState,
     /// `Container.created_at`.
     pub created_at: Timestamp,
+    /// `ContainerStatus.started_at` (CRI `ContainerStatus`; `ListContainers` does not carry
+    /// it): when the runtime started the container's process. `None` when it has not started
+    /// or was not asked (a snapshot, `gc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Timestamp>,
     /// The image reference the container was created from.
     pub image: String,
     /// Labels: `io.kubernetes.container.name` and the pod identity labels.

@@ -1634,7 +1634,9 @@ fn cases() {
             .unwrap()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n != "source.txt" && n != "expected.md" && n != "findings.txt")
+            .filter(|n| {
+                !["source.txt", "expected.md", "findings.txt", "startup.txt"].contains(&n.as_str())
+            })
             .collect();
         let listed: BTreeSet<String> = case.files.iter().map(|f| f.name.to_owned()).collect();
         assert_eq!(on_disk, listed, "{}: files", case.slug);

@@ -106,6 +106,7 @@ macro_rules! conversions {
                     attempt: m.attempt,
                     state: container_state(c.state),
                     created_at: timestamp_from_nanos(c.created_at),
+                    started_at: None,
                     image: image.unwrap_or(c.image_ref),
                     labels: c.labels,
                     annotations: c.annotations,

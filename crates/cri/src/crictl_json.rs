@@ -386,6 +386,7 @@ impl ContainerJson {
             attempt: self.metadata.attempt.0,
             state: self.state.0,
             created_at: timestamp_from_nanos(self.created_at.0),
+            started_at: None,
             image,
             labels: self.labels,
             annotations: self.annotations,

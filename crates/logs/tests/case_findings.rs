@@ -686,7 +686,8 @@ fn read_messages(path: &Path) -> Vec<LoggedEvent> {
     out
 }
 
-fn diagnose(dir: &Path, run: &Run) -> Vec<Finding> {
+/// The findings and the startup breakdowns of one run.
+fn diagnose(dir: &Path, run: &Run) -> (Vec<Finding>, Vec<podcoroner_core::startup::Breakdown>) {
     let mut events = Vec::new();
     for (files, kind) in [
         (run.kubelet, LogKind::Kubelet),
@@ -710,7 +711,7 @@ fn diagnose(dir: &Path, run: &Run) -> Vec<Finding> {
         d.skipped.iter().any(|s| s.kind == K::LeakedSandbox),
         "the skipped state rules are listed"
     );
-    d.findings
+    (d.findings, d.startup)
 }
 
 fn show(f: &Finding) -> String {
@@ -761,7 +762,9 @@ fn cases_diagnosed_offline() {
             .unwrap()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n != "source.txt" && n != "expected.md" && n != "findings.txt")
+            .filter(|n| {
+                !["source.txt", "expected.md", "findings.txt", "startup.txt"].contains(&n.as_str())
+            })
             .collect();
         let used: BTreeSet<String> = case
             .runs
@@ -789,8 +792,27 @@ fn cases_diagnosed_offline() {
             case.slug
         );
         let mut any = false;
+        // The startup breakdowns and profile of the runs whose logs give any: startup.txt.
+        let mut startup = format!(
+            "# {}: the pod start breakdowns and the startup profile of `diagnose --offline` \
+             (UPDATE_EXPECT=1 cargo test -p podcoroner-logs --test case_findings writes this file)\n",
+            case.slug
+        );
+        let mut any_start = false;
         for (n_run, run) in case.runs.iter().enumerate() {
-            let found = diagnose(&dir, run);
+            let (found, breakdowns) = diagnose(&dir, run);
+            if !breakdowns.is_empty() {
+                any_start = true;
+                startup.push_str(&format!(
+                    "\n## run {n_run}: --kubelet-log {:?} --runtime-log {:?} messages {:?}\n",
+                    run.kubelet, run.runtime, run.messages
+                ));
+                for b in &breakdowns {
+                    startup.push_str(&b.to_text(&prefix));
+                }
+                startup.push_str("profile:\n");
+                startup.push_str(&podcoroner_core::startup::profile(&breakdowns).to_text());
+            }
             let here = format!("{} run {n_run}", case.slug);
             any |= !found.is_empty();
             golden.push_str(&format!(
@@ -839,6 +861,14 @@ fn cases_diagnosed_offline() {
             ));
         }
         expect_file![dir.join("findings.txt")].assert_eq(&golden);
+        if any_start {
+            expect_file![dir.join("startup.txt")].assert_eq(&startup);
+        } else if dir.join("startup.txt").exists() {
+            failures.push(format!(
+                "{}: startup.txt, but the logs give no start breakdown",
+                case.slug
+            ));
+        }
     }
     assert!(
         failures.is_empty(),

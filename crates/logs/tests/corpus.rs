@@ -1,5 +1,5 @@
 //! Every line of every case file accounted for: each physical line of each file in
-//! `testdata/cases/*/` (but `source.txt`, `expected.md` and the golden `findings.txt`) is read
+//! `testdata/cases/*/` (but `source.txt`, `expected.md` and the goldens `findings.txt`, `startup.txt`) is read
 //! with [`read`], the real reader (blocks, assembler, parser), and must be a record of a known
 //! shape, part of one (a
 //! klog block line, a hard wrap, a prefixed continuation), a non-record (blank, a shell prompt
@@ -112,7 +112,10 @@ fn case_files() -> Vec<String> {
         }
         for f in fs::read_dir(case.path()).unwrap().flatten() {
             let name = f.file_name().to_string_lossy().into_owned();
-            if !matches!(name.as_str(), "source.txt" | "expected.md" | "findings.txt") {
+            if !matches!(
+                name.as_str(),
+                "source.txt" | "expected.md" | "findings.txt" | "startup.txt"
+            ) {
                 out.push(format!("{}/{name}", case.file_name().to_string_lossy()));
             }
         }

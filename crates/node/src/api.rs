@@ -325,7 +325,9 @@ impl DiagnosisReport {
             summary,
             findings: diagnosis.findings.iter().map(FindingView::from).collect(),
             too_young: None,
-            startup_profile: Vec::new(),
+            startup_profile: PhaseStatsView::rows(&podcoroner_core::startup::profile(
+                &diagnosis.startup,
+            )),
         }
         .consistent_skips()
     }
@@ -333,16 +335,6 @@ impl DiagnosisReport {
     /// With what [`too_young`] says of `view`.
     pub fn with_too_young(mut self, view: &NodeView, min_age: Duration) -> DiagnosisReport {
         self.too_young = too_young(view, min_age, self.generated_at);
-        self
-    }
-
-    /// With the startup profile of the pods whose start `view` and `events` hold.
-    pub fn with_startup_profile(
-        mut self,
-        view: &NodeView,
-        events: &[podcoroner_core::event::LoggedEvent],
-    ) -> DiagnosisReport {
-        self.startup_profile = startup_profile(view, events);
         self
     }
 
@@ -519,16 +511,6 @@ impl TimelineReport {
             startup: timeline.startup.iter().map(StartupView::new).collect(),
         }
     }
-}
-
-/// The startup profile of the pods whose start `view` and `events` hold, as
-/// [`DiagnosisReport::startup_profile`] gives it.
-pub fn startup_profile(
-    view: &NodeView,
-    events: &[podcoroner_core::event::LoggedEvent],
-) -> Vec<PhaseStatsView> {
-    let breakdowns = podcoroner_core::rules::startup_breakdowns(view, events);
-    PhaseStatsView::rows(&podcoroner_core::startup::profile(&breakdowns))
 }
 
 /// One edge of a startup phase: when, and where it was read.

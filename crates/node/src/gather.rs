@@ -161,7 +161,7 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
     let endpoint =
         podcoroner_cri::endpoint::resolve_from_system(opts.runtime_endpoint.as_deref(), None)?;
     let client = podcoroner_cri::RuntimeClient::connect(&endpoint.endpoint, opts.timeout).await?;
-    let (cri, status) = read_cri(&client, |_, _| {}).await?;
+    let (cri, status) = read_cri(&client, |_, _| {}, Some(&mut StartedAt::one_shot())).await?;
     let runtime = client.runtime_info().clone();
     sources.insert("cri".to_string(), status);
 
@@ -220,24 +220,130 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
 /// elapsed)` is told how long each RPC took. `diagnose`, `collect`, `gc` and the agent's CRI
 /// poller all read the runtime through this.
 ///
+/// With `started`, each container's `started_at` is read with CRI `ContainerStatus` (as
+/// `crictl inspect` does: `ListContainers` does not carry it) through that cache
+/// ([`StartedAt`]); `gc` passes `None` and reads no status.
+///
 /// # Errors
-/// An RPC failed or timed out; the error names the endpoint and the RPC.
+/// An RPC failed or timed out; the error names the endpoint and the RPC. A `ContainerStatus`
+/// that fails is no error: the container keeps `started_at: None` and the status counts it
+/// (`container_status_failed`).
 pub async fn read_cri(
     client: &podcoroner_cri::RuntimeClient,
     observe: impl Fn(&'static str, Duration),
+    started: Option<&mut StartedAt>,
 ) -> Result<(podcoroner_core::CriView, SourceStatus), podcoroner_cri::Error> {
     let t = std::time::Instant::now();
     let sandboxes = client.list_sandboxes().await?;
     observe("ListPodSandbox", t.elapsed());
     let t = std::time::Instant::now();
-    let containers = client.list_containers().await?;
+    let mut containers = client.list_containers().await?;
     observe("ListContainers", t.elapsed());
+    let failed = match started {
+        Some(cache) => cache.fill(client, &mut containers, &observe).await,
+        None => 0,
+    };
     let cri = podcoroner_core::CriView {
         sandboxes,
         containers,
     };
-    let status = cri_status(client.runtime_info(), &cri);
+    let mut status = cri_status(client.runtime_info(), &cri);
+    if failed > 0 {
+        status
+            .counts
+            .insert("container_status_failed".to_string(), failed);
+    }
     Ok((cri, status))
+}
+
+/// The containers' CRI `started_at` (`ContainerStatus.started_at`), by container ID, for the
+/// pod start breakdown's container edges.
+///
+/// A container's `started_at` never changes once the runtime set it, so an answer for a
+/// container past `CONTAINER_CREATED` is kept and that container is never asked again; one still
+/// `CONTAINER_CREATED` is asked again at the next read. The cache holds only the containers of
+/// the latest `ListContainers` (the others are dropped at each read), so it is bounded by the
+/// runtime's own container list, and at most `max_calls_per_read` `ContainerStatus` calls are
+/// made per read, newest containers first (an agent starting on a node with many containers
+/// spreads them over its first polls).
+#[derive(Debug)]
+pub struct StartedAt {
+    known: std::collections::HashMap<String, Option<jiff::Timestamp>>,
+    max_calls_per_read: usize,
+}
+
+impl StartedAt {
+    /// The agent's CRI poller's cache: at most [`StartedAt::AGENT_CALLS_PER_READ`] calls a poll.
+    pub fn for_agent() -> StartedAt {
+        StartedAt::with_max_calls(StartedAt::AGENT_CALLS_PER_READ)
+    }
+
+    /// A one-shot read (`diagnose`, `explain`, `collect`): every container asked once.
+    pub fn one_shot() -> StartedAt {
+        StartedAt::with_max_calls(usize::MAX)
+    }
+
+    /// At most `max_calls_per_read` `ContainerStatus` calls per read.
+    pub fn with_max_calls(max_calls_per_read: usize) -> StartedAt {
+        StartedAt {
+            known: std::collections::HashMap::new(),
+            max_calls_per_read,
+        }
+    }
+
+    /// How many `ContainerStatus` calls a poll of the agent makes at most: 64 (a few ms on a
+    /// local socket).
+    pub const AGENT_CALLS_PER_READ: usize = 64;
+
+    /// How many containers' answers are kept.
+    pub fn len(&self) -> usize {
+        self.known.len()
+    }
+
+    /// Whether no answer is kept.
+    pub fn is_empty(&self) -> bool {
+        self.known.is_empty()
+    }
+
+    /// Sets `started_at` of `containers` from the cache, asking the runtime for the others;
+    /// drops the containers no longer listed. Returns how many calls failed (a container
+    /// removed meanwhile, `NotFound`, is not a failure).
+    async fn fill(
+        &mut self,
+        client: &podcoroner_cri::RuntimeClient,
+        containers: &mut [podcoroner_core::Container],
+        observe: &impl Fn(&'static str, Duration),
+    ) -> usize {
+        let listed: std::collections::HashSet<&str> =
+            containers.iter().map(|c| c.id.as_str()).collect();
+        self.known.retain(|id, _| listed.contains(id.as_str()));
+        // Newest first: a recent start is what the breakdown judges.
+        let mut ask: Vec<usize> = (0..containers.len())
+            .filter(|&i| !self.known.contains_key(&containers[i].id))
+            .collect();
+        ask.sort_by_key(|&i| std::cmp::Reverse(containers[i].created_at));
+        ask.truncate(self.max_calls_per_read);
+        let mut failed = 0;
+        for i in ask {
+            let t = std::time::Instant::now();
+            let answer = client.container_status(&containers[i].id).await;
+            observe("ContainerStatus", t.elapsed());
+            match answer {
+                Ok(st) if st.state != podcoroner_core::ContainerState::Created => {
+                    self.known.insert(containers[i].id.clone(), st.started_at);
+                }
+                Ok(st) => containers[i].started_at = st.started_at,
+                Err(podcoroner_cri::Error::NotFound { .. }) => {}
+                Err(_) => failed += 1,
+            }
+        }
+        for c in containers.iter_mut() {
+            if let Some(at) = self.known.get(&c.id) {
+                c.started_at = *at;
+            }
+        }
+        failed
+    }
 }
 
 /// Reads the static pod manifest directory as the kubelet's file source does into a

@@ -107,6 +107,7 @@ fn container(id: &str, sandbox_id: &str) -> Container {
         attempt: 0,
         state: ContainerState::Exited,
         created_at: now() - SignedDuration::from_secs(2 * HOUR),
+        started_at: None,
         image: "img".to_string(),
         labels: BTreeMap::new(),
         annotations: BTreeMap::new(),

@@ -65,11 +65,13 @@ pub fn diagnose_with_logs(
 ) -> Diagnosis {
     let mut d = diagnose(view, config, now);
     if events.is_empty() {
+        d.startup = super::pod_startup::startup_breakdowns(view, events);
         return d;
     }
     // One index of the events for every log rule and the enrichment.
     let logs = Logs::new(events);
-    let from_logs = run_log_rules(&logs, view, config, now);
+    let (from_logs, startup) = run_log_rules(&logs, view, config, now);
+    d.startup = startup;
     enrich_with(&mut d.findings, &logs);
     merge(&mut d.findings, from_logs);
     d.findings.sort_by(crate::rules::report_order);
@@ -84,21 +86,23 @@ pub fn diagnose_logs(
     config: &Config,
     now: Timestamp,
 ) -> Vec<Finding> {
-    run_log_rules(&Logs::new(events), view, config, now)
+    run_log_rules(&Logs::new(events), view, config, now).0
 }
 
-/// Every log rule of [`RULES`] over `logs`, in its order.
+/// Every log rule of [`RULES`] over `logs`, in its order; the findings, and the startup
+/// breakdowns `SlowPodStartup` made.
 fn run_log_rules(
     logs: &Logs<'_>,
     view: &NodeView,
     config: &Config,
     now: Timestamp,
-) -> Vec<Finding> {
+) -> (Vec<Finding>, Vec<crate::startup::Breakdown>) {
     let input = LogInput {
         logs,
         view,
         config,
         now,
+        startup: std::cell::OnceCell::new(),
     };
     let mut out = Vec::new();
     for rule in RULES {
@@ -106,7 +110,7 @@ fn run_log_rules(
             run(&input, &mut out);
         }
     }
-    out
+    (out, input.startup.into_inner().unwrap_or_default())
 }
 
 /// Adds `from_logs` to `findings`; one restating a finding already there adds its evidence.

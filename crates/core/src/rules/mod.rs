@@ -69,12 +69,17 @@ pub struct SkippedRule {
 }
 
 /// The result of [`diagnose`]: findings sorted by severity (critical first), kind, pod and ID.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Diagnosis {
     /// The findings.
     pub findings: Vec<Finding>,
     /// The rules that were skipped or ran only in part.
     pub skipped: Vec<SkippedRule>,
+    /// The startup breakdown of every pod whose start the views hold, as the `SlowPodStartup`
+    /// rule made them ([`startup_breakdowns`]; empty from the state rules alone, [`diagnose`]):
+    /// `diagnose`'s STARTUP PROFILE and the agent's startup metrics read these, so a diagnosis
+    /// breaks each start down once.
+    pub startup: Vec<crate::startup::Breakdown>,
 }
 
 /// Runs every state rule of [`registry::RULES`] over `view` as of `now`, in its order.
@@ -93,7 +98,11 @@ pub fn diagnose(view: &NodeView, config: &Config, now: Timestamp) -> Diagnosis {
     }
 
     findings.sort_by(report_order);
-    Diagnosis { findings, skipped }
+    Diagnosis {
+        findings,
+        skipped,
+        startup: Vec::new(),
+    }
 }
 
 /// The order findings are reported in: severity (critical first), kind, pod, sandbox ID,

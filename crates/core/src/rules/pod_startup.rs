@@ -15,7 +15,7 @@ use crate::logs::{ConfigSource, EventKind, SyncOp};
 use crate::model::{ApiPod, NodeView, PodRef};
 use crate::startup::{self, Breakdown, Phase, PhaseSpan};
 
-use super::logs::{LogInput, Logs, dur, finding, line, plural};
+use super::logs::{LogInput, Logs, SAME_EVENT, dur, finding, line, plural};
 
 /// A slow start is judged while it is this recent (its `Ready` this close to the diagnosis),
 /// unless the logs hold it: an old slow start is history, not a finding.
@@ -75,6 +75,7 @@ fn candidates<'l, 'v>(logs: &Logs<'l>, view: &'v NodeView) -> Vec<Candidate<'l, 
             keys.insert((a.pod.namespace.clone(), a.pod.name.clone()), Some(a));
         }
     }
+    let pulls = joined_pulls(logs);
     keys.into_iter()
         .filter(|(k, _)| !static_pods.contains(k))
         .map(|((ns, name), api)| {
@@ -83,7 +84,10 @@ fn candidates<'l, 'v>(logs: &Logs<'l>, view: &'v NodeView) -> Vec<Candidate<'l, 
                 .map(|a| a.pod.uid.clone())
                 .or_else(|| logs.uids_of(&key).last().map(|u| (*u).to_string()))
                 .unwrap_or_default();
-            let records = pod_records(logs, &key, &uid, adds.get(&(ns.clone(), name.clone())));
+            let pod_key = (ns.clone(), name.clone());
+            let mut extra: Vec<usize> = adds.get(&pod_key).cloned().unwrap_or_default();
+            extra.extend(pulls.get(&pod_key).into_iter().flatten());
+            let records = pod_records(logs, &key, &uid, Some(&extra));
             Candidate {
                 pod: PodRef {
                     namespace: ns,
@@ -97,8 +101,104 @@ fn candidates<'l, 'v>(logs: &Logs<'l>, view: &'v NodeView) -> Vec<Candidate<'l, 
         .collect()
 }
 
+/// A pod by `(namespace, name)`.
+type PodKey = (String, String);
+
+/// containerd's `PullImage "<ref>"` lines (they name the image, never the pod), joined to the
+/// pod whose kubelet `Pulling image "<ref>"` is within [`SAME_EVENT`] of the call: the kubelet
+/// logs the event and calls CRI `PullImage` back to back (`image_manager.go`
+/// `EnsureImageExists`). The call's next line of the same image (`PullImage "<ref>" returns
+/// image reference`, `Pulled image "<ref>" with image id`, `PullImage "<ref>" failed`) goes with
+/// it. A call near no kubelet line naming a pod, or near two pods' pulls of the same image,
+/// stays unjoined: never guessed. By `(namespace, name)`: the positions in `logs.all`.
+///
+/// Linear: each image's kubelet pulls are sorted once and each call looks its window up by
+/// binary search.
+fn joined_pulls(logs: &Logs<'_>) -> HashMap<PodKey, Vec<usize>> {
+    use super::teardown::quoted_after;
+    let at = |kind: EventKind| logs.by_kind.get(&kind).map_or(&[][..], Vec::as_slice);
+    // The kubelet's pulls by image: (time, pod), sorted.
+    let mut kubelet: HashMap<&str, Vec<(Timestamp, PodKey)>> = HashMap::new();
+    for &i in at(EventKind::ImagePulling) {
+        let e = &logs.all[i];
+        if e.log != crate::event::LogKind::Kubelet {
+            continue;
+        }
+        let (Some(t), Some(image), Some(p)) = (
+            e.event.time,
+            quoted_after(&e.text, "Pulling image "),
+            e.event.ids.pods.first(),
+        ) else {
+            continue;
+        };
+        let Some(ns) = &p.namespace else { continue };
+        kubelet
+            .entry(image)
+            .or_default()
+            .push((t, (ns.to_string(), p.name.to_string())));
+    }
+    if kubelet.is_empty() {
+        return HashMap::new();
+    }
+    for v in kubelet.values_mut() {
+        v.sort();
+    }
+    // The runtime's pull lines by image, in reading order.
+    let mut runtime: HashMap<&str, Vec<usize>> = HashMap::new();
+    for kind in [
+        EventKind::ImagePulling,
+        EventKind::ImagePulled,
+        EventKind::ImagePullFailed,
+    ] {
+        for &i in at(kind) {
+            let e = &logs.all[i];
+            if e.log != crate::event::LogKind::Runtime {
+                continue;
+            }
+            if let Some(image) = quoted_after(&e.text, "PullImage ")
+                .or_else(|| quoted_after(&e.text, "Pulled image "))
+            {
+                runtime.entry(image).or_default().push(i);
+            }
+        }
+    }
+    let mut out: HashMap<PodKey, Vec<usize>> = HashMap::new();
+    for (image, lines) in &mut runtime {
+        let Some(pulls) = kubelet.get(image) else {
+            continue;
+        };
+        lines.sort_unstable();
+        for (n, &i) in lines.iter().enumerate() {
+            let e = &logs.all[i];
+            let Some(t) = e
+                .event
+                .time
+                .filter(|_| e.event.kind == EventKind::ImagePulling)
+            else {
+                continue;
+            };
+            let from = pulls.partition_point(|(k, _)| *k < t - SAME_EVENT);
+            let to = pulls.partition_point(|(k, _)| *k <= t + SAME_EVENT);
+            let mut near = pulls[from..to].iter().map(|(_, p)| p);
+            let Some(pod) = near.next() else { continue };
+            if near.any(|q| q != pod) {
+                continue;
+            }
+            let joined = out.entry(pod.clone()).or_default();
+            joined.push(i);
+            if let Some(&end) = lines.get(n + 1)
+                && logs.all[end].event.kind != EventKind::ImagePulling
+            {
+                joined.push(end);
+            }
+        }
+    }
+    out
+}
+
 /// The records of one pod: those naming `key` (`namespace/name`) first, those naming `uid` or
-/// another UID the logs give the name, and the `SyncLoop ADD` lines at `adds`; reading order.
+/// another UID the logs give the name, and the `SyncLoop ADD` lines and joined runtime pulls at
+/// `adds`; reading order.
 fn pod_records<'l>(
     logs: &Logs<'l>,
     key: &str,
@@ -120,13 +220,28 @@ fn pod_records<'l>(
     at.into_iter().map(|i| &logs.all[i]).collect()
 }
 
-/// The startup breakdown of every pod whose start `view` and `events` hold, by pod (the node's
-/// startup profile, `diagnose`'s STARTUP block and the agent's metrics read it).
+/// The startup breakdown of every pod whose start `view` and `events` hold, by pod: what
+/// `SlowPodStartup` judges and [`crate::rules::Diagnosis::startup`] carries (a diagnosis with
+/// logs gets them from the rule; this builds them for one without).
 pub fn startup_breakdowns(view: &NodeView, events: &[LoggedEvent]) -> Vec<Breakdown> {
     let logs = Logs::new(events);
-    candidates(&logs, view)
+    breakdowns(&logs, view)
         .into_iter()
-        .filter_map(|c| startup::breakdown(&c.pod, &c.records, c.api, view.cri.as_ref()))
+        .filter_map(|(_, b)| b)
+        .collect()
+}
+
+/// Every candidate with its breakdown.
+fn breakdowns<'l, 'v>(
+    logs: &Logs<'l>,
+    view: &'v NodeView,
+) -> Vec<(Candidate<'l, 'v>, Option<Breakdown>)> {
+    candidates(logs, view)
+        .into_iter()
+        .map(|c| {
+            let b = startup::breakdown(&c.pod, &c.records, c.api, view.cri.as_ref());
+            (c, b)
+        })
         .collect()
 }
 
@@ -167,9 +282,9 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     let threshold =
         SignedDuration::try_from(input.config.slow_start).unwrap_or(SignedDuration::MAX);
     let logs = input.logs;
-    for c in candidates(logs, input.view) {
-        let b = startup::breakdown(&c.pod, &c.records, c.api, input.view.cri.as_ref());
-        if let Some(f) = still_starting(&c, b.as_ref(), threshold, input.now, out) {
+    let judged = breakdowns(logs, input.view);
+    for (c, b) in &judged {
+        if let Some(f) = still_starting(c, b.as_ref(), threshold, input.now, out) {
             out.push(f);
             continue;
         }
@@ -196,8 +311,12 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         if !(recent || from_logs(ready) || b.phases.iter().any(|p| from_logs(&p.end))) {
             continue;
         }
-        out.push(slow_finding(&b, &c, total, threshold, dominant, input.now));
+        out.push(slow_finding(b, c, total, threshold, dominant, input.now));
     }
+    // What the rule broke down is the diagnosis's (the profile and the agent's metrics).
+    let _ = input
+        .startup
+        .set(judged.into_iter().filter_map(|(_, b)| b).collect());
 }
 
 /// A pod the API shows `Pending` (its containers not all started), not being deleted, bound

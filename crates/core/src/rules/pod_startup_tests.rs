@@ -269,3 +269,121 @@ I1201 12:00:31.418000   21520 event.go:389] "Event occurred" object="shop/api-a"
         .is_empty()
     );
 }
+
+// === image pulls: containerd's PullImage joined, the newer key set's total ===
+
+/// The real node's late image (crates/cli/tests/real_startup.rs, kubelet v1.34.4 and its
+/// containerd): the kubelet's Pulling event names the pod, containerd's PullImage only the image.
+const LATE_KUBELET: &str = r#"I1201 21:19:38.624626    5629 kubelet.go:2515] "SyncLoop ADD" source="api" pods=["shop/late-image"]
+I1201 21:19:38.832674    5629 kuberuntime_manager.go:1351] "Created PodSandbox for pod" podSandboxID="bbeb1598e612df8d855b157c51070aa54f71029e56c97cad770c382eb5d37ecc" pod="shop/late-image"
+I1201 21:19:38.835001    5629 event.go:389] "Event occurred" object="shop/late-image" fieldPath="spec.containers{main}" kind="Pod" apiVersion="v1" type="Normal" reason="Pulling" message="Pulling image \"localhost/podcoroner/late:1\""
+"#;
+const LATE_CONTAINERD: &str = r#"time="2026-12-01T21:19:38.835224373Z" level=info msg="PullImage \"localhost/podcoroner/late:1\""
+time="2026-12-01T21:19:38.839702377Z" level=error msg="PullImage \"localhost/podcoroner/late:1\" failed" error="failed to pull and unpack image \"localhost/podcoroner/late:1\": failed to resolve reference \"localhost/podcoroner/late:1\": failed to do request: Head \"http://localhost/v2/podcoroner/late/manifests/1\": dial tcp 127.0.0.1:80: connect: connection refused"
+"#;
+
+fn joined(kubelet: &str, runtime: &str) -> Vec<((String, String), Vec<String>)> {
+    let ev = events(kubelet, runtime);
+    let logs = crate::rules::logs::Logs::new(&ev);
+    let mut out: Vec<((String, String), Vec<String>)> = super::joined_pulls(&logs)
+        .into_iter()
+        .map(|(pod, at)| {
+            let lines = at
+                .iter()
+                .map(|&i| format!("{}:{}", logs.all[i].origin, logs.all[i].line))
+                .collect();
+            (pod, lines)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_runtime_pull_joins_the_pod_the_kubelet_names() {
+    assert_eq!(
+        joined(LATE_KUBELET, LATE_CONTAINERD),
+        vec![(
+            ("shop".to_string(), "late-image".to_string()),
+            vec![
+                "containerd.log:1".to_string(),
+                "containerd.log:2".to_string()
+            ]
+        )]
+    );
+    // A pull no kubelet line names a pod for: unjoined.
+    assert_eq!(joined("", LATE_CONTAINERD), vec![]);
+    // Another image's pull at the same time: unjoined.
+    let other = LATE_KUBELET.replace("podcoroner/late:1", "podcoroner/other:1");
+    assert_eq!(joined(&other, LATE_CONTAINERD), vec![]);
+    // Two pods pulling the image within the second: which call is whose is not known.
+    let two = format!(
+        "{LATE_KUBELET}{}",
+        LATE_KUBELET
+            .lines()
+            .nth(2)
+            .unwrap()
+            .replace("shop/late-image", "shop/late-image-2")
+            .replace("38.835001", "38.900001")
+    );
+    assert_eq!(joined(&two, LATE_CONTAINERD), vec![]);
+}
+
+#[test]
+fn the_runtime_pull_gives_the_pull_end_the_kubelet_does_not_log() {
+    // containerd 1.7's PullImage lines of a public report (nginx:stable from a mirror), with the
+    // kubelet's Pulling event of the pod (v1.34.4's wording) and no Pulled line (the log cut
+    // there).
+    let kubelet = r#"I0531 15:38:20.101000    2310 kubelet.go:2515] "SyncLoop ADD" source="api" pods=["web/nginx2"]
+I0531 15:38:20.300000    2310 kuberuntime_manager.go:1351] "Created PodSandbox for pod" podSandboxID="62bf68fc44fefc867bd75805cd9fa75e9bc414da1c3f7ab930df4c51d3d02cd8" pod="web/nginx2"
+I0531 15:38:20.312000    2310 event.go:389] "Event occurred" object="web/nginx2" fieldPath="spec.containers{nginx2}" kind="Pod" apiVersion="v1" type="Normal" reason="Pulling" message="Pulling image \"nginx:stable\""
+"#;
+    let containerd = r#"time="2023-05-31T15:38:20.312519113Z" level=info msg="PullImage \"nginx:stable\""
+time="2023-05-31T15:38:26.260038937Z" level=info msg="PullImage \"nginx:stable\" returns image reference \"sha256:1e96add5ea29fed5b25c2971895403f050ca1eaa5f614da0ee02106e97805f5f\""
+"#;
+    // The report is of 2023; events() reads the kubelet's year-less klog dates as 2026.
+    let ev = events(kubelet, &containerd.replace("2023-05-31", "2026-05-31"));
+    let b = crate::rules::startup_breakdowns(&NodeView::empty(), &ev);
+    let b = b
+        .iter()
+        .find(|b| b.pod.name == "nginx2")
+        .expect("a breakdown");
+    let pull = b
+        .phase(crate::startup::Phase::ImagePull)
+        .expect("a pull phase");
+    assert_eq!(pull.start.what, "Pulling image");
+    assert_eq!(pull.end.what, "containerd PullImage returned");
+    assert_eq!(pull.end.origin.as_deref(), Some("containerd.log:2"));
+    assert_eq!(pull.end.source, crate::finding::EvidenceSource::RuntimeLog);
+    assert_eq!(pull.duration().as_millis(), 5948);
+}
+
+#[test]
+fn the_newer_key_sets_total_pull_time_is_the_pull_phase() {
+    // A 1.35 kubelet's record (a public report's line) with the pod's sandbox line before it.
+    let kubelet = r#"I0923 11:40:47.700000  471811 kubelet.go:2515] "SyncLoop ADD" source="api" pods=["lab/api-8cdfd76f-mwwhz"]
+I0923 11:40:47.850000  471811 kuberuntime_manager.go:1351] "Created PodSandbox for pod" podSandboxID="b3c4f0e2f1f1a4e35a1a0f6bfc1f0c7d0e6b9f35cf3f7c04cb5c7d8f7d1f1a2b" pod="lab/api-8cdfd76f-mwwhz"
+I0923 11:41:13.979360  471811 pod_startup_latency_tracker.go:148] "Observed pod startup duration" pod="lab/api-8cdfd76f-mwwhz" podStartSLOduration=26.79312747 podStartE2EDuration="26.973310511s" totalImagesPullingTime="180.183041ms" totalInitContainerRuntime="0s" isStatefulPod=true podCreationTimestamp="2026-09-23 11:40:47 +0000 UTC" imagePullSessionsCount=1 imagePullSessionsStartsCount=0 observedRunningTime="2026-09-23 11:40:48.09362143 +0000 UTC m=+4208.644264215" watchObservedRunningTime="2026-09-23 11:41:13.973310511 +0000 UTC m=+4234.52"
+"#;
+    let b = crate::rules::startup_breakdowns(&NodeView::empty(), &events(kubelet, ""));
+    let pull = b[0]
+        .phase(crate::startup::Phase::ImagePull)
+        .expect("a pull phase");
+    assert_eq!(pull.duration().as_nanos(), 180_183_041);
+    assert_eq!(pull.start.what, "Created PodSandbox for pod");
+    assert_eq!(
+        pull.end.what,
+        "Created PodSandbox for pod + totalImagesPullingTime 180ms 183µs 41ns (\"Observed pod startup duration\")"
+    );
+    assert_eq!(pull.end.origin.as_deref(), Some("kubelet.log:3"));
+    // Nothing pulled ("0s"): no pull phase.
+    let none = kubelet.replace(
+        "totalImagesPullingTime=\"180.183041ms\"",
+        "totalImagesPullingTime=\"0s\"",
+    );
+    let b = crate::rules::startup_breakdowns(&NodeView::empty(), &events(&none, ""));
+    assert!(
+        b[0].phase(crate::startup::Phase::ImagePull).is_none(),
+        "{b:#?}"
+    );
+}

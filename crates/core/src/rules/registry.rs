@@ -27,6 +27,9 @@ pub(crate) struct LogInput<'a, 'e> {
     pub view: &'a NodeView,
     pub config: &'a Config,
     pub now: jiff::Timestamp,
+    /// The startup breakdowns `SlowPodStartup` made (`pod_startup::run` sets it), handed out
+    /// in [`crate::rules::Diagnosis::startup`].
+    pub startup: std::cell::OnceCell<Vec<crate::startup::Breakdown>>,
 }
 
 /// The function that runs a rule.

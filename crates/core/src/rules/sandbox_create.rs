@@ -20,6 +20,17 @@
 //! sandbox created for it after the last. Must not: one failed attempt (a transient error the
 //! next sync mends), a pod whose sandbox was created later, a pod the CRI view shows with a
 //! READY sandbox created after the last failure.
+//!
+//! One attempt is enough when the sandbox it failed to create cannot be torn down either (a
+//! `SandboxStopFailing` of that sandbox ID, reported before this rule runs): the runtime keeps a
+//! sandbox whose failed ADD it could not clean up (containerd: "encountered an error cleaning up
+//! failed sandbox …, marking sandbox state as SANDBOX_UNKNOWN"), and the kubelet's
+//! `computePodActions` then asks to kill it before creating another (`KillPod: true,
+//! CreateSandbox: true`); `SyncPod` returns when `killPodWithSyncResult` fails, so the pod
+//! worker loops on `StopPodSandbox` and never tries the ADD again (the real kubelet v1.34.4 with
+//! the CNI plugin binary missing, `sandbox_create/testdata/`). The cause is the ADD: the
+//! finding says it once, with the teardown loop as its evidence, and that `SandboxStopFailing`
+//! is folded into it (its severity kept when higher) instead of being reported beside it.
 
 use std::collections::BTreeMap;
 
@@ -51,7 +62,7 @@ type Waiting<'l> = (Option<PodRef>, Vec<&'l LoggedEvent>);
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Class {
     /// The CNI plugin's ADD fails (with the plugin's name when the error gives it).
-    CniAdd(Option<String>),
+    CniAdd(Option<String>, bool),
     /// The name `<name>_<ns>_<uid>_<attempt>` is held by the sandbox of this ID.
     NameReserved(String),
     /// A call timed out (`RuntimeUnhealthy` reports it).
@@ -71,7 +82,10 @@ fn classify(e: &LoggedEvent) -> Class {
         || err.contains("cni plugin not initialized")
         || err.contains("failed to find plugin")
     {
-        return Class::CniAdd(cni_plugin(&err).map(str::to_string));
+        return Class::CniAdd(
+            cni_plugin(&err).map(str::to_string),
+            err.contains("failed to find plugin"),
+        );
     }
     if e.event.cause == Some(Cause::Timeout) {
         return Class::Timeout;
@@ -89,6 +103,36 @@ pub(super) fn pod_key(logs: &Logs<'_>, e: &LoggedEvent) -> Option<String> {
             _ => Some(name),
         }
     })
+}
+
+/// The sandbox a creation failure names: `failed to setup network for sandbox "<id>"` (the
+/// sandbox the runtime made before the ADD failed), else the record's sandbox ID.
+fn failed_sandbox(e: &LoggedEvent) -> Option<String> {
+    quoted_after(&error_text(e), "network for sandbox ")
+        .map(str::to_string)
+        .or_else(|| e.event.ids.sandbox_id.as_deref().map(str::to_string))
+}
+
+/// The teardown findings (in `out`, from the rules before) of the sandboxes whose creation
+/// `group` failed: `SandboxStopFailing`, and `StuckTerminatingPod` (without the API view, the
+/// kill `SyncPod` makes of a failed sandbox reads as a pod stuck terminating; it is the create
+/// path's). Their positions in `out`.
+fn stuck_teardowns(group: &[&LoggedEvent], out: &[Finding]) -> Vec<usize> {
+    let failed: Vec<String> = group.iter().filter_map(|e| failed_sandbox(e)).collect();
+    out.iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            matches!(
+                f.kind,
+                FindingKind::SandboxStopFailing | FindingKind::StuckTerminatingPod
+            ) && f.sandbox_id.as_ref().is_some_and(|s| {
+                failed
+                    .iter()
+                    .any(|id| id == s || s.starts_with(id.trim_end_matches('…')))
+            })
+        })
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// Whether `e` names the pod `key` (its UID or `namespace/name`).
@@ -111,9 +155,12 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     // The pods still waiting, by the class of their latest failure.
     let mut waiting: BTreeMap<Class, Vec<Waiting<'_>>> = BTreeMap::new();
     let mut earliest: Option<&LoggedEvent> = None;
+    // The SandboxStopFailing findings folded in, by the class they go to.
+    let mut folded: BTreeMap<Class, Vec<usize>> = BTreeMap::new();
     for (key, group) in by_pod {
         let last = *group.last().expect("a group has a record");
-        if attempts(&group) < 2 {
+        let stuck = stuck_teardowns(&group, out);
+        if attempts(&group) < 2 && stuck.is_empty() {
             continue;
         }
         if created
@@ -158,17 +205,39 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         if earliest.is_none_or(|e| after(e, group[0])) {
             earliest = Some(group[0]);
         }
+        folded.entry(class.clone()).or_default().extend(stuck);
         waiting.entry(class).or_default().push((pod, group));
+    }
+    // The folded teardowns leave `out`; their findings go with their class.
+    let mut taken: Vec<usize> = folded.values().flatten().copied().collect();
+    taken.sort_unstable();
+    taken.dedup();
+    let mut teardowns: BTreeMap<usize, Finding> = BTreeMap::new();
+    for i in taken.into_iter().rev() {
+        teardowns.insert(i, out.remove(i));
     }
     // No pod got a sandbox since the first of these failures: nothing on the node can start.
     let pods_waiting: usize = waiting.values().map(Vec::len).sum();
     let none_created = earliest.is_some_and(|first| !created.iter().any(|c| after(c, first)));
     for (class, pods) in waiting {
+        let stuck: Vec<Finding> = folded
+            .get(&class)
+            .into_iter()
+            .flatten()
+            .filter_map(|i| teardowns.remove(i))
+            .collect();
         let severity = if pods_waiting >= 2 && none_created {
             Severity::Critical
         } else {
             Severity::Warning
-        };
+        }
+        .max(
+            stuck
+                .iter()
+                .map(|f| f.severity)
+                .max()
+                .unwrap_or(Severity::Info),
+        );
         let records: Vec<&LoggedEvent> = {
             let mut r: Vec<&LoggedEvent> =
                 pods.iter().flat_map(|(_, g)| g.iter().copied()).collect();
@@ -176,13 +245,18 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             r
         };
         let (what, rule, fix) = match &class {
-            Class::CniAdd(plugin) => (
+            Class::CniAdd(plugin, missing) => (
                 format!(
-                    "the CNI ADD fails{}",
+                    "the CNI ADD fails{}{}",
                     plugin
                         .as_deref()
                         .map(|p| format!(" (plugin {p})"))
-                        .unwrap_or_default()
+                        .unwrap_or_default(),
+                    if *missing {
+                        ": the plugin's binary is not in the CNI bin path"
+                    } else {
+                        ""
+                    }
                 ),
                 "CRI RunPodSandbox sets up the pod network (the CNI ADD) before it returns: when the plugin \
                  fails, the runtime removes the sandbox and the kubelet's pod worker tries again at its next \
@@ -232,13 +306,22 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             FindingKind::SandboxCreateFailing,
             severity,
             format!(
-                "pod sandboxes cannot be created: {what}; {} in ContainerCreating ({}){}",
+                "pod sandboxes cannot be created: {what}; {} in ContainerCreating ({}){}{}",
                 plural(pods.len(), "pod waits", "pods wait"),
                 names.join(", "),
                 if severity == Severity::Critical {
                     ": no pod on this node got a sandbox since the first failure"
                 } else {
                     ""
+                },
+                if stuck.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; {} cannot be torn down either, so the kubelet retries the teardown and \
+                         never the ADD",
+                        plural(stuck.len(), "failed sandbox", "failed sandboxes")
+                    )
                 }
             ),
             rule,
@@ -267,6 +350,29 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                 f.evidence.push(quoted);
             }
         }
+        // The teardown loop of each failed sandbox: what its SandboxStopFailing said, and its
+        // first and last records.
+        for t in stuck {
+            f.evidence.push(Evidence::new(
+                t.evidence
+                    .first()
+                    .map_or(crate::finding::EvidenceSource::KubeletLog, |e| e.source),
+                format!(
+                    "kuberuntime_manager.go SyncPod kills the failed sandbox before it creates \
+                     another, and that fails: {}",
+                    t.summary
+                ),
+            ));
+            let n = t.evidence.len();
+            for (i, e) in t.evidence.into_iter().enumerate() {
+                if (i == 0 || i + 1 == n) && !f.evidence.contains(&e) {
+                    f.evidence.push(e);
+                }
+            }
+        }
         out.push(f);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -110,6 +110,7 @@ fn container(
         attempt: 0,
         state,
         created_at: ago(age_secs),
+        started_at: None,
         image: "registry.local/app:1".to_string(),
         labels: BTreeMap::from([(LABEL_POD_UID.to_string(), uid.to_string())]),
         annotations: BTreeMap::new(),

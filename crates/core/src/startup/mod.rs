@@ -230,6 +230,97 @@ fn last_of<'a>(
     })
 }
 
+/// What a pull edge read: the kubelet's wording, or containerd's when the record is the
+/// runtime's.
+fn pull_what<'w>(e: &LoggedEvent, kubelet: &'w str, runtime: &'w str) -> &'w str {
+    if e.log == crate::event::LogKind::Runtime {
+        runtime
+    } else {
+        kubelet
+    }
+}
+
+/// The image pull phase from the newer key set's `totalImagesPullingTime` (kubelet 1.34 after
+/// k/k #131950: a sum of the pull sessions, with no times), when no record gives the pulls'
+/// edges: from `after` (the sandbox ready; the kubelet pulls after `RunPodSandbox`) for that
+/// long. The end is derived, and says so. `None` when nothing was pulled (`0s`).
+fn total_pulling_span(
+    observed: Option<&(Observed, String)>,
+    after: Option<&Edge>,
+) -> Option<(Edge, Edge)> {
+    let (o, origin) = observed?;
+    let total = o.total_images_pulling.filter(|d| d.is_positive())?;
+    let start = after?;
+    let end = Edge {
+        at: start.at.checked_add(total).ok()?,
+        source: EvidenceSource::KubeletLog,
+        what: format!(
+            "{} + totalImagesPullingTime {total:#} (\"Observed pod startup duration\")",
+            start.what
+        ),
+        origin: Some(origin.clone()),
+    };
+    Some((start.clone(), end))
+}
+
+/// The CRI edges of the containers' start in the pod's sandbox `sandbox_id`: the first
+/// container's `created_at` (CRI `ListContainers`) and the last one's `started_at` (CRI
+/// `ContainerStatus`), of the first attempt (`attempt` 0) of every container created at or after
+/// `after` (the end of the phase before: the init containers, created before `Initialized`, are
+/// left out). The runtime stamps both itself, to the nanosecond, where the kubelet's `Started
+/// container` is logged after `StartContainer` returned, so these are preferred.
+///
+/// `(None, None)` when the sandbox has no such container, when a container's first attempt is
+/// gone (a restart: the later attempt's times are not the start), or, for `started_at`, when one
+/// of them has not started (or its status was not read).
+fn cri_container_edges(
+    cri: Option<&CriView>,
+    sandbox_id: Option<&str>,
+    after: Option<Timestamp>,
+) -> (Option<Edge>, Option<Edge>) {
+    let (Some(cri), Some(sandbox_id)) = (cri, sandbox_id) else {
+        return (None, None);
+    };
+    let of_sandbox: Vec<&crate::model::Container> = cri
+        .containers
+        .iter()
+        .filter(|c| c.sandbox_id == sandbox_id)
+        .collect();
+    let restarted = of_sandbox.iter().any(|c| {
+        c.attempt > 0
+            && !of_sandbox
+                .iter()
+                .any(|o| o.name == c.name && o.attempt == 0)
+    });
+    let first: Vec<&crate::model::Container> = of_sandbox
+        .into_iter()
+        .filter(|c| c.attempt == 0 && after.is_none_or(|a| c.created_at >= a))
+        .collect();
+    if restarted || first.is_empty() {
+        return (None, None);
+    }
+    let created = first.iter().min_by_key(|c| c.created_at).map(|c| {
+        view_edge(
+            c.created_at,
+            EvidenceSource::Cri,
+            &format!("CRI container {} created_at", c.name),
+        )
+    });
+    let started = first
+        .iter()
+        .map(|c| c.started_at.map(|t| (t, c)))
+        .collect::<Option<Vec<_>>>()
+        .and_then(|v| v.into_iter().max_by_key(|(t, _)| *t))
+        .map(|(t, c)| {
+            view_edge(
+                t,
+                EvidenceSource::Cri,
+                &format!("CRI container {} started_at", c.name),
+            )
+        });
+    (created, started)
+}
+
 /// The breakdown of the start of `pod` from its log `records` (reading order; the records that
 /// name the pod, its UID or its sandbox), its API object and the CRI view. `None` when no view
 /// holds two edges of any phase.
@@ -305,11 +396,20 @@ pub fn breakdown(
         .as_ref()
         .or(sandbox_start.as_ref())
         .map(|e| e.at);
+    // The pod's records hold containerd's own `PullImage` lines when they could be joined to
+    // the pod (`rules::pod_startup`), so either log may give an edge.
     let pull_start = first_of(records, &[EventKind::ImagePulling], after_sandbox.or(from));
     let pull = match pull_start {
         Some(p) => {
             let end = last_of(records, &[EventKind::ImagePulled], p.event.time);
-            log_edge(p, "Pulling image").zip(end.and_then(|e| log_edge(e, "image pulled")))
+            log_edge(p, pull_what(p, "Pulling image", "containerd PullImage")).zip(end.and_then(
+                |e| {
+                    log_edge(
+                        e,
+                        pull_what(e, "image pulled", "containerd PullImage returned"),
+                    )
+                },
+            ))
         }
         None => obs
             .filter(|o| o.last_finished_pulling >= o.first_started_pulling)
@@ -324,6 +424,15 @@ pub fn breakdown(
                     |o| o.last_finished_pulling,
                     "lastFinishedPulling",
                 ))
+            })
+            .or_else(|| {
+                total_pulling_span(
+                    observed.as_ref(),
+                    sandbox_end
+                        .as_ref()
+                        .or(sandbox_start.as_ref())
+                        .or(seen.as_ref()),
+                )
             }),
     };
 
@@ -342,8 +451,13 @@ pub fn breakdown(
     let start_from = init_end.clone().or_else(|| before_init.clone());
     let after = start_from.as_ref().map(|e| e.at).or(from);
     let sandbox_id = sandbox.map(|s| s.id.as_str());
-    let started = last_of(records, &[EventKind::ContainerStartedLogged], after)
-        .and_then(|e| log_edge(e, "Started container"))
+    let (cri_created, cri_started) = cri_container_edges(cri, sandbox_id, after);
+    let start_from = cri_created.or(start_from);
+    let started = cri_started
+        .or_else(|| {
+            last_of(records, &[EventKind::ContainerStartedLogged], after)
+                .and_then(|e| log_edge(e, "Started container"))
+        })
         .or_else(|| {
             st.and_then(|s| s.containers_started_at.iter().map(|(_, t)| *t).max())
                 .map(|t| {
@@ -433,6 +547,89 @@ pub fn breakdown(
         ready_is_ready,
         observed,
     })
+}
+
+impl Breakdown {
+    /// The breakdown as text, the golden files' form (`testdata/cases/*/startup.txt`): the pod,
+    /// bound and ready, each phase with its seconds and both edges (what, source, `file:line`
+    /// with `strip` removed from it), the kubelet's own record.
+    pub fn to_text(&self, strip: &str) -> String {
+        let edge = |e: &Edge| {
+            format!(
+                "{} {} ({}{})",
+                e.at,
+                e.what,
+                e.source.as_str(),
+                e.origin
+                    .as_deref()
+                    .map(|o| format!(" {}", o.replace(strip, "")))
+                    .unwrap_or_default()
+            )
+        };
+        let mut out = format!(
+            "- pod {}/{} uid={}\n",
+            self.pod.namespace, self.pod.name, self.pod.uid
+        );
+        for (what, e) in [("bound", &self.bound), ("ready", &self.ready)] {
+            if let Some(e) = e {
+                out.push_str(&format!("  {what}: {}\n", edge(e)));
+            }
+        }
+        out.push_str(&format!(
+            "  total: {}{}; dominant: {}\n",
+            self.total()
+                .map_or_else(|| "?".to_string(), |d| format!("{:.3}s", d.as_secs_f64())),
+            if self.ready_is_ready {
+                " to Ready"
+            } else {
+                " to running"
+            },
+            self.dominant().map_or("none", |p| p.phase.as_str())
+        ));
+        for p in &self.phases {
+            out.push_str(&format!(
+                "  {} {:.3}s: {} -> {}\n",
+                p.phase.as_str(),
+                p.duration().as_secs_f64(),
+                edge(&p.start),
+                edge(&p.end)
+            ));
+        }
+        if let Some((o, origin)) = &self.observed {
+            out.push_str(&format!(
+                "  kubelet ({}): podStartSLOduration={:?} podStartE2EDuration={:?} totalImagesPullingTime={:?}\n",
+                origin.replace(strip, ""),
+                o.slo_seconds,
+                o.e2e.map(|d| format!("{d:#}")),
+                o.total_images_pulling.map(|d| format!("{d:#}")),
+            ));
+        }
+        out
+    }
+}
+
+impl Profile {
+    /// The profile as text, the golden files' form: one line per phase with its pods, p50, p90
+    /// and max in seconds, then the total.
+    pub fn to_text(&self) -> String {
+        let row = |name: &str, s: &PhaseStats| {
+            format!(
+                "  {name}: pods={} p50={:.3}s p90={:.3}s max={:.3}s\n",
+                s.pods,
+                s.p50.as_secs_f64(),
+                s.p90.as_secs_f64(),
+                s.max.as_secs_f64()
+            )
+        };
+        let mut out = String::new();
+        for (phase, s) in &self.phases {
+            out.push_str(&row(phase.as_str(), s));
+        }
+        if let Some(t) = &self.total {
+            out.push_str(&row("total", t));
+        }
+        out
+    }
 }
 
 #[cfg(test)]

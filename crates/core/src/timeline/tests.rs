@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::logs::{LineAssembler, ParseContext, classify, parse};
 use crate::model::*;
 
 const UID: &str = "5da5c1e2-7b1f-4b8e-9d2a-3c4b5a6d7e8f";
@@ -12,32 +11,7 @@ const CONTAINER: &str = "c65a9b1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f708192a3
 const SANDBOX: &str = "3cfe4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a";
 
 fn events(text: &str, log: LogKind) -> Vec<LoggedEvent> {
-    let mut ctx = ParseContext::new(2026);
-    let mut asm = LineAssembler::new();
-    let mut out = Vec::new();
-    let mut take = |text: &str, line: u64, ctx: &mut ParseContext| {
-        let parsed = parse(text, ctx);
-        if let Some(e) = classify(&parsed) {
-            out.push(LoggedEvent {
-                event: e.into_owned(),
-                log,
-                origin: "kubelet.log".to_string(),
-                line,
-                text: text.to_string(),
-            });
-        }
-    };
-    for l in text.lines() {
-        if let Some(r) = asm.push(l) {
-            let (t, n) = (r.text.to_string(), r.first_line);
-            take(&t, n, &mut ctx);
-        }
-    }
-    if let Some(r) = asm.finish() {
-        let (t, n) = (r.text.to_string(), r.first_line);
-        take(&t, n, &mut ctx);
-    }
-    out
+    crate::event::read_text(log, "kubelet.log", 2026, text)
 }
 
 fn kubelet_log() -> String {

@@ -1044,6 +1044,49 @@ pub const FAMILIES: &[Family] = &[
         )],
     },
     Family {
+        source: "containerd CRI PullImage (the runtime's side of an image pull; it names the image, never the pod)",
+        cites: &[
+            cite(
+                "containerd/containerd",
+                "pkg/cri/server/instrumented_service.go",
+                "PullImage: Infof `PullImage %q`, then `PullImage %q returns image reference %q` or Errorf `PullImage %q failed`",
+                "1.5-1.7",
+            ),
+            cite(
+                "containerd/containerd",
+                "internal/cri/instrument/instrumented_service.go",
+                "PullImage: Infof `PullImage %q`, then `PullImage %q returns image reference %q` or Errorf `PullImage %q failed`",
+                "2.0-2.2",
+            ),
+            cite(
+                "containerd/containerd",
+                "pkg/cri/server/image_pull.go",
+                "PullImage: Infof `Pulled image %q with image id %q, repo tag %q, repo digest %q, size %q in %s`",
+                "1.6-1.7",
+            ),
+            cite(
+                "containerd/containerd",
+                "internal/cri/server/images/image_pull.go",
+                "PullImage: Infof `Pulled image %q with image id %q, repo tag %q, repo digest %q, size %q in %s`",
+                "2.0-2.2",
+            ),
+        ],
+        wordings: &[
+            with(
+                "PullImage \"",
+                Cond::Has("\" returns image reference \""),
+                ImagePulled,
+            ),
+            with("PullImage \"", Cond::Has("\" failed"), ImagePullFailed),
+            w("PullImage \"", ImagePulling),
+            with(
+                "Pulled image \"",
+                Cond::Has("\" with image id \""),
+                ImagePulled,
+            ),
+        ],
+    },
+    Family {
         source: "containerd CRI: sandbox and container name reservations",
         cites: &[cite(
             "containerd/containerd",

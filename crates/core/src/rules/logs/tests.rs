@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::*;
-use crate::logs::{LineAssembler, ParseContext, classify, parse};
 use crate::model::*;
 use crate::startup::values::go_duration;
 
@@ -32,31 +31,7 @@ fn now() -> Timestamp {
 
 /// The events of one log's lines, as `podcoroner-logs` reads them (year 2024).
 fn read(log: LogKind, origin: &str, lines: &[String]) -> Vec<LoggedEvent> {
-    let mut ctx = ParseContext::new(2024);
-    let mut asm = LineAssembler::new();
-    let mut out = Vec::new();
-    let mut take = |text: &str, line: u64, ctx: &mut ParseContext| {
-        if let Some(e) = classify(&parse(text, ctx)) {
-            out.push(LoggedEvent {
-                event: e.into_owned(),
-                log,
-                origin: origin.to_string(),
-                line,
-                text: text.to_string(),
-            });
-        }
-    };
-    for l in lines {
-        if let Some(r) = asm.push(l) {
-            let (t, n) = (r.text.to_string(), r.first_line);
-            take(&t, n, &mut ctx);
-        }
-    }
-    if let Some(r) = asm.finish() {
-        let (t, n) = (r.text.to_string(), r.first_line);
-        take(&t, n, &mut ctx);
-    }
-    out
+    crate::event::read_text(log, origin, 2024, &lines.join("\n"))
 }
 
 /// One table row: the kubelet's and the runtime's lines, the view, and the findings wanted as
@@ -158,6 +133,7 @@ fn cri(sandboxes: &[(&str, &str, SandboxState)], containers: &[&str]) -> NodeVie
                 attempt: 0,
                 state: ContainerState::Exited,
                 created_at: now() - SignedDuration::from_hours(1),
+                started_at: None,
                 image: "registry.local/app:1".to_string(),
                 labels: BTreeMap::new(),
                 annotations: BTreeMap::new(),
