@@ -272,6 +272,12 @@ pub enum EventKind {
     /// `"Created PodSandbox for pod" podSandboxID=… pod=…` (V4, `kuberuntime_manager.go`
     /// `SyncPod`): RunPodSandbox returned for the pod.
     PodSandboxCreated,
+    /// The kubelet found no usable sandbox for a pod and will create one
+    /// (`kuberuntime/util/util.go` `PodSandboxChanged`, V2): `"No ready sandbox for pod can be
+    /// found. Need to start a new one" pod=…` (also `No sandbox …`, `Multiple sandboxes are
+    /// ready …`, `Sandbox for pod has changed`, `… has no IP address`); legacy `No ready sandbox
+    /// for pod "<name>_<ns>(<uid>)" can be found. Need to start a new one`.
+    PodSandboxNeeded,
     /// The pod event `Pulling image "<ref>"` (`images/image_manager.go` `EnsureImageExists`),
     /// as the kubelet's event recorder logs it: `"Event occurred" object="ns/name" …
     /// reason="Pulling"` (V3+).
