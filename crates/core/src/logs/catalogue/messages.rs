@@ -210,7 +210,7 @@ pub const FAMILIES: &[Family] = &[
             cite(
                 "kubernetes/kubernetes",
                 "pkg/kubelet/kubelet.go",
-                "syncLoopIteration: glog.V(2).Infof (klog from 1.13) `SyncLoop (PLEG): %q, event: %#v`",
+                "syncLoopIteration: glog.V(2).Infof (klog from 1.13) `SyncLoop (PLEG): %q, event: %#v`; V(4) `SyncLoop (housekeeping, skipped): sources aren't ready yet.`",
                 "1.7-1.20",
             ),
         ],
@@ -732,12 +732,20 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kuberuntime_gc.go: container GC and log cleanup",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "pkg/kubelet/kubelet.go",
-            "StartGarbageCollection: ErrorS `Container garbage collection failed` (and the ContainerGCFailed event)",
-            "1.21-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "StartGarbageCollection: ErrorS `Container garbage collection failed` (and the ContainerGCFailed event)",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "StartGarbageCollection: glog/klog.Errorf `Container garbage collection failed: %v`",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[
             structured("Container garbage collection failed", ContainerGcFailed),
             structured("Failed to remove container", RemoveContainerFailed),
@@ -935,14 +943,27 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CNI teardown: dockershim, containerd, CRI-O",
-        cites: &[cite(
-            "containerd/containerd",
-            "internal/cri/server/sandbox_stop.go",
-            "stopPodSandbox: `failed to destroy network for sandbox %q: %w` (pkg/cri/server in 1.6, 1.7)",
-            "1.6-2.x",
-        )],
+        cites: &[
+            cite(
+                "containerd/containerd",
+                "internal/cri/server/sandbox_stop.go",
+                "stopPodSandbox: `failed to destroy network for sandbox %q: %w` (pkg/cri/server in 1.6, 1.7)",
+                "1.6-2.x",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/dockershim/network/cni/cni.go",
+                "deleteFromNetwork: glog.Errorf `Error deleting network: %v` (early releases), then klog.Errorf `Error deleting %s from network %s/%s: %v` pdesc type name (dockershim, removed in 1.24)",
+                "1.7-1.23",
+            ),
+        ],
         wordings: &[
             w("Error deleting network", DestroyNetworkFailed),
+            with(
+                "Error deleting ",
+                Cond::Has(" from network "),
+                DestroyNetworkFailed,
+            ),
             w(
                 "Failed to destroy network for sandbox",
                 DestroyNetworkFailed,
