@@ -87,6 +87,10 @@ pub enum FindingKind {
     /// A container the runtime fails to stop or kill (`StopContainer` timing out, "failed to
     /// kill", a zombie process, the shim gone): its pod cannot finish terminating.
     ContainerStopFailing,
+    /// The kubelet cannot read a pod's container statuses ("getPodContainerStatuses for pod
+    /// failed", `kuberuntime_manager.go` `GetPodStatus`) and no later record shows the pod
+    /// progressing: its pod worker stops before it acts (NotFound: k/k #107670, kubelet 1.22).
+    PodStatusFailing,
     /// A static pod left its source (`SyncLoop REMOVE source="file"`): a lifecycle note (info),
     /// with how its mirror pod went.
     StaticPodRemoved,
@@ -107,7 +111,7 @@ pub enum FindingKind {
 impl FindingKind {
     /// Every kind, in documentation order: generated from `rules::registry::RULES` (a kind
     /// added there without its count here does not compile).
-    pub const ALL: [FindingKind; 24] = crate::rules::registry::kinds();
+    pub const ALL: [FindingKind; 25] = crate::rules::registry::kinds();
 
     /// The stable name, e.g. `LeakedSandbox`.
     pub fn as_str(self) -> &'static str {
@@ -133,6 +137,7 @@ impl FindingKind {
             FindingKind::RuntimeUnhealthy => "RuntimeUnhealthy",
             FindingKind::StaticPodRemoved => "StaticPodRemoved",
             FindingKind::ContainerStopFailing => "ContainerStopFailing",
+            FindingKind::PodStatusFailing => "PodStatusFailing",
             FindingKind::SlowPodStartup => "SlowPodStartup",
             FindingKind::SandboxCreateFailing => "SandboxCreateFailing",
             FindingKind::PodStartupMetricInvalid => "PodStartupMetricInvalid",

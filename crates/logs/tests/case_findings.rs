@@ -460,9 +460,10 @@ const CASES: &[Case] = &[
     },
     Case {
         slug: "20-static-pod-not-restarted-after-manifest-back",
-        // missed: static-pod-not-restarted (error) for team-ns/kube-apiserver-node-a, the NotFound
-        // of getPodContainerStatuses during termination turned fatal (1.22 before k/k #107670):
-        // podcoroner has no finding for a static pod that does not come back with its manifest.
+        // run 0: the REMOVE and the kill (StaticPodRemoved, info); the manifest's return is not in
+        // it. run 1: the getPodContainerStatuses NotFound with no progress after it is
+        // PodStatusFailing (warning; expected.md's "error"), naming container 740ab753… (its
+        // line is cut before pod=, so the pod is not named).
         runs: &[
             Run {
                 node: "node-a",
@@ -476,15 +477,18 @@ const CASES: &[Case] = &[
             },
         ],
         not_logs: &[],
-        offline_gap: "the verdict 'not restarted' needs the manifest's return (a SyncLoop ADD source=\"file\" of the \
-                      same UID and no container started after it), which neither excerpt holds; the second \
-                      excerpt's getPodContainerStatuses NotFound (the #107670 cause) is cut before its pod= field, \
-                      so it names no pod, and its pod 3a91011824b5370050c4bb2c2c0705ad has only PLEG lines",
+        offline_gap: "the verdict 'not restarted' for team-ns/kube-apiserver-node-a needs the manifest's return (a \
+                      SyncLoop ADD source=\"file\" of the same UID and no container started after it), which \
+                      the first excerpt does not hold; the second excerpt's getPodContainerStatuses line is cut \
+                      before its pod= field, so PodStatusFailing names its container, not pod \
+                      3a91011824b5370050c4bb2c2c0705ad (which has only PLEG lines)",
     },
     Case {
         slug: "22-cni-teardown-calico-killed-deadline",
-        // missed: one SandboxStopFailing names no sandbox (its line is cut inside err) and
-        // should join the b25b1fe9f0eae incident; the ADD failure of coredns-f5cb5585b-s2bxk.
+        // The calico DEL failure of 1977065b… names the ADD failure of coredns-f5cb5585b-s2bxk
+        // and the pod waiting for a new sandbox (coredns-5db795bd57-z4257, "No ready sandbox …
+        // Need to start a new one"); the cut StopPodSandbox line joins the b25b1fe9… timeout.
+        // expected.md's "error" → warning.
         runs: &[Run {
             node: "node-a",
             kubelet: &["kubelet.log"],
@@ -539,7 +543,8 @@ const CASES: &[Case] = &[
     },
     Case {
         slug: "35-cni-teardown-calico-nodename-logpkg-blank-lines",
-        // missed: expected.md says node-wide (every Calico teardown fails): critical.
+        // expected.md says node-wide (every Calico teardown fails): critical, as found (the
+        // nodename file missing: the CNI plugin's node agent is not running).
         runs: &[Run {
             node: "node-a",
             kubelet: &["kubelet.log"],
@@ -550,7 +555,8 @@ const CASES: &[Case] = &[
     },
     Case {
         slug: "37-find-container-race-french-locale-journald",
-        // missed: the warning for CreateContainer in sandbox f09ac71b68bbe DeadlineExceeded.
+        // The CreateContainer DeadlineExceeded in sandbox f09ac71b68bbe is the one warning
+        // (RuntimeUnhealthy, the slow-create variant); the NotFound lookups are info.
         runs: &[Run {
             node: "node-a",
             kubelet: &["kubelet.log"],

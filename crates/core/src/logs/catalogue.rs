@@ -272,6 +272,12 @@ pub enum EventKind {
     /// `"Created PodSandbox for pod" podSandboxID=… pod=…` (V4, `kuberuntime_manager.go`
     /// `SyncPod`): RunPodSandbox returned for the pod.
     PodSandboxCreated,
+    /// The kubelet found no usable sandbox for a pod and will create one
+    /// (`kuberuntime/util/util.go` `PodSandboxChanged`, V2): `"No ready sandbox for pod can be
+    /// found. Need to start a new one" pod=…` (also `No sandbox …`, `Multiple sandboxes are
+    /// ready …`, `Sandbox for pod has changed`, `… has no IP address`); legacy `No ready sandbox
+    /// for pod "<name>_<ns>(<uid>)" can be found. Need to start a new one`.
+    PodSandboxNeeded,
     /// The pod event `Pulling image "<ref>"` (`images/image_manager.go` `EnsureImageExists`),
     /// as the kubelet's event recorder logs it: `"Event occurred" object="ns/name" …
     /// reason="Pulling"` (V3+).
@@ -616,9 +622,16 @@ pub fn classify<'p>(line: &'p ParsedLine<'_>) -> Option<Event<'p>> {
         kind,
         EventKind::ContainerNotFound | EventKind::SandboxNotFound
     ) || is_not_found(text_for_flags);
-    let cause = kind
-        .is_failure()
-        .then(|| cause_of(text_for_flags, line.truncated));
+    let cause = kind.is_failure().then(|| {
+        match (kind, cause_of(text_for_flags, line.truncated)) {
+            // A CNI DEL failure whose error alone names no CNI call (dockershim's `Error deleting
+            // <pod> from network <type>/<name>: <err>`): still a CNI teardown.
+            (EventKind::DestroyNetworkFailed, Cause::Other) => {
+                Cause::CniTeardown(cni_failure(text_for_flags))
+            }
+            (_, cause) => cause,
+        }
+    });
     let config_source = match kind {
         EventKind::SyncLoop(_) => config_source(line, msg),
         _ => None,
@@ -790,6 +803,41 @@ pub fn classify_cause(err: &str) -> Cause {
     cause_of(err, false)
 }
 
+/// What kind of CNI teardown failure an error names (the error of a CNI DEL).
+fn cni_failure(err: &str) -> CniFailure {
+    macro_rules! has {
+        ($lit:literal) => {
+            contains!(err, $lit)
+        };
+    }
+    if has!("cni plugin not initialized") {
+        CniFailure::PluginNotInitialized
+    } else if has!("nauthorized") {
+        CniFailure::UnauthorizedDatastore
+    } else if has!("unexpected end of JSON input") || has!("cached result") {
+        CniFailure::EmptyCachedResult
+    } else if has!("calico/nodename: no such file")
+        || has!("check that the calico/node container is running")
+        || has!("/run/flannel/subnet.env: no such file")
+    {
+        CniFailure::AgentNotRunning
+    } else if has!("dial tcp")
+        && (has!("connection refused") || has!("i/o timeout") || has!("no route to host"))
+    {
+        CniFailure::DatastoreUnreachable
+    } else if has!("failed to find plugin") || has!("fork/exec") {
+        CniFailure::PluginMissing
+    } else if has!("netns")
+        || has!("Statfs")
+        || has!("network namespace")
+        || has!("cannot find network")
+    {
+        CniFailure::MissingNetns
+    } else {
+        CniFailure::DestroyNetwork
+    }
+}
+
 /// [`classify_cause`] for a text that may be cut at its end: a cut inside
 /// `failed to destroy network for sandbox` (case 18: `… desc = failed to destr`) still counts.
 fn cause_of(err: &str, cut: bool) -> Cause {
@@ -807,33 +855,7 @@ fn cause_of(err: &str, cut: bool) -> Cause {
         || has!("failed to open netns")
         || has!("CNI failed to retrieve network namespace path");
     if cni {
-        let sub = if has!("cni plugin not initialized") {
-            CniFailure::PluginNotInitialized
-        } else if has!("nauthorized") {
-            CniFailure::UnauthorizedDatastore
-        } else if has!("unexpected end of JSON input") || has!("cached result") {
-            CniFailure::EmptyCachedResult
-        } else if has!("calico/nodename: no such file")
-            || has!("check that the calico/node container is running")
-            || has!("/run/flannel/subnet.env: no such file")
-        {
-            CniFailure::AgentNotRunning
-        } else if has!("dial tcp")
-            && (has!("connection refused") || has!("i/o timeout") || has!("no route to host"))
-        {
-            CniFailure::DatastoreUnreachable
-        } else if has!("failed to find plugin") || has!("fork/exec") {
-            CniFailure::PluginMissing
-        } else if has!("netns")
-            || has!("Statfs")
-            || has!("network namespace")
-            || has!("cannot find network")
-        {
-            CniFailure::MissingNetns
-        } else {
-            CniFailure::DestroyNetwork
-        };
-        return Cause::CniTeardown(sub);
+        return Cause::CniTeardown(cni_failure(err));
     }
     if has!("device or resource busy")
         || has!("is reserved for")

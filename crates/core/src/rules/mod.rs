@@ -29,10 +29,12 @@ mod mirror_pods;
 mod orphaned_container;
 mod pod_dirs;
 pub(crate) mod pod_startup;
+mod pod_status;
 mod pod_workers;
 pub mod registry;
 mod runtime;
 mod sandbox_create;
+mod sandbox_wait;
 mod static_pods;
 mod teardown;
 

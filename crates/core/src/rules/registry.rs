@@ -314,6 +314,18 @@ pub const RULES: &[Rule] = &[
         run: Run::Logs(super::container_stop::run),
     },
     Rule {
+        kind: K::PodStatusFailing,
+        input: L,
+        variant: "",
+        severity: "warning",
+        views: "kubelet log",
+        kubelet_source: "kuberuntime_manager.go GetPodStatus (getPodContainerStatuses)",
+        summary: "the kubelet cannot read a pod's container statuses, so its pod worker never acts on it",
+        remediation: "restart the kubelet; upgrade past k/k #107670 when the error is NotFound",
+        file: "pod_status.rs",
+        run: Run::Logs(super::pod_status::run),
+    },
+    Rule {
         kind: K::StaticPodRemoved,
         input: L,
         variant: "",

@@ -462,6 +462,7 @@ pub(super) fn teardown_failures(
     let node = NodeCni {
         node_wide,
         setups: setup_failures(logs),
+        waiting: super::sandbox_wait::waiting_for_sandbox(logs),
         starts: Starts::new(logs),
     };
     for group in groups.into_values() {
@@ -534,6 +535,8 @@ pub(super) fn one_call(
 pub(super) struct NodeCni<'l> {
     node_wide: Option<&'l LoggedEvent>,
     setups: HashMap<String, Vec<&'l LoggedEvent>>,
+    /// The pods that need a new sandbox and get none (`sandbox_wait`).
+    waiting: Vec<(String, &'l LoggedEvent)>,
     /// The kubelet's starts (its own log's `KubeletStarted` records).
     starts: Starts<'l>,
 }
@@ -823,9 +826,10 @@ pub(super) fn incident(
         let plugin = cni_plugin(&err).unwrap_or("the CNI plugin");
         node_note.push_str(&format!(
             "; the same CNI plugin ({plugin}) also fails to set up new sandboxes ({}{}), so new pods \
-             cannot start either",
+             cannot start either{}",
             plural(setups.len(), "RunPodSandbox failure", "RunPodSandbox failures"),
-            of_pod(logs.pod_of(view, &setups[..1], None, None).as_ref())
+            of_pod(logs.pod_of(view, &setups[..1], None, None).as_ref()),
+            super::sandbox_wait::waiting_note(&node.waiting)
         ));
     }
     let n_attempts = attempts(&failing);
@@ -969,6 +973,10 @@ pub(super) fn incident(
     }
     if let Some(first) = setups.first() {
         f.evidence.push(line(first));
+        // The first pod waiting for a sandbox, when the note names it.
+        if let Some((_, e)) = node.waiting.first() {
+            f.evidence.push(line(e));
+        }
     }
     f.pod = pod;
     f.sandbox_id = sandbox;

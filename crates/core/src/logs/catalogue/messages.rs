@@ -200,12 +200,20 @@ pub const FAMILIES: &[Family] = &[
     // kubelet: pod config and lifecycle
     Family {
         source: "kubelet.go syncLoopIteration (PLEG, housekeeping)",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "pkg/kubelet/kubelet.go",
-            "syncLoopIteration: V(2).InfoS `SyncLoop (PLEG): event for pod` pod event",
-            "1.21-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "syncLoopIteration: V(2).InfoS `SyncLoop (PLEG): event for pod` pod event",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "syncLoopIteration: glog.V(2).Infof (klog from 1.13) `SyncLoop (PLEG): %q, event: %#v`; V(4) `SyncLoop (housekeeping, skipped): sources aren't ready yet.`",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[
             w("SyncLoop (PLEG)", Pleg(PlegType::Other)),
             w(
@@ -216,12 +224,20 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet.go syncLoopIteration: SyncLoop ADD/UPDATE/DELETE/REMOVE/RECONCILE (legacy `SyncLoop (ADD, \"api\")`)",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "pkg/kubelet/kubelet.go",
-            "syncLoopIteration: V(2).InfoS `SyncLoop ADD` (UPDATE, DELETE, REMOVE, RECONCILE) source pods",
-            "1.21-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "syncLoopIteration: V(2).InfoS `SyncLoop ADD` (UPDATE, DELETE, REMOVE, RECONCILE) source pods",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "syncLoopIteration: glog.V(2).Infof (klog from 1.13) `SyncLoop (ADD, %q): %q` (UPDATE, REMOVE, RECONCILE, DELETE) u.Source format.Pods",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[
             with("SyncLoop ADD", Cond::Word, SyncLoop(SyncOp::Add)),
             with("SyncLoop (ADD", Cond::Word, SyncLoop(SyncOp::Add)),
@@ -478,12 +494,20 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI client: Status, ListContainers, ListPodSandbox failing",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
-            "ListContainers: `ListContainers with filter from runtime service failed` filter (pkg/kubelet/cri/remote in 1.21-1.25)",
-            "1.21-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
+                "ListContainers: `ListContainers with filter from runtime service failed` filter (pkg/kubelet/cri/remote in 1.21-1.25)",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/remote/remote_runtime.go",
+                "ListContainers: glog/klog.Errorf `ListContainers with filter %+v from runtime service failed: %v`",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[
             w("Status from runtime service failed", RuntimeCallFailed),
             by_phrase(
@@ -500,12 +524,20 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI RemovePodSandbox: the kubelet's CRI client, containerd, CRI-O",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
-            "RemovePodSandbox: `RemovePodSandbox from runtime service failed` podSandboxID (pkg/kubelet/cri/remote in 1.21-1.25)",
-            "1.21-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
+                "RemovePodSandbox: `RemovePodSandbox from runtime service failed` podSandboxID (pkg/kubelet/cri/remote in 1.21-1.25)",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/remote/remote_runtime.go",
+                "RemovePodSandbox: glog/klog.Errorf `RemovePodSandbox %q from runtime service failed: %v`",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[
             structured_as(
                 "RemovePodSandbox from runtime service failed",
@@ -540,13 +572,40 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI RemoveContainer: containerd, the kubelet (kuberuntime_container.go, topology manager)",
-        cites: &[cite(
-            "containerd/containerd",
-            "internal/cri/instrument/instrumented_service.go",
-            "RemoveContainer: `RemoveContainer for %q` / `… failed` / `… returns successfully` (pkg/cri/server/instrumented_service.go in 1.6, 1.7)",
-            "1.6-2.x",
-        )],
+        cites: &[
+            cite(
+                "containerd/containerd",
+                "internal/cri/instrument/instrumented_service.go",
+                "RemoveContainer: `RemoveContainer for %q` / `… failed` / `… returns successfully` (pkg/cri/server/instrumented_service.go in 1.6, 1.7)",
+                "1.6-2.x",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
+                "RemoveContainer: ErrorS (r.logErr from 1.26) `RemoveContainer from runtime service failed` containerID (pkg/kubelet/cri/remote in 1.21-1.25)",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/remote/remote_runtime.go",
+                "RemoveContainer: glog/klog.Errorf `RemoveContainer %q from runtime service failed: %v`",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[
+            // The kubelet's CRI client reporting a failed RemoveContainer: before the bare
+            // `RemoveContainer ` wordings below, which would read it as a removal started.
+            structured_as(
+                "RemoveContainer from runtime service failed",
+                Cond::None,
+                "RemoveContainer from runtime service failed",
+                RemoveContainerFailed,
+            ),
+            by_phrase(
+                "RemoveContainer \"",
+                Cond::Has(RUNTIME_FAILED),
+                RemoveContainerFailed,
+            ),
             with(
                 "RemoveContainer for ",
                 Cond::Has("returns successfully"),
@@ -561,12 +620,20 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI RunPodSandbox: the kubelet (kuberuntime_sandbox.go, pod workers), containerd, CRI-O",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
-            "RunPodSandbox: ErrorS `RunPodSandbox from runtime service failed` (pkg/kubelet/cri/remote in 1.21-1.25)",
-            "1.21-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
+                "RunPodSandbox: ErrorS `RunPodSandbox from runtime service failed` (pkg/kubelet/cri/remote in 1.21-1.25)",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
+                "SyncPod: glog.Errorf `createPodSandbox for pod %q failed: %v` (later `CreatePodSandbox for pod %q failed: %v`)",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[
             w(
                 "RunPodSandbox from runtime service failed",
@@ -591,6 +658,11 @@ pub const FAMILIES: &[Family] = &[
                 CreatePodSandboxFailed,
             ),
             w("Failed to create sandbox for pod", CreatePodSandboxFailed),
+            with(
+                "createPodSandbox for pod \"",
+                Cond::Has("failed"),
+                CreatePodSandboxFailed,
+            ),
         ],
     },
     Family {
@@ -627,12 +699,20 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CRI ContainerStatus: the kubelet's CRI client, containerd",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
-            "ContainerStatus: `ContainerStatus from runtime service failed` containerID, once per error (logReduction; pkg/kubelet/cri/remote in 1.21-1.25)",
-            "1.21-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
+                "ContainerStatus: `ContainerStatus from runtime service failed` containerID, once per error (logReduction; pkg/kubelet/cri/remote in 1.21-1.25)",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/remote/remote_runtime.go",
+                "ContainerStatus: glog/klog.Errorf `ContainerStatus %q from runtime service failed: %v` (once per error from 1.15, logReduction)",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[
             structured(
                 "ContainerStatus from runtime service failed",
@@ -652,12 +732,20 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kuberuntime_gc.go: container GC and log cleanup",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "pkg/kubelet/kubelet.go",
-            "StartGarbageCollection: ErrorS `Container garbage collection failed` (and the ContainerGCFailed event)",
-            "1.21-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "StartGarbageCollection: ErrorS `Container garbage collection failed` (and the ContainerGCFailed event)",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "StartGarbageCollection: glog/klog.Errorf `Container garbage collection failed: %v`",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[
             structured("Container garbage collection failed", ContainerGcFailed),
             structured("Failed to remove container", RemoveContainerFailed),
@@ -703,12 +791,20 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "volume manager reconstruction, kubelet_volumes.go cleanupOrphanedPodDirs",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "pkg/kubelet/kubelet_volumes.go",
-            "cleanupOrphanedPodDirs: V(3).InfoS `Orphaned pod found, but volumes are not cleaned up` podUID",
-            "1.21-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet_volumes.go",
+                "cleanupOrphanedPodDirs: V(3).InfoS `Orphaned pod found, but volumes are not cleaned up` podUID",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet_volumes.go",
+                "cleanupOrphanedPodDirs: glog.Errorf `Orphaned pod %q found, but volume paths are still present on disk.` (1.6-1.9), then the aggregated `Orphaned pod %q found, but volume paths are still present on disk` (lower-case `orphaned pod …` in later releases) with `There were a total of %v errors similar to this. Turn up verbosity to see them.`",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[
             w(
                 "Could not construct volume information",
@@ -789,12 +885,20 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet.go syncPod: mirror pods judged outdated; mirror_client.go",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "pkg/kubelet/kubelet.go",
-            "SyncPod: InfoS `Deleted mirror pod because it is outdated`, ErrorS `Failed creating a mirror pod` pod",
-            "1.21-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "SyncPod: InfoS `Deleted mirror pod because it is outdated`, ErrorS `Failed creating a mirror pod` pod",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "syncPod: glog.Errorf (Warningf, klog from 1.13) `Deleting mirror pod %q because it is outdated`, glog/klog.Errorf `Failed creating a mirror pod for %q: %v`",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[
             structured(
                 "Deleted mirror pod because it is outdated",
@@ -816,12 +920,20 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "pod_workers.go: Error syncing pod",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "pkg/kubelet/pod_workers.go",
-            "podWorkerLoop: ErrorS `Error syncing pod, skipping` pod podUID",
-            "1.21-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/pod_workers.go",
+                "podWorkerLoop: ErrorS `Error syncing pod, skipping` pod podUID",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/pod_workers.go",
+                "managePodLoop: glog/klog.Errorf `Error syncing pod %s (%q), skipping: %v` UID format.Pod",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[structured_as(
             "Error syncing pod",
             Cond::None,
@@ -831,14 +943,27 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "CNI teardown: dockershim, containerd, CRI-O",
-        cites: &[cite(
-            "containerd/containerd",
-            "internal/cri/server/sandbox_stop.go",
-            "stopPodSandbox: `failed to destroy network for sandbox %q: %w` (pkg/cri/server in 1.6, 1.7)",
-            "1.6-2.x",
-        )],
+        cites: &[
+            cite(
+                "containerd/containerd",
+                "internal/cri/server/sandbox_stop.go",
+                "stopPodSandbox: `failed to destroy network for sandbox %q: %w` (pkg/cri/server in 1.6, 1.7)",
+                "1.6-2.x",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/dockershim/network/cni/cni.go",
+                "deleteFromNetwork: glog.Errorf `Error deleting network: %v` (early releases), then klog.Errorf `Error deleting %s from network %s/%s: %v` pdesc type name (dockershim, removed in 1.24)",
+                "1.7-1.23",
+            ),
+        ],
         wordings: &[
             w("Error deleting network", DestroyNetworkFailed),
+            with(
+                "Error deleting ",
+                Cond::Has(" from network "),
+                DestroyNetworkFailed,
+            ),
             w(
                 "Failed to destroy network for sandbox",
                 DestroyNetworkFailed,
@@ -856,12 +981,32 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kuberuntime_manager.go killPodWithSyncResult, kubelet_pods.go",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
-            "SyncPod: ErrorS `killPodWithSyncResult failed`",
-            "1.21-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
+                "SyncPod: ErrorS `killPodWithSyncResult failed`",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
+                "SyncPod: glog/klog.Errorf `killPodWithSyncResult failed: %v`",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet_pods.go",
+                "podKiller: glog/klog.V(2).Infof `Killing unwanted pod %q`, glog/klog.Errorf `Failed killing the pod %q: %v`",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_container.go",
+                "killContainer: glog/klog.V(2).Infof `Killing container %q with %d second grace period`",
+                "1.7-1.20",
+            ),
+        ],
         wordings: &[
             w("Failed killing the pod", KillPodFailed),
             structured("killPodWithSyncResult failed", KillPodFailed),
@@ -977,13 +1122,87 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "kubelet SyncPod: the pod sandbox created (V4)",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
-            "SyncPod: V(4).InfoS `Created PodSandbox for pod` podSandboxID pod",
-            "1.21-1.34",
-        )],
-        wordings: &[w("Created PodSandbox for pod", PodSandboxCreated)],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
+                "SyncPod: V(4).InfoS `Created PodSandbox for pod` podSandboxID pod",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
+                "SyncPod: glog/klog.V(4).Infof `Created PodSandbox %q for pod %q` podSandboxID format.Pod",
+                "1.7-1.20",
+            ),
+        ],
+        wordings: &[
+            w("Created PodSandbox for pod", PodSandboxCreated),
+            with(
+                "Created PodSandbox \"",
+                Cond::Has("\" for pod \""),
+                PodSandboxCreated,
+            ),
+        ],
+    },
+    Family {
+        source: "kubelet computePodActions (podSandboxChanged): the pod needs a new sandbox (V2)",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
+                "podSandboxChanged: glog.V(2).Infof (klog from 1.13) `No sandbox for pod %q can be found. Need to start a new one`, `No ready sandbox for pod %q can be found. Need to start a new one`, `Sandbox for pod %q has changed. Need to start a new one`",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/util/util.go",
+                "PodSandboxChanged: V(2).InfoS `No sandbox for pod can be found. Need to start a new one`, `Multiple sandboxes are ready for Pod. Need to reconcile them`, `No ready sandbox for pod can be found. Need to start a new one`, `Sandbox for pod has changed. Need to start a new one`, `Sandbox for pod has no IP address. Need to start a new one` pod (kuberuntime_manager.go podSandboxChanged before the util package)",
+                "1.21-1.34",
+            ),
+        ],
+        wordings: &[
+            structured(
+                "No ready sandbox for pod can be found. Need to start a new one",
+                PodSandboxNeeded,
+            ),
+            structured(
+                "No sandbox for pod can be found. Need to start a new one",
+                PodSandboxNeeded,
+            ),
+            structured(
+                "Multiple sandboxes are ready for Pod. Need to reconcile them",
+                PodSandboxNeeded,
+            ),
+            structured(
+                "Sandbox for pod has changed. Need to start a new one",
+                PodSandboxNeeded,
+            ),
+            structured(
+                "Sandbox for pod has no IP address. Need to start a new one",
+                PodSandboxNeeded,
+            ),
+            with(
+                "No ready sandbox for pod \"",
+                Cond::Has("can be found. Need to start a new one"),
+                PodSandboxNeeded,
+            ),
+            with(
+                "No sandbox for pod \"",
+                Cond::Has("can be found. Need to start a new one"),
+                PodSandboxNeeded,
+            ),
+            with(
+                "Multiple sandboxes are ready for Pod \"",
+                Cond::Has("Need to reconcile them"),
+                PodSandboxNeeded,
+            ),
+            with(
+                "Sandbox for pod \"",
+                Cond::Has("has changed. Need to start a new one"),
+                PodSandboxNeeded,
+            ),
+        ],
     },
     Family {
         source: "kubelet pod events as its event recorder logs them (`Event occurred`, V3+): image pulls, container starts",

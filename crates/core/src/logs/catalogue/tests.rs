@@ -1142,3 +1142,136 @@ fn cited_rows_name_their_upstream_source() {
     }
     assert_eq!(cited, messages::FAMILIES.len(), "every family is cited");
 }
+
+#[test]
+fn kubelet_families_are_cited_back_to_1_20() {
+    // A kubelet family cites its wording of kubelet 1.20 or older, unless its call is newer
+    // (nothing older to read); each such family says why.
+    const NEWER: &[(&str, &str)] = &[
+        (
+            "kubelet_pods.go HandlePodCleanups",
+            "the orphaned pods' container cleanup is logged from 1.21",
+        ),
+        (
+            "pod_container_deletor.go getContainersToDeleteInPod (structured)",
+            "the structured call; its legacy wording is the pod_container_deletor.go family's",
+        ),
+        (
+            "kubelet generic PLEG: container finished",
+            "added with structured logging; the legacy V4 `GenericPLEG: %v/%v: %v -> %v` state changes are not read",
+        ),
+        (
+            "pod_workers.go and kubelet_pods.go: the pod lifecycle",
+            "the pod worker state machine of 1.22 (k/k #102344)",
+        ),
+        (
+            "kubelet pod startup latency tracker",
+            "pod_startup_latency_tracker.go is 1.27+",
+        ),
+        (
+            "kubelet pod events as its event recorder logs them",
+            "`Event occurred` is the recorder's structured log of 1.21+; the legacy `Event(v1.ObjectReference{…}): type: … reason: …` is not read yet",
+        ),
+        (
+            "kubelet syncLoopIteration: a readiness probe result",
+            "syncLoopIteration logs no readiness result before 1.21",
+        ),
+    ];
+    let minor = |versions: &str| -> Option<u32> {
+        versions.split('-').next()?.strip_prefix("1.")?.parse().ok()
+    };
+    for f in messages::FAMILIES {
+        let kubelet: Vec<&messages::Cite> = f
+            .cites
+            .iter()
+            .filter(|c| c.repo == "kubernetes/kubernetes")
+            .collect();
+        if kubelet.is_empty() {
+            continue;
+        }
+        let old = kubelet
+            .iter()
+            .any(|c| minor(c.versions).is_some_and(|m| m <= 20));
+        assert!(
+            old || NEWER.iter().any(|(s, _)| f.source.starts_with(s)),
+            "{}: no kubelet <= 1.20 wording cited ({:?})",
+            f.source,
+            kubelet.iter().map(|c| c.versions).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn legacy_and_new_wordings_of_this_round() {
+    // kuberuntime_manager.go podSandboxChanged (kubelet <= 1.20) and util.go PodSandboxChanged
+    check(&Row {
+        line: r#"I0123 14:15:31.678211   26037 kuberuntime_manager.go:383] No ready sandbox for pod "matchdataserver-1255064836-t4b2w_basic(485fd485-1ed6-11e9-8661-0a587f8021ea)" can be found. Need to start a new one"#,
+        kind: EventKind::PodSandboxNeeded,
+        pods: &[(
+            Some("basic"),
+            "matchdataserver-1255064836-t4b2w",
+            Some("485fd485-1ed6-11e9-8661-0a587f8021ea"),
+        )],
+        pod_uid: Some("485fd485-1ed6-11e9-8661-0a587f8021ea"),
+        ..ROW
+    });
+    check(&Row {
+        line: r#"I0512 11:18:37.276291   39085 util.go:48] "No ready sandbox for pod can be found. Need to start a new one" pod="kube-system/coredns-5db795bd57-z4257""#,
+        kind: EventKind::PodSandboxNeeded,
+        pods: &[(Some("kube-system"), "coredns-5db795bd57-z4257", None)],
+        ..ROW
+    });
+    // the kubelet's CRI client failing RemoveContainer: a failure, not a removal started
+    check(&Row {
+        line: r#"E0205 11:04:59.813269    3223 remote_runtime.go:385] "RemoveContainer from runtime service failed" err="rpc error: code = NotFound desc = an error occurred when try to find container \"d6aef2230829c227ab9bae26c6ca36f3f49d406126b11f565b21c6795824156a\": not found" containerID="d6aef2230829c227ab9bae26c6ca36f3f49d406126b11f565b21c6795824156a""#,
+        kind: EventKind::RemoveContainerFailed,
+        cause: Some(Cause::NotFound),
+        not_found: true,
+        container: Some("d6aef2230829c227ab9bae26c6ca36f3f49d406126b11f565b21c6795824156a"),
+        error: Some("rpc error: code = NotFound"),
+        ..ROW
+    });
+    check(&Row {
+        line: r#"E0205 11:04:59.813269    3223 remote_runtime.go:245] RemoveContainer "d6aef2230829c227ab9bae26c6ca36f3f49d406126b11f565b21c6795824156a" from runtime service failed: rpc error: code = Unknown desc = failed to remove container"#,
+        kind: EventKind::RemoveContainerFailed,
+        cause: Some(Cause::Other),
+        container: Some("d6aef2230829c227ab9bae26c6ca36f3f49d406126b11f565b21c6795824156a"),
+        error: Some("rpc error: code = Unknown"),
+        ..ROW
+    });
+    // legacy SyncPod lines
+    check(&Row {
+        line: r#"I0601 10:00:00.000000    1234 kuberuntime_manager.go:654] Created PodSandbox "320983ce679b69a1fa11436cfe75780398955ba0c7487db46102f854b35ca69a" for pod "web-0_shop(5da3387d-ad1c-11ea-a025-525400767782)""#,
+        kind: EventKind::PodSandboxCreated,
+        pods: &[(
+            Some("shop"),
+            "web-0",
+            Some("5da3387d-ad1c-11ea-a025-525400767782"),
+        )],
+        pod_uid: Some("5da3387d-ad1c-11ea-a025-525400767782"),
+        sandbox: Some("320983ce679b69a1fa11436cfe75780398955ba0c7487db46102f854b35ca69a"),
+        ..ROW
+    });
+    check(&Row {
+        line: r#"E0601 10:00:00.000000    1234 kuberuntime_manager.go:662] createPodSandbox for pod "web-0_shop(5da3387d-ad1c-11ea-a025-525400767782)" failed: rpc error: code = Unknown desc = failed to set up sandbox container network for pod "web-0": NetworkPlugin cni failed to set up pod network"#,
+        kind: EventKind::CreatePodSandboxFailed,
+        cause: Some(Cause::Other),
+        pods: &[(
+            Some("shop"),
+            "web-0",
+            Some("5da3387d-ad1c-11ea-a025-525400767782"),
+        )],
+        pod_uid: Some("5da3387d-ad1c-11ea-a025-525400767782"),
+        error: Some("rpc error: code = Unknown"),
+        ..ROW
+    });
+    // dockershim's CNI DEL failing (deleteFromNetwork, later wording)
+    check(&Row {
+        line: r#"E0601 10:00:00.000000    1234 cni.go:387] Error deleting shop_web-0/320983ce679b69a1fa11436cfe75780398955ba0c7487db46102f854b35ca69a from network flannel/cbr0: failed to find plugin "flannel" in path [/opt/cni/bin]"#,
+        kind: EventKind::DestroyNetworkFailed,
+        cause: Some(Cause::CniTeardown(CniFailure::PluginMissing)),
+        sandbox: Some("320983ce679b69a1fa11436cfe75780398955ba0c7487db46102f854b35ca69a"),
+        error: Some("failed to find plugin \"flannel\""),
+        ..ROW
+    });
+}

@@ -1256,3 +1256,105 @@ fn anonymous_stop_failures_repeated_are_one_incident() {
         "{named:#?}"
     );
 }
+
+// === PodStatusFailing: getPodContainerStatuses failing, judged by the pod's outcome ===
+
+#[test]
+fn pod_status_failing_by_outcome() {
+    let failed = |t: &str, err: &str| {
+        format!(
+            r#"E0601 {t}   19130 kuberuntime_manager.go:1091] "getPodContainerStatuses for pod failed" err="{err}" pod="kube-system/kube-apiserver-node-a""#
+        )
+    };
+    let gone = |t: &str| failed(t, &format!("Error: No such container: {C1}"));
+    let killing = format!(
+        r#"I0601 10:00:02.000000   19130 kuberuntime_container.go:721] "Killing container with a grace period" pod="kube-system/kube-apiserver-node-a" podUID={HASH} containerName="kube-apiserver" containerID="containerd://{C2}" gracePeriod=30"#
+    );
+    check(vec![
+        case(
+            "a NotFound with nothing after it for the pod: its worker never got past GetPodStatus",
+            &[gone("10:00:00.000000")],
+            &[(
+                FindingKind::PodStatusFailing,
+                Severity::Warning,
+                "kube-apiserver-node-a",
+            )],
+        ),
+        case(
+            "legacy wording (kubelet <= 1.20), the pod as a full name",
+            &[format!(
+                r#"E0601 10:00:00.000000   19130 kuberuntime_manager.go:917] getPodContainerStatuses for pod "kube-apiserver-node-a_kube-system({HASH})" failed: rpc error: code = Unknown desc = Error: No such container: {C1}"#
+            )],
+            &[(FindingKind::PodStatusFailing, Severity::Warning, "NotFound")],
+        ),
+        case(
+            "not a finding: the pod's worker went on after the failure (a transient error)",
+            &[gone("10:00:00.000000"), killing.clone()],
+            &[],
+        ),
+        case(
+            "still a finding: the progress came before the last failure",
+            &[killing, gone("10:00:03.000000")],
+            &[(FindingKind::PodStatusFailing, Severity::Warning, C1)],
+        ),
+        case(
+            "not a finding here: a timed-out call is the slow runtime's (RuntimeUnhealthy)",
+            &[failed(
+                "10:00:00.000000",
+                "rpc error: code = DeadlineExceeded desc = context deadline exceeded",
+            )],
+            &[],
+        ),
+    ]);
+}
+
+// === The pod waiting for a new sandbox while the CNI ADD fails ===
+
+#[test]
+fn pods_waiting_for_a_sandbox_join_a_cni_teardown_failure() {
+    let need = |pod: &str| {
+        format!(
+            r#"May 12 11:18:37 node-a kubelet[39085]: I0512 11:18:37.276291   39085 util.go:48] "No ready sandbox for pod can be found. Need to start a new one" pod="kube-system/{pod}""#
+        )
+    };
+    let add = format!(
+        r#"May 11 16:09:21 node-a containerd[765]: time="2023-05-11T16:09:21.839669754+08:00" level=error msg="RunPodSandbox for &PodSandboxMetadata{{Name:coredns-a,Uid:{UID1},Namespace:kube-system,Attempt:0,}} failed, error" error="failed to setup network for sandbox \"{SB2}\": plugin type=\"calico\" failed (add): netplugin failed with no error message: signal: killed""#
+    );
+    let del = format!(
+        r#"May 11 16:10:46 node-a containerd[765]: time="2023-05-11T16:10:46.800501486+08:00" level=error msg="StopPodSandbox for \"{SB1}\" failed" error="failed to destroy network for sandbox \"{SB1}\": plugin type=\"calico\" failed (delete): netplugin failed with no error message: signal: killed""#
+    );
+    let created = format!(
+        r#"May 12 11:18:40 node-a kubelet[39085]: I0512 11:18:40.000000   39085 kuberuntime_manager.go:1200] "Created PodSandbox for pod" podSandboxID="{SB2}" pod="kube-system/coredns-c""#
+    );
+    let run = |name: &'static str, kubelet: Vec<String>, want: &'static str| Case {
+        name,
+        kubelet,
+        runtime: vec![add.clone(), del.clone()],
+        view: NodeView::empty(),
+        want: vec![(FindingKind::SandboxStopFailing, Severity::Warning, want)],
+    };
+    check(vec![
+        run(
+            "a pod that needs a new sandbox and gets none is named",
+            vec![need("coredns-b")],
+            "1 pod waits for a new sandbox (kube-system/coredns-b)",
+        ),
+        run(
+            "a pod whose sandbox was created after is not",
+            vec![need("coredns-c"), created.clone()],
+            "so new pods cannot start either",
+        ),
+    ]);
+    let mut events = read(
+        LogKind::Kubelet,
+        "kubelet.log",
+        &[need("coredns-c"), created],
+    );
+    events.extend(read(LogKind::Runtime, "containerd.log", &[add, del]));
+    let found = diagnose_logs(&events, &NodeView::empty(), &cfg(), now());
+    assert!(
+        found.iter().all(|f| !f.summary.contains("wait")),
+        "{:?}",
+        found.iter().map(|f| &f.summary).collect::<Vec<_>>()
+    );
+}
