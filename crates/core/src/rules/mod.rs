@@ -34,6 +34,7 @@ pub mod registry;
 mod runtime;
 mod sandbox_create;
 mod static_pods;
+mod tally;
 mod teardown;
 
 pub use teardown::{cause_class, sandbox_stop_failing, stop_failure_class};
