@@ -22,6 +22,11 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+/// The maps of the log index: keyed on IDs and names borrowed from the events, hashed with
+/// foldhash (SipHash was a tenth of a troubled node's rule time; no key here comes from an
+/// adversary who could aim at collisions more than a log line already can).
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 use jiff::{SignedDuration, Timestamp};
 
 pub use crate::event::{LogKind, LoggedEvent};
@@ -162,25 +167,25 @@ pub(crate) struct Logs<'a> {
     /// Every event, in the order read (file order within each file).
     pub(super) all: &'a [LoggedEvent],
     /// Pod UID → (namespace, name), from lines naming both.
-    pub(super) names: HashMap<&'a str, (&'a str, &'a str)>,
+    pub(super) names: FastMap<&'a str, (&'a str, &'a str)>,
     /// (namespace, name) → the UIDs named with it, in the order seen (a static pod's config hash,
     /// its mirror pods' API UIDs).
-    pub(super) uids: HashMap<(&'a str, &'a str), Vec<&'a str>>,
+    pub(super) uids: FastMap<(&'a str, &'a str), Vec<&'a str>>,
     /// Container ID → pod UID.
-    pub(super) container_pod: HashMap<&'a str, &'a str>,
+    pub(super) container_pod: FastMap<&'a str, &'a str>,
     /// Sandbox ID → pod UID.
-    pub(super) sandbox_pod: HashMap<&'a str, &'a str>,
+    pub(super) sandbox_pod: FastMap<&'a str, &'a str>,
     /// Every full sandbox and container ID named anywhere (to complete cut ones).
     pub(super) full_ids: BTreeSet<&'a str>,
     /// Every pod UID named anywhere.
     pub(super) all_uids: BTreeSet<&'a str>,
     /// The positions of the events of each kind, in reading order (the rules look at a few kinds
     /// per finding; a node's log holds millions of records).
-    pub(super) by_kind: HashMap<EventKind, Vec<usize>>,
+    pub(super) by_kind: FastMap<EventKind, Vec<usize>>,
     /// The positions of the events that name each pod UID as their own ([`own_uid`]).
-    pub(super) by_uid: HashMap<&'a str, Vec<usize>>,
+    pub(super) by_uid: FastMap<&'a str, Vec<usize>>,
     /// The positions of the events whose first pod is this one ([`pod_name_key`]).
-    pub(super) by_name: HashMap<NameKey<'a>, Vec<usize>>,
+    pub(super) by_name: FastMap<NameKey<'a>, Vec<usize>>,
 }
 
 /// The positions in `at` (ascending) before `i`.
@@ -197,18 +202,23 @@ impl<'a> Logs<'a> {
     pub(super) fn new(all: &'a [LoggedEvent]) -> Logs<'a> {
         let mut logs = Logs {
             all,
-            names: HashMap::new(),
-            uids: HashMap::new(),
-            container_pod: HashMap::new(),
-            sandbox_pod: HashMap::new(),
+            names: FastMap::default(),
+            uids: FastMap::default(),
+            container_pod: FastMap::default(),
+            sandbox_pod: FastMap::default(),
             full_ids: BTreeSet::new(),
             all_uids: BTreeSet::new(),
-            by_kind: HashMap::new(),
-            by_uid: HashMap::new(),
-            by_name: HashMap::new(),
+            by_kind: FastMap::default(),
+            by_uid: FastMap::default(),
+            by_name: FastMap::default(),
         };
         // (namespace, name, UID) already in `uids`.
-        let mut named: HashSet<(&str, &str, &str)> = HashSet::new();
+        let mut named: HashSet<(&str, &str, &str), foldhash::fast::RandomState> =
+            HashSet::default();
+        // The ordered sets are built once at the end from the distinct IDs: inserting every
+        // occurrence into a B-tree compared strings for most of `Logs::new`'s time.
+        let mut full_ids: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
+        let mut all_uids: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
         for (i, e) in all.iter().enumerate() {
             logs.by_kind.entry(e.event.kind).or_default().push(i);
             let ids = &e.event.ids;
@@ -216,14 +226,14 @@ impl<'a> Logs<'a> {
                 .into_iter()
                 .flatten()
             {
-                logs.full_ids.insert(id);
+                full_ids.insert(id);
             }
             if let Some(key) = name_key(e) {
                 logs.by_name.entry(key).or_default().push(i);
             }
             let uid = own_uid_ref(e);
             if let Some(uid) = uid {
-                logs.all_uids.insert(uid);
+                all_uids.insert(uid);
                 logs.by_uid.entry(uid).or_default().push(i);
             }
             // A line naming one pod and a UID names that pod's UID.
@@ -245,12 +255,14 @@ impl<'a> Logs<'a> {
                 }
             }
         }
+        logs.full_ids = full_ids.into_iter().collect();
+        logs.all_uids = all_uids.into_iter().collect();
         logs
     }
 
     /// The UIDs named with pod `namespace/name` (a `namespace/name` key), in the order seen.
     pub(super) fn uids_of<'s>(&'s self, key: &'s str) -> &'s [&'s str] {
-        let uids: &'s HashMap<(&'s str, &'s str), Vec<&'s str>> = &self.uids;
+        let uids: &'s FastMap<(&'s str, &'s str), Vec<&'s str>> = &self.uids;
         key.split_once('/')
             .and_then(|(ns, name)| uids.get(&(ns, name)))
             .map_or(&[], Vec::as_slice)
@@ -264,7 +276,7 @@ impl<'a> Logs<'a> {
     /// The positions of the events whose first pod is `key` (`namespace/name`, or a bare
     /// name), in reading order.
     pub(super) fn of_name<'s>(&'s self, key: &'s str) -> &'s [usize] {
-        let by_name: &'s HashMap<NameKey<'s>, Vec<usize>> = &self.by_name;
+        let by_name: &'s FastMap<NameKey<'s>, Vec<usize>> = &self.by_name;
         let k = match key.split_once('/') {
             Some((ns, name)) => (Some(ns), name),
             None => (None, key),
@@ -492,28 +504,10 @@ pub(crate) fn source_of(e: &LoggedEvent) -> EvidenceSource {
     }
 }
 
-/// Evidence lines for a group of events: a count line, then the first few and the last.
+/// Evidence lines for a group of events: a count line, then the first few and the last
+/// (rendered by the group's [`Tally`](super::tally::Tally), the aggregate a streaming rule keeps).
 pub(super) fn quote(group: &[&LoggedEvent]) -> Vec<Evidence> {
-    let mut ev = Vec::new();
-    if group.is_empty() {
-        return ev;
-    }
-    if group.len() > 1 {
-        let span = match time_range(group) {
-            Some((a, b)) => format!(" from {a} to {b} ({})", dur(b.duration_since(a))),
-            None => String::new(),
-        };
-        ev.push(Evidence::new(
-            source_of(group[0]),
-            format!("{} log records{span}", group.len()),
-        ));
-    }
-    let mut picked: Vec<&&LoggedEvent> = group.iter().take(MAX_QUOTED - 1).collect();
-    if group.len() >= MAX_QUOTED {
-        picked.push(group.last().unwrap());
-    }
-    ev.extend(picked.into_iter().map(|e| line(e)));
-    ev
+    super::tally::Tally::of(group).quote()
 }
 
 /// One record as evidence: `file:line: text`.
@@ -552,16 +546,13 @@ pub(super) fn over(group: &[&LoggedEvent]) -> String {
 }
 
 /// How many attempts a group of records stands for: records less than [`ONE_ATTEMPT`] apart
-/// are one (untimed records count as one together).
+/// are one (untimed records count as one together); see [`Tally::attempts`](super::tally::Tally::attempts).
 pub(super) fn attempts(group: &[&LoggedEvent]) -> usize {
-    let mut times: Vec<Timestamp> = group.iter().filter_map(|e| e.event.time).collect();
-    times.sort();
-    let timed = times
-        .windows(2)
-        .filter(|w| w[1].duration_since(w[0]) > ONE_ATTEMPT)
-        .count()
-        + usize::from(!times.is_empty());
-    timed.max(1)
+    let mut t = super::tally::Tally::<()>::default();
+    for e in group {
+        t.add((), e.event.time);
+    }
+    t.attempts()
 }
 
 pub(super) fn plural(n: usize, one: &str, many: &str) -> String {

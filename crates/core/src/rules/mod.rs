@@ -36,6 +36,7 @@ mod runtime;
 mod sandbox_create;
 mod sandbox_wait;
 mod static_pods;
+mod tally;
 mod teardown;
 
 pub use teardown::{cause_class, sandbox_stop_failing, stop_failure_class};
