@@ -32,11 +32,25 @@ pub enum LogKind {
 /// continuation lines, dates without a year in `year`): the unit tests' reader.
 #[cfg(test)]
 pub(crate) fn read_text(log: LogKind, origin: &str, year: i32, text: &str) -> Vec<LoggedEvent> {
-    use crate::logs::{LineAssembler, ParseContext, classify, parse};
-    let mut ctx = ParseContext::new(year);
+    read_text_with(crate::logs::ParseContext::new(year), log, origin, text)
+}
+
+/// The events of one log held in memory, `text`, read with `ctx` (its year for dates without
+/// one, `message_only` for excerpts of bare messages): records are assembled across
+/// continuation lines, parsed and classified as `podcoroner-logs` does, and each keeps its
+/// 1-based first line in `text` and `origin` as its file. Unclassified records are dropped;
+/// nothing fails. For tests and tools that hold a log as a string; `podcoroner-logs` reads files
+/// and journals.
+pub fn read_text_with(
+    mut ctx: crate::logs::ParseContext,
+    log: LogKind,
+    origin: &str,
+    text: &str,
+) -> Vec<LoggedEvent> {
+    use crate::logs::{LineAssembler, classify, parse};
     let mut asm = LineAssembler::new();
     let mut out = Vec::new();
-    let mut take = |text: &str, line: u64, ctx: &mut ParseContext| {
+    let mut take = |text: &str, line: u64, ctx: &mut crate::logs::ParseContext| {
         if let Some(e) = classify(&parse(text, ctx)) {
             out.push(LoggedEvent {
                 event: e.into_owned(),

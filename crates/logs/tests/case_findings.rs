@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 use expect_test::expect_file;
 use jiff::Timestamp;
 use podcoroner_core::log_rules::{LogKind, LoggedEvent, diagnose_with_logs};
-use podcoroner_core::logs::{LineAssembler, ParseContext, classify, parse};
+use podcoroner_core::event::read_text_with;
+use podcoroner_core::logs::ParseContext;
 use podcoroner_core::{Config, EvidenceSource, Finding, FindingKind as K, NodeView};
 use podcoroner_logs::{Source, read};
 
@@ -664,32 +665,7 @@ fn read_messages(path: &Path) -> Vec<LoggedEvent> {
     let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut ctx = ParseContext::new(2025);
     ctx.message_only = true;
-    let mut asm = LineAssembler::new();
-    let mut out = Vec::new();
-    let origin = path.display().to_string();
-    let mut take = |text: &str, line: u64, ctx: &mut ParseContext| {
-        let parsed = parse(text, ctx);
-        if let Some(event) = classify(&parsed) {
-            out.push(LoggedEvent {
-                event: event.into_owned(),
-                log: LogKind::Kubelet,
-                origin: origin.clone(),
-                line,
-                text: text.to_string(),
-            });
-        }
-    };
-    for l in text.lines() {
-        if let Some(r) = asm.push(l) {
-            let (t, n) = (r.text.to_string(), r.first_line);
-            take(&t, n, &mut ctx);
-        }
-    }
-    if let Some(r) = asm.finish() {
-        let (t, n) = (r.text.to_string(), r.first_line);
-        take(&t, n, &mut ctx);
-    }
-    out
+    read_text_with(ctx, LogKind::Kubelet, &path.display().to_string(), &text)
 }
 
 /// The findings and the startup breakdowns of one run.
