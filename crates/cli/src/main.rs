@@ -419,9 +419,11 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         if !pastes.is_empty() {
             let (views, sources) = podcoroner_node::pasted::read(&pastes);
             gathered.sources.extend(sources);
-            diagnosis
-                .findings
-                .extend(podcoroner_core::pasted::judge(&views, config.min_age, now));
+            let mut found = podcoroner_core::pasted::judge(&views, config.min_age, now);
+            if opts.kubelet_log.is_some() || opts.runtime_log.is_some() {
+                podcoroner_core::pasted::add_logs(&mut found, &gathered.events);
+            }
+            diagnosis.findings.extend(found);
             diagnosis
                 .findings
                 .sort_by(podcoroner_core::rules::report_order);

@@ -584,5 +584,24 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
     out
 }
 
+/// Adds to [`judge`]'s findings what the logs say of each sandbox, as for every
+/// `LeakedSandbox` (`rules::logs::enrich`: the GC trying and failing, with its cause, or not
+/// trying), and makes an info a warning when the kubelet's StopPodSandbox or RemovePodSandbox
+/// of it failed: the sandbox is then not the leftover the GC keeps but one it cannot remove.
+/// Call it only when logs were read (else "no attempt in the logs" says nothing).
+pub fn add_logs(findings: &mut [Finding], events: &[crate::event::LoggedEvent]) {
+    crate::rules::logs::enrich(findings, events);
+    for f in findings.iter_mut().filter(|f| f.severity == Severity::Info) {
+        if f.evidence.iter().any(|e| {
+            e.detail
+                .starts_with(crate::rules::leaked_sandbox::GC_FAILING)
+        }) {
+            f.severity = Severity::Warning;
+            f.summary
+                .push_str("; the kubelet's attempts to stop or remove it fail (see the logs)");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -767,7 +767,11 @@ fn diagnose(dir: &Path, run: &Run) -> (Vec<Finding>, Vec<podcoroner_core::startu
                 format!("kubectl get pods {}", run.kubectl_pods.join(", ")),
             ));
         }
-        let found = pasted::judge(&views, config().min_age, now);
+        let mut found = pasted::judge(&views, config().min_age, now);
+        // As the CLI: only when a log was read.
+        if !(run.kubelet.is_empty() && run.runtime.is_empty() && run.messages.is_empty()) {
+            pasted::add_logs(&mut found, &events);
+        }
         assert!(
             found.iter().all(|f| !f.gc_eligible),
             "offline never deletes"

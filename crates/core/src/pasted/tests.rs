@@ -241,3 +241,51 @@ fn judged_by_the_keep_rules() {
         .is_empty()
     );
 }
+
+#[test]
+fn failing_gc_in_the_logs_makes_a_leftover_a_warning() {
+    use crate::event::{LogKind, LoggedEvent};
+    use crate::logs::{ParseContext, classify, parse};
+    let line = "E0829 19:33:49.707784    2373 kuberuntime_gc.go:142] Failed to remove sandbox \"d2a22654e52de76722e6d3548dc4817df1f4ea5a3fe0227e9db9b058bd296718\": rpc error: code = 2 desc = device or resource busy";
+    let parsed = parse(line, &mut ParseContext::new(2025));
+    let event = classify(&parsed).expect("a catalogued line").into_owned();
+    let events = vec![LoggedEvent {
+        event,
+        log: LogKind::Kubelet,
+        origin: "kubelet.log".into(),
+        line: 1,
+        text: line.into(),
+    }];
+    let table = "d2a22654e52de  2 hours ago  NotReady  web-0  shop  0\n9ae3dcda0548f  2 hours ago  NotReady  web-1  shop  0\n";
+    let views = PastedViews {
+        sandboxes: crictl_pods_table(table, "c").unwrap().rows,
+        pods: None,
+    };
+    let mut f = judge(&views, std::time::Duration::from_secs(600), NOW);
+    assert!(f.iter().all(|f| f.severity == Severity::Info));
+    add_logs(&mut f, &events);
+    let by_id: Vec<_> = f
+        .iter()
+        .map(|f| (f.sandbox_id.clone().unwrap(), f.severity))
+        .collect();
+    assert_eq!(
+        by_id,
+        vec![
+            ("d2a22654e52de…".to_string(), Severity::Warning),
+            ("9ae3dcda0548f…".to_string(), Severity::Info)
+        ]
+    );
+    assert!(
+        f[0].evidence
+            .iter()
+            .any(|e| e.detail.contains("kubelet.log:1")),
+        "{:?}",
+        f[0].evidence
+    );
+    assert!(
+        f[1].evidence
+            .iter()
+            .any(|e| e.detail.starts_with("no stop or removal attempt"))
+    );
+    assert!(f.iter().all(|f| !f.gc_eligible));
+}
