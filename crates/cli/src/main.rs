@@ -136,6 +136,19 @@ struct DiagnoseArgs {
     /// files are read, and the rules that need them are listed as skipped.
     #[arg(long, conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods_file", "snapshot"])]
     offline: bool,
+    /// With --offline: `crictl pods` output as pasted (the table, its header and last row
+    /// optional, or `-o json`): a partial CRI view (no pod UID, labels or containers in a table)
+    /// judged by the sandbox GC's keep-rules; ages are CREATED's, as of the paste. Repeatable.
+    #[arg(long, value_name = "FILE", requires = "offline")]
+    crictl_pods: Vec<PathBuf>,
+    /// With --offline: `crictl inspectp` output as pasted (JSON, read leniently when cut).
+    /// Repeatable.
+    #[arg(long, value_name = "FILE", requires = "offline")]
+    crictl_inspectp: Vec<PathBuf>,
+    /// With --offline: `kubectl get pods [-A] [-o wide]` output as pasted (the table, or `-o
+    /// json`): the API view the pasted sandboxes are judged against. Repeatable.
+    #[arg(long, value_name = "FILE", requires = "offline")]
+    kubectl_pods: Vec<PathBuf>,
     /// Diagnose a snapshot written by `podcoroner collect` instead of this node; ages are judged
     /// as of the collection time.
     #[arg(
@@ -291,6 +304,9 @@ async fn run(cli: Cli, daemon_matches: Option<&clap::ArgMatches>) -> anyhow::Res
 }
 
 fn source_options(args: &SourceArgs, offline: bool) -> anyhow::Result<SourceOptions> {
+    if offline && args.node.kubelet_log.is_none() && args.node.runtime_log.is_none() {
+        anyhow::bail!("--offline judges from logs alone: give --kubelet-log and/or --runtime-log");
+    }
     node_options(&args.node, args.since, offline)
 }
 
@@ -300,9 +316,6 @@ fn node_options(
     since: Option<jiff::Timestamp>,
     offline: bool,
 ) -> anyhow::Result<SourceOptions> {
-    if offline && s.kubelet_log.is_none() && s.runtime_log.is_none() {
-        anyhow::bail!("--offline judges from logs alone: give --kubelet-log and/or --runtime-log");
-    }
     let [kubelet_log, runtime_log] = log_sources(
         [
             (&s.kubelet_log, &s.kubelet_unit),
@@ -384,15 +397,37 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         DiagnosisReport::new(&snap.meta.node, now, snap.sources, &diagnosis)
             .with_too_young(&snap.view, config.min_age)
     } else {
-        let opts = source_options(&args.sources, args.offline)?;
+        let pastes = podcoroner_node::pasted::PastedFiles {
+            crictl_pods: args.crictl_pods.clone(),
+            crictl_inspectp: args.crictl_inspectp.clone(),
+            kubectl_pods: args.kubectl_pods.clone(),
+        };
+        // Pasted views alone are enough for --offline: no log is then needed.
+        let opts = if pastes.is_empty() {
+            source_options(&args.sources, args.offline)?
+        } else {
+            node_options(&args.sources.node, args.sources.since, args.offline)?
+        };
         let mut gathered = gather::gather(&opts).await?;
         let now = jiff::Timestamp::now();
-        let diagnosis = podcoroner_core::log_rules::diagnose_with_logs(
+        let mut diagnosis = podcoroner_core::log_rules::diagnose_with_logs(
             &gathered.view,
             &gathered.events,
             &config,
             now,
         );
+        if !pastes.is_empty() {
+            let (views, sources) = podcoroner_node::pasted::read(&pastes);
+            gathered.sources.extend(sources);
+            let mut found = podcoroner_core::pasted::judge(&views, config.min_age, now);
+            if opts.kubelet_log.is_some() || opts.runtime_log.is_some() {
+                podcoroner_core::pasted::add_logs(&mut found, &gathered.events);
+            }
+            diagnosis.findings.extend(found);
+            diagnosis
+                .findings
+                .sort_by(podcoroner_core::rules::report_order);
+        }
         // The events' memory goes before the report is built (the startup profile is the
         // diagnosis's breakdowns).
         drop(std::mem::take(&mut gathered.events));

@@ -671,3 +671,103 @@ async fn manifests_are_parsed_off_the_thread_that_serves_http() {
     );
     daemon.stop();
 }
+
+/// `diagnose --offline` with pasted views: the case 02 tables (no header, a cut last row, a
+/// kubectl RESTARTS cell with spaces) give warnings with no `gc_eligible`, the sources say what a
+/// table lacks; a paste that is not understood is `not_understood` and, with nothing else read,
+/// exits 2; `-o json` documents go through the crictl and kubectl JSON readers.
+#[test]
+fn pasted_views_are_partial_sources_and_judged() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/cases/02-sandbox-not-gc-until-kubelet-restart");
+    let out = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args([
+            "diagnose",
+            "--offline",
+            "--node-name",
+            "node-a",
+            "-o",
+            "json",
+        ])
+        .arg("--crictl-pods")
+        .arg(case.join("crictl-pods.txt"))
+        .arg("--kubectl-pods")
+        .arg(case.join("kubectl-get-pods.txt"))
+        .output());
+    let report: Value = ok(serde_json::from_slice(&out.stdout));
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 6, "{report:#}");
+    assert!(findings.iter().all(|f| f["kind"] == "LeakedSandbox"
+        && f["severity"] == "warning"
+        && f["gc_eligible"] == false));
+    let s = &report["sources"]["crictl_pods"];
+    assert_eq!(s["status"], "degraded", "{report:#}");
+    assert_eq!(s["counts"]["sandboxes"], 6);
+    assert!(
+        s["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no pod UID, labels or containers")
+    );
+    assert_eq!(report["sources"]["kubectl_pods"]["counts"]["pods"], 3);
+
+    // Not understood: said, and exit 2 with nothing else read.
+    let dir = ok(tempfile::tempdir());
+    let junk = dir.path().join("pods.txt");
+    ok(std::fs::write(&junk, "this is not crictl output\n"));
+    let out = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args(["diagnose", "--offline", "-o", "json", "--crictl-pods"])
+        .arg(&junk)
+        .output());
+    let report: Value = ok(serde_json::from_slice(&out.stdout));
+    assert_eq!(out.status.code(), Some(2), "{report:#}");
+    let s = &report["sources"]["crictl_pods"];
+    assert_eq!(s["status"], "not_understood", "{report:#}");
+    assert!(
+        s["detail"]
+            .as_str()
+            .unwrap()
+            .contains("pods.txt: no crictl pods row"),
+        "{s}"
+    );
+
+    // `-o json`: the pod is in the API (by UID), so its only NOTREADY sandbox is an info.
+    let uid = "11111111-2222-4333-8444-555555555502";
+    let pods = dir.path().join("crictl-pods.json");
+    ok(std::fs::write(
+        &pods,
+        ok(serde_json::to_vec(&json!({"items": [{
+            "id": "aa".repeat(32),
+            "metadata": {"name": "web-0", "namespace": "shop", "uid": uid, "attempt": 0},
+            "state": "SANDBOX_NOTREADY",
+            "createdAt": "1700000000000000000",
+            "labels": {"io.kubernetes.pod.uid": uid}
+        }]}))),
+    ));
+    let api = dir.path().join("kubectl-pods.json");
+    ok(std::fs::write(
+        &api,
+        ok(serde_json::to_vec(&pod_list(vec![pod(
+            "shop",
+            "web-0",
+            uid,
+            "node-a",
+            "Running",
+            json!({}),
+            json!([]),
+        )]))),
+    ));
+    let out = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args(["diagnose", "--offline", "-o", "json", "--crictl-pods"])
+        .arg(&pods)
+        .arg("--kubectl-pods")
+        .arg(&api)
+        .output());
+    let report: Value = ok(serde_json::from_slice(&out.stdout));
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{report:#}");
+    assert_eq!(findings[0]["severity"], "info");
+    assert_eq!(findings[0]["pod"]["uid"], uid);
+}

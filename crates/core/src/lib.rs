@@ -15,6 +15,7 @@ pub mod gc;
 pub mod log_rules;
 pub mod logs;
 pub mod model;
+pub mod pasted;
 pub mod rules;
 pub mod startup;
 pub mod timeline;

@@ -148,7 +148,7 @@ const CASES: &[Case] = &[
                 year: 2023,
                 records: 4,
                 unparsed: &[1, 2, 3, 4],
-                why: "prompts and a crictl pods table",
+                why: "prompts and a crictl pods table (the pasted CRI view: core::pasted, --crictl-pods)",
                 ..FILE
             },
             File {
@@ -1040,7 +1040,7 @@ const CASES: &[Case] = &[
                 year: 2022,
                 records: 7,
                 unparsed: &[1, 2, 3, 4, 5, 6, 7],
-                why: "a prompt and a crictl pods table",
+                why: "a prompt and a crictl pods table (the pasted CRI view: core::pasted, --crictl-pods)",
                 ..FILE
             },
             File {
@@ -1048,7 +1048,7 @@ const CASES: &[Case] = &[
                 year: 2022,
                 records: 6,
                 unparsed: &[1, 2, 3, 4, 5, 6],
-                why: "a comment, a prompt and a kubectl table",
+                why: "a comment, a prompt and a kubectl table (the pasted API view: core::pasted, --kubectl-pods)",
                 ..FILE
             },
             // `2149: ` grep -n prefix before the journald line.
@@ -1278,7 +1278,7 @@ const CASES: &[Case] = &[
                 year: 2024,
                 records: 1,
                 unparsed: &[1],
-                why: "crictl inspectp JSON, cut",
+                why: "crictl inspectp JSON, cut (the pasted CRI view: core::pasted, --crictl-inspectp)",
                 ..FILE
             },
             File {

@@ -29,7 +29,7 @@ use jiff::Timestamp;
 use podcoroner_core::log_rules::{LogKind, LoggedEvent, diagnose_with_logs};
 use podcoroner_core::event::read_text_with;
 use podcoroner_core::logs::ParseContext;
-use podcoroner_core::{Config, EvidenceSource, Finding, FindingKind as K, NodeView};
+use podcoroner_core::{Config, EvidenceSource, Finding, FindingKind as K, NodeView, pasted};
 use podcoroner_logs::{Source, read};
 
 /// One offline diagnosis: the logs of one node.
@@ -46,6 +46,21 @@ struct Run {
     messages: &'static [&'static str],
     /// Kinds `expected.md` rules out (already excluded by the exact match; listed for the reader).
     never: &'static [K],
+    /// `--crictl-pods` files: `crictl pods` tables, the pasted CRI view.
+    crictl_pods: &'static [&'static str],
+    /// `--crictl-inspectp` files: `crictl inspectp` JSON, whole or cut.
+    crictl_inspectp: &'static [&'static str],
+    /// `--kubectl-pods` files: `kubectl get pods` tables, the pasted API view.
+    kubectl_pods: &'static [&'static str],
+}
+
+impl Run {
+    fn pastes(&self) -> impl Iterator<Item = &&'static str> {
+        self.crictl_pods
+            .iter()
+            .chain(self.crictl_inspectp)
+            .chain(self.kubectl_pods)
+    }
 }
 
 const RUN: Run = Run {
@@ -54,6 +69,9 @@ const RUN: Run = Run {
     runtime: &[],
     messages: &[],
     never: &[],
+    crictl_pods: &[],
+    crictl_inspectp: &[],
+    kubectl_pods: &[],
 };
 
 struct Case {
@@ -85,23 +103,26 @@ const CASES: &[Case] = &[
             runtime: &["containerd.log"],
             // crictl called with a pod name is not a runtime problem.
             never: &[K::FindContainerRace, K::SandboxStopFailing],
+            crictl_pods: &["crictl-pods.txt"],
             ..RUN
         }],
         not_logs: &[
-            ("crictl-inspectp.txt", CRICTL),
+            (
+                "crictl-inspectp.txt",
+                "crictl inspectp called with a pod name: its NotFound error, no document",
+            ),
             (
                 "crictl-logs.txt",
                 "crictl's own stderr (its klog line is crictl's, pid 19578, not the kubelet's)",
             ),
-            ("crictl-pods.txt", CRICTL),
             (
                 "crictl-rmp.txt",
                 "crictl output and a grep of /var/log/messages for the sudo line",
             ),
         ],
-        offline_gap: "LeakedSandbox 06f0eea7928b1 needs the CRI view (crictl pods -s NotReady shows it 2 days old); \
-                      the logs hold only \"cleaning up after shim disconnected\", which every exiting sandbox logs, \
-                      and the absence of GC attempts",
+        offline_gap: "the warning expected.md asks for needs the API view: without one the pasted NotReady sandbox \
+                      06f0eea7928b1 (2 days old) is an info, since the newest sandbox of a live pod looks the same; \
+                      the logs hold only \"cleaning up after shim disconnected\", which every exiting sandbox logs",
     },
     Case {
         slug: "04-containerd-containerstatus-notfound-hourly",
@@ -404,17 +425,12 @@ const CASES: &[Case] = &[
         runs: &[Run {
             node: "node-a",
             kubelet: &["kubelet.log", "kubelet-grep-n.log"],
+            crictl_pods: &["crictl-pods.txt"],
+            kubectl_pods: &["kubectl-get-pods.txt"],
             ..RUN
         }],
-        not_logs: &[
-            ("crictl-pods.txt", CRICTL),
-            (
-                "kubectl-get-pods.txt",
-                "kubectl output: the API view, which --offline does not read",
-            ),
-        ],
-        offline_gap: "LeakedSandbox for the six NotReady nginx sandboxes needs the CRI view (crictl-pods.txt); the \
-                      k/k #107730 signature (StuckPodWorker) needs the worker's \"remove all history\" before \
+        not_logs: &[],
+        offline_gap: "the k/k #107730 signature (StuckPodWorker) needs the worker's \"remove all history\" before \
                       \"Pod is orphaned and must be torn down\", which the excerpt cuts: \"synced for the first \
                       time\" then \"orphaned\" alone is also what a kubelet start logs for a pod deleted while it was \
                       down, so it is no finding",
@@ -521,16 +537,21 @@ const CASES: &[Case] = &[
     },
     Case {
         slug: "33-notready-sandboxes-after-reboot-crictl-inspectp",
-        runs: &[],
+        runs: &[Run {
+            crictl_inspectp: &["crictl-inspectp.json"],
+            never: &[K::LeakedSandbox],
+            ..RUN
+        }],
         not_logs: &[
             (
                 "crictl-inspectp-summary.txt",
                 "the reporter's summary of crictl inspectp",
             ),
-            ("crictl-inspectp.json", CRICTL),
             ("find-empty-cni-files.txt", "find output over /var/lib/cni"),
         ],
-        offline_gap: "the NotReady sandbox cf46d31391b99 after a reboot (info) is in the CRI view only",
+        offline_gap: "the info leftover expected.md names: the pasted inspectp JSON is cut inside metadata, \
+                      before \"state\", so the sandbox cf46d31391b99 is read but not judged (the source says so); \
+                      its summary's SANDBOX_NOTREADY is the reporter's prose, not crictl output",
     },
     Case {
         slug: "34-removepodsandbox-no-such-id-wrapped-ids",
@@ -687,7 +708,53 @@ fn diagnose(dir: &Path, run: &Run) -> (Vec<Finding>, Vec<podcoroner_core::startu
     let mut view = NodeView::empty();
     view.node_name = run.node.to_string();
     let now: Timestamp = "2030-01-01T00:00:00Z".parse().unwrap();
-    let d = diagnose_with_logs(&view, &events, &config(), now);
+    let mut d = diagnose_with_logs(&view, &events, &config(), now);
+    if run.pastes().next().is_some() {
+        // What `diagnose --offline --crictl-pods … --crictl-inspectp … --kubectl-pods …`
+        // adds (crates/node/src/pasted.rs reads the same tables with the same readers).
+        let text = |f: &str| fs::read_to_string(dir.join(f)).unwrap();
+        let mut views = pasted::PastedViews::default();
+        for f in run.crictl_pods {
+            let got = pasted::crictl_pods_table(&text(f), f).unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                got.not_understood.is_empty(),
+                "{f}: {:?}",
+                got.not_understood
+            );
+            views.sandboxes.extend(got.rows);
+        }
+        for f in run.crictl_inspectp {
+            let got = pasted::crictl_inspectp(&text(f), f).unwrap_or_else(|e| panic!("{e}"));
+            views.sandboxes.extend(got.rows);
+        }
+        if !run.kubectl_pods.is_empty() {
+            let mut pods = Vec::new();
+            for f in run.kubectl_pods {
+                let got = pasted::kubectl_pods_table(&text(f), f).unwrap_or_else(|e| panic!("{e}"));
+                assert!(
+                    got.not_understood.is_empty(),
+                    "{f}: {:?}",
+                    got.not_understood
+                );
+                pods.extend(got.rows);
+            }
+            views.pods = Some((
+                pods,
+                format!("kubectl get pods {}", run.kubectl_pods.join(", ")),
+            ));
+        }
+        let mut found = pasted::judge(&views, config().min_age, now);
+        // As the CLI: only when a log was read.
+        if !(run.kubelet.is_empty() && run.runtime.is_empty() && run.messages.is_empty()) {
+            pasted::add_logs(&mut found, &events);
+        }
+        assert!(
+            found.iter().all(|f| !f.gc_eligible),
+            "offline never deletes"
+        );
+        d.findings.extend(found);
+        d.findings.sort_by(podcoroner_core::rules::report_order);
+    }
     // Offline, the state rules say they were skipped.
     assert!(
         d.skipped.iter().any(|s| s.kind == K::LeakedSandbox),
@@ -751,7 +818,13 @@ fn cases_diagnosed_offline() {
         let used: BTreeSet<String> = case
             .runs
             .iter()
-            .flat_map(|r| r.kubelet.iter().chain(r.runtime).chain(r.messages))
+            .flat_map(|r| {
+                r.kubelet
+                    .iter()
+                    .chain(r.runtime)
+                    .chain(r.messages)
+                    .chain(r.pastes())
+            })
             .chain(case.not_logs.iter().map(|(f, _)| f))
             .map(|f| f.to_string())
             .collect();
@@ -801,6 +874,12 @@ fn cases_diagnosed_offline() {
                 "\n## run {n_run}: --kubelet-log {:?} --runtime-log {:?} messages {:?}\n",
                 run.kubelet, run.runtime, run.messages
             ));
+            if run.pastes().next().is_some() {
+                golden.push_str(&format!(
+                    "   --crictl-pods {:?} --crictl-inspectp {:?} --kubectl-pods {:?}\n",
+                    run.crictl_pods, run.crictl_inspectp, run.kubectl_pods
+                ));
+            }
             for f in &found {
                 golden.push_str(&f.to_text(&prefix));
             }
@@ -826,11 +905,12 @@ fn cases_diagnosed_offline() {
                         ));
                     }
                 }
+                // Evidence from a view comes from a pasted file, and names it.
                 if f.evidence.iter().any(|e| {
                     !matches!(
                         e.source,
                         EvidenceSource::KubeletLog | EvidenceSource::RuntimeLog
-                    )
+                    ) && !run.pastes().any(|p| e.detail.contains(*p))
                 }) {
                     failures.push(format!("{here}: offline evidence from a view: {}", show(f)));
                 }

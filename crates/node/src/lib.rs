@@ -15,6 +15,7 @@
 pub mod api;
 pub mod gather;
 pub mod gc;
+pub mod pasted;
 pub mod redact;
 pub mod render;
 pub mod selector;

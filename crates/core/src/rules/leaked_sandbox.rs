@@ -213,6 +213,10 @@ pub(super) fn sandbox_name_reserved(logs: &Logs<'_>, view: &NodeView, out: &mut 
 
 // === enrichment ===
 
+/// The evidence line [`enrich`] adds when the logs hold the kubelet's failing attempts to stop
+/// or remove the sandbox (`crate::pasted::add_logs` escalates on it).
+pub(crate) const GC_FAILING: &str = "the kubelet's GC is trying and failing";
+
 /// Adds to every `LeakedSandbox` what the logs say of it: the kubelet's GC trying and failing
 /// (stop errors, with their cause) or not trying (a stuck pod worker), because the remedies differ.
 pub fn enrich(findings: &mut [Finding], events: &[LoggedEvent]) {
@@ -254,9 +258,13 @@ pub(super) fn enrich_with(findings: &mut [Finding], logs: &Logs<'_>) {
                 .filter(|(k, _)| *k == id || id.starts_with(k.trim_end_matches('…')))
                 .map(|(_, i)| *i),
         );
-        // A full key that is a prefix of the sandbox's ID (an ID of unstated length).
+        // A full key that is a prefix of the sandbox's ID (an ID of unstated length); for a
+        // pasted sandbox's cut ID (`9ae3dcda0548f…`, crictl's table), the full keys it begins.
+        let pasted_prefix = id.strip_suffix('…').filter(|_| !f.gc_eligible);
         for (k, is) in &by_sandbox {
-            if *k != id && id.starts_with(k.as_str()) {
+            if *k != id
+                && (id.starts_with(k.as_str()) || pasted_prefix.is_some_and(|p| k.starts_with(p)))
+            {
                 at.extend(is);
             }
         }
@@ -270,7 +278,7 @@ pub(super) fn enrich_with(findings: &mut [Finding], logs: &Logs<'_>) {
             f.evidence.push(Evidence::new(
                 source_of(failures[0]),
                 format!(
-                    "the kubelet's GC is trying and failing: {} failure records, cause {class}",
+                    "{GC_FAILING}: {} failure records, cause {class}",
                     failures.len()
                 ),
             ));

@@ -21,7 +21,7 @@ mod container_race;
 mod container_stop;
 mod duplicate_ready_sandboxes;
 mod failed_pods;
-mod leaked_sandbox;
+pub(crate) mod leaked_sandbox;
 pub mod logs;
 mod manifests;
 mod mirror_pod_create_failed;

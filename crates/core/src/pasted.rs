@@ -1,0 +1,607 @@
+//! Pasted views: the CRI and API views as an SRE pastes them into a bug report, read into
+//! partial views and judged by the sandbox GC's keep-rules (`kuberuntime_gc.go`
+//! `evictSandboxes`).
+//!
+//! | Paste | Reader | What it lacks |
+//! |---|---|---|
+//! | `crictl pods` (the human table) | [`crictl_pods_table`] | pod UID, labels, annotations, containers; IDs cut to 13 hex; CREATED relative (`11 minutes ago`) |
+//! | `crictl inspectp ID` (JSON, may be cut) | [`crictl_inspectp`] | containers; any field after the cut |
+//! | `kubectl get pods [-A] [-o wide]` (the table) | [`kubectl_pods_table`] | pod UID, labels, annotations, times |
+//!
+//! The tables are crictl's and kubectl's own (crictl `cmd/crictl/sandbox.go` `outputPodSandboxes`,
+//! a tabwriter with CREATED from go-units `HumanDuration(now - createdAt) + " ago"`; kubectl's
+//! printer, columns padded to 3 spaces): no library reads them, so this module does, leniently
+//! (a missing header, a cut last row, shell prompts and `#` notes around them). A paste is as of
+//! the moment it was taken, so ages are the CREATED column's, never compared with the clock.
+//!
+//! [`judge`] never makes a finding `gc_eligible`: a paste is not the node, and podcoroner
+//! offline never deletes.
+
+use jiff::{SignedDuration, Timestamp};
+
+use crate::finding::{Evidence, EvidenceSource, Finding, FindingKind, Severity};
+use crate::model::{PodRef, SandboxState};
+use crate::rules::{human, sh};
+
+/// A bad paste: the file and line (1-based; 0 for the whole file) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasteError {
+    /// `file:line` or the file alone.
+    pub at: String,
+    /// What is wrong, e.g. `no crictl pods row (a line starting with a pod sandbox ID)`.
+    pub reason: String,
+}
+
+impl std::fmt::Display for PasteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.at, self.reason)
+    }
+}
+
+impl std::error::Error for PasteError {}
+
+/// One pod sandbox as a paste shows it; a field the paste does not hold is `None`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PastedSandbox {
+    /// The sandbox ID as printed: 13 hex digits in crictl's table, 64 in `inspectp`.
+    pub id: String,
+    /// `PodSandboxMetadata.namespace`.
+    pub namespace: String,
+    /// `PodSandboxMetadata.name`.
+    pub name: String,
+    /// `PodSandboxMetadata.uid` (`inspectp` only; a table has none).
+    pub uid: Option<String>,
+    /// `PodSandboxMetadata.attempt`.
+    pub attempt: Option<u32>,
+    /// `PodSandboxStatus.state`.
+    pub state: Option<SandboxState>,
+    /// The sandbox's age when the paste was taken (a lower bound: crictl's CREATED rounds down).
+    pub age: Option<SignedDuration>,
+    /// `createdAt` (`inspectp` only).
+    pub created_at: Option<Timestamp>,
+    /// `file:line` of the row (or of the `"id"` key).
+    pub origin: String,
+    /// The row as pasted, for evidence.
+    pub text: String,
+}
+
+/// One pod as `kubectl get pods` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PastedPod {
+    /// NAMESPACE; `None` when the table has no such column (no `-A`).
+    pub namespace: Option<String>,
+    /// NAME.
+    pub name: String,
+    /// STATUS (`Running`, `Completed`, `Terminating`, …; `status.phase` from `-o json`).
+    pub status: String,
+    /// `metadata.uid` (`-o json` only; a table has none).
+    pub uid: Option<String>,
+    /// `file:line` of the row.
+    pub origin: String,
+}
+
+/// A file's rows and the lines of it that were neither rows, headers, prompts nor blank.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pasted<T> {
+    /// The rows, in file order.
+    pub rows: Vec<T>,
+    /// `file:line` of each line not understood.
+    pub not_understood: Vec<String>,
+    /// What the paste cannot hold (`no pod UID or labels`, `cut after byte 232`), for the
+    /// SOURCES block.
+    pub lacks: Vec<String>,
+}
+
+fn is_hex_id(s: &str) -> bool {
+    (12..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// A line of shell around a paste: a prompt (`$ crictl pods`, `user@node:~> …`, `# note`).
+fn is_prompt(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with('$')
+        || t.starts_with('#')
+        || t.split_whitespace().next().is_some_and(|w| {
+            w.contains('@') && (w.ends_with('>') || w.ends_with('$') || w.ends_with('#'))
+        })
+}
+
+/// go-units `HumanDuration` as crictl prints CREATED, without ` ago`: `Less than a second`,
+/// `About a minute`, `11 minutes`, `About an hour`, `2 days`, `3 weeks`, `4 months`, `2 years`.
+/// The lower bound of the age it stands for; `None` when it is none of these.
+pub fn human_duration(words: &str) -> Option<SignedDuration> {
+    let lower = words.trim().to_ascii_lowercase();
+    let secs: i64 = match lower.as_str() {
+        "less than a second" => 0,
+        "about a minute" => 60,
+        "about an hour" => 3600,
+        _ => {
+            let mut it = lower.split_whitespace();
+            let n: i64 = it.next()?.parse().ok()?;
+            let unit = match it.next()?.trim_end_matches('s') {
+                "second" => 1,
+                "minute" => 60,
+                "hour" => 3600,
+                "day" => 86_400,
+                "week" => 7 * 86_400,
+                "month" => 30 * 86_400,
+                "year" => 365 * 86_400,
+                _ => return None,
+            };
+            if it.next().is_some() {
+                return None;
+            }
+            n.checked_mul(unit)?
+        }
+    };
+    Some(SignedDuration::from_secs(secs))
+}
+
+/// Reads the table `crictl pods` prints (`POD ID  CREATED  STATE  NAME  NAMESPACE  ATTEMPT
+/// RUNTIME`), with or without its header, the last row possibly cut (missing columns are
+/// `None`), shell prompts and blank lines around it. Columns are read by words, not widths: a
+/// row is an ID of 12-64 hex digits, CREATED up to `ago`, STATE, NAME, NAMESPACE, ATTEMPT.
+///
+/// # Errors
+///
+/// [`PasteError`] naming `origin` when no line is a row.
+pub fn crictl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>, PasteError> {
+    let mut out = Pasted {
+        rows: Vec::new(),
+        not_understood: Vec::new(),
+        lacks: vec![
+            "a table: no pod UID, labels or containers; IDs cut to 13 hex digits; ages as of the paste".to_string(),
+        ],
+    };
+    for (i, line) in text.lines().enumerate() {
+        let at = format!("{origin}:{}", i + 1);
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.first() {
+            None => continue,
+            Some(_) if is_prompt(line) => continue,
+            Some(&"POD") if words.get(1) == Some(&"ID") => continue,
+            Some(w) if is_hex_id(w) => {}
+            Some(_) => {
+                out.not_understood.push(at);
+                continue;
+            }
+        }
+        let id = words[0].to_string();
+        let mut rest = words[1..].iter();
+        let mut created = Vec::new();
+        for w in rest.by_ref() {
+            if *w == "ago" {
+                break;
+            }
+            created.push(*w);
+        }
+        let age = human_duration(&created.join(" "));
+        let state = match rest.next() {
+            Some(&"Ready") => Some(SandboxState::Ready),
+            Some(&"NotReady") => Some(SandboxState::NotReady),
+            Some(_) => {
+                out.not_understood.push(at);
+                continue;
+            }
+            None => None,
+        };
+        let name = rest.next().map_or_else(String::new, |s| s.to_string());
+        let namespace = rest.next().map_or_else(String::new, |s| s.to_string());
+        let attempt = rest.next().and_then(|a| a.parse().ok());
+        if state.is_none() {
+            out.lacks
+                .push(format!("{at}: the row is cut before STATE (not judged)"));
+        }
+        out.rows.push(PastedSandbox {
+            id,
+            namespace,
+            name,
+            uid: None,
+            attempt,
+            state,
+            age,
+            created_at: None,
+            origin: at,
+            text: line.trim().to_string(),
+        });
+    }
+    if out.rows.is_empty() {
+        return Err(PasteError {
+            at: origin.to_string(),
+            reason:
+                "no crictl pods row (a line starting with a pod sandbox ID of 12-64 hex digits)"
+                    .to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// Reads the table `kubectl get pods [-A] [-o wide]` prints. The header is required (it says
+/// which columns there are); columns are split on runs of 2 or more spaces, since a cell may
+/// hold single spaces (RESTARTS `1 (3h29m ago)`, `NOMINATED NODE`) and widths may not line up
+/// (an anonymised paste). `No resources found …` is an empty listing.
+///
+/// # Errors
+///
+/// [`PasteError`] naming `origin` when there is no `NAME … STATUS` header, or naming
+/// `origin:line` for a row with fewer cells than NAME and STATUS need.
+pub fn kubectl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedPod>, PasteError> {
+    let cells = |l: &str| -> Vec<String> {
+        l.trim()
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let mut out = Pasted {
+        rows: Vec::new(),
+        not_understood: Vec::new(),
+        lacks: vec!["a table: no pod UID, labels or times".to_string()],
+    };
+    let mut header: Option<Vec<String>> = None;
+    let mut empty_listing = false;
+    for (i, line) in text.lines().enumerate() {
+        let at = format!("{origin}:{}", i + 1);
+        if line.trim().is_empty() || is_prompt(line) {
+            continue;
+        }
+        if line.trim_start().starts_with("No resources found") {
+            empty_listing = true;
+            continue;
+        }
+        let c = cells(line);
+        if header.is_none() {
+            if c.iter().any(|h| h == "NAME") && c.iter().any(|h| h == "STATUS") {
+                header = Some(c);
+            } else {
+                out.not_understood.push(at);
+            }
+            continue;
+        }
+        let h = header.as_ref().expect("set above");
+        let col = |name: &str| h.iter().position(|x| x == name).and_then(|p| c.get(p));
+        let (Some(name), Some(status)) = (col("NAME"), col("STATUS")) else {
+            return Err(PasteError {
+                at,
+                reason: format!(
+                    "{} cells where the header has {} (columns are split on 2 or more spaces)",
+                    c.len(),
+                    h.len()
+                ),
+            });
+        };
+        out.rows.push(PastedPod {
+            namespace: col("NAMESPACE").cloned(),
+            name: name.clone(),
+            status: status.clone(),
+            uid: None,
+            origin: at,
+        });
+    }
+    if header.is_none() && !empty_listing {
+        return Err(PasteError {
+            at: origin.to_string(),
+            reason: "no kubectl get pods header (NAME … STATUS …)".to_string(),
+        });
+    }
+    if header
+        .as_ref()
+        .is_some_and(|h| !h.iter().any(|c| c == "NAMESPACE"))
+    {
+        out.lacks
+            .push("no NAMESPACE column (not -A): pods are matched by name".to_string());
+    }
+    Ok(out)
+}
+
+/// The first value of `"key":` in `text` from byte `from`: a string without its quotes, or a
+/// bare word (number, `true`).
+fn json_value<'t>(text: &'t str, key: &str, from: usize) -> Option<&'t str> {
+    let needle = format!("\"{key}\"");
+    let at = from + text.get(from..)?.find(&needle)? + needle.len();
+    let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
+    if let Some(s) = rest.strip_prefix('"') {
+        return s.find('"').map(|end| &s[..end]);
+    }
+    let end = rest
+        .find(|c: char| c == ',' || c == '}' || c == ']' || c.is_whitespace())
+        .unwrap_or(rest.len());
+    (end > 0 && end < rest.len()).then(|| &rest[..end])
+}
+
+/// Reads `crictl inspectp` output, whole or cut (a paste often stops mid-document), older
+/// (the `PodSandboxStatus` at the top) or newer (under `"status"`, the runtime's details under
+/// `"info"`), one or several sandboxes: each `"id"` holding 64 hex digits starts a sandbox, and
+/// its `metadata` (`name`, `namespace`, `uid`, `attempt`), `state` (`SANDBOX_READY`,
+/// `SANDBOX_NOTREADY`, as crictl's JSON prints `PodSandboxState`) and `createdAt` (nanoseconds,
+/// a string or a number, or RFC 3339) are the first such keys after it. A field after the cut is
+/// `None` and said in [`Pasted::lacks`].
+///
+/// # Errors
+///
+/// [`PasteError`] naming `origin` when no `"id"` holds a sandbox ID.
+pub fn crictl_inspectp(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>, PasteError> {
+    let needle = "\"id\"";
+    let starts: Vec<usize> = text
+        .match_indices(needle)
+        .map(|(i, _)| i)
+        .filter(|&i| json_value(text, "id", i).is_some_and(|v| v.len() == 64 && is_hex_id(v)))
+        .collect();
+    let mut out = Pasted {
+        rows: Vec::new(),
+        not_understood: Vec::new(),
+        lacks: vec!["no containers".to_string()],
+    };
+    for (n, &start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(text.len());
+        let part = &text[..end];
+        let get = |key: &str| json_value(part, key, start);
+        let line = text[..start].matches('\n').count() + 1;
+        let state = match get("state") {
+            Some("SANDBOX_READY" | "0") => Some(SandboxState::Ready),
+            Some("SANDBOX_NOTREADY" | "1") => Some(SandboxState::NotReady),
+            _ => None,
+        };
+        let created_at = get("createdAt").and_then(|v| {
+            v.parse::<i128>()
+                .ok()
+                .and_then(|ns| Timestamp::from_nanosecond(ns).ok())
+                .or_else(|| v.parse().ok())
+        });
+        let sb = PastedSandbox {
+            id: get("id").unwrap_or_default().to_string(),
+            namespace: get("namespace").unwrap_or_default().to_string(),
+            name: get("name").unwrap_or_default().to_string(),
+            uid: get("uid").map(str::to_string),
+            attempt: get("attempt").and_then(|a| a.parse().ok()),
+            state,
+            age: None,
+            created_at,
+            origin: format!("{origin}:{line}"),
+            text: String::new(),
+        };
+        let missing: Vec<&str> = [
+            ("name", sb.name.is_empty()),
+            ("namespace", sb.namespace.is_empty()),
+            ("uid", sb.uid.is_none()),
+            ("attempt", sb.attempt.is_none()),
+            ("state", sb.state.is_none()),
+            ("createdAt", sb.created_at.is_none()),
+        ]
+        .into_iter()
+        .filter(|(_, m)| *m)
+        .map(|(k, _)| k)
+        .collect();
+        if !missing.is_empty() {
+            out.lacks.push(format!(
+                "sandbox {}: cut or incomplete, no {}{}",
+                &sb.id[..13],
+                missing.join(", "),
+                if sb.state.is_none() {
+                    " (not judged: its state is unknown)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        out.rows.push(sb);
+    }
+    if out.rows.is_empty() {
+        return Err(PasteError {
+            at: origin.to_string(),
+            reason: "no crictl inspectp document (an \"id\" of 64 hex digits)".to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// The pasted views of one diagnosis.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PastedViews {
+    /// Every sandbox of every `crictl pods` and `crictl inspectp` paste.
+    pub sandboxes: Vec<PastedSandbox>,
+    /// The pods of the `kubectl get pods` pastes, with the files' names; `None` when none was
+    /// given (the pods' existence is then unknown).
+    pub pods: Option<(Vec<PastedPod>, String)>,
+}
+
+/// `kuberuntime_gc.go` `evictSandboxes` over pasted views, per pod (UID when the paste has it,
+/// else namespace and name): a NOTREADY sandbox past `min_age` (its age as of the paste) that is
+/// not its pod's newest is a `LeakedSandbox` warning; the pod's newest NOTREADY sandbox is a
+/// warning when the pasted API view lacks the pod, and an info leftover when it has the pod
+/// (the kubelet keeps the newest sandbox of a live pod) or when no API view was pasted (its
+/// pod's existence is unknown). A sandbox whose state or age the paste lacks is not judged. No
+/// finding is `gc_eligible`. A sandbox with `createdAt` but no CREATED column (`inspectp`,
+/// `crictl pods -o json`) is aged from it to `now`, since such a paste does not say when it was
+/// taken.
+pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) -> Vec<Finding> {
+    let min = SignedDuration::try_from(min_age).unwrap_or(SignedDuration::MAX);
+    let key = |s: &PastedSandbox| match &s.uid {
+        Some(u) => u.clone(),
+        None => format!("{}/{}", s.namespace, s.name),
+    };
+    let aged: Vec<PastedSandbox> = views
+        .sandboxes
+        .iter()
+        .map(|s| PastedSandbox {
+            age: s
+                .age
+                .or_else(|| s.created_at.map(|t| now.duration_since(t))),
+            ..s.clone()
+        })
+        .collect();
+    let mut out = Vec::new();
+    for s in &aged {
+        if s.state != Some(SandboxState::NotReady) {
+            continue;
+        }
+        let old = s.age.is_some_and(|a| a >= min);
+        let newer = aged.iter().find(|o| {
+            o.id != s.id
+                && key(o) == key(s)
+                && match (o.age, s.age, o.attempt, s.attempt) {
+                    (Some(a), Some(b), _, _) if a != b => a < b,
+                    (_, _, Some(a), Some(b)) => a > b,
+                    _ => false,
+                }
+        });
+        let pod_in_api = views.pods.as_ref().map(|(pods, _)| {
+            pods.iter().find(|p| match (&p.uid, &s.uid) {
+                (Some(a), Some(b)) => a == b,
+                _ => p.name == s.name && p.namespace.as_deref().is_none_or(|n| n == s.namespace),
+            })
+        });
+        let mut evidence = vec![Evidence::new(
+            EvidenceSource::Cri,
+            format!(
+                "{}: {} (pod sandbox {} of {}/{}, attempt {}, NOTREADY{})",
+                s.origin,
+                if s.text.is_empty() {
+                    "crictl inspectp"
+                } else {
+                    &s.text
+                },
+                s.id,
+                s.namespace,
+                s.name,
+                s.attempt.map_or("unknown".to_string(), |a| a.to_string()),
+                s.age.map_or(String::new(), |a| format!(
+                    ", created {} before the paste",
+                    human(a)
+                ))
+            ),
+        )];
+        let id = if s.id.len() < 64 {
+            format!("{}…", s.id)
+        } else {
+            s.id.clone()
+        };
+        let (severity, summary) = if let (Some(n), true) = (newer, old) {
+            evidence.push(Evidence::new(
+                EvidenceSource::Cri,
+                format!(
+                    "{}: pod sandbox {} is the pod's newer sandbox",
+                    n.origin, n.id
+                ),
+            ));
+            (
+                Severity::Warning,
+                format!(
+                    "pod sandbox {} of {}/{} is NOTREADY for {} and is not the pod's newest sandbox; \
+                     kubelet's sandbox GC should have removed it (from a pasted view: its containers \
+                     are not shown)",
+                    s.id,
+                    s.namespace,
+                    s.name,
+                    human(s.age.unwrap_or_default())
+                ),
+            )
+        } else {
+            match pod_in_api {
+                Some(None) if old => {
+                    let (pods, files) = views.pods.as_ref().expect("Some above");
+                    evidence.push(Evidence::new(
+                        EvidenceSource::Apiserver,
+                        format!(
+                            "no pod {}/{} among the {} pods of the pasted {files}",
+                            s.namespace,
+                            s.name,
+                            pods.len()
+                        ),
+                    ));
+                    (
+                        Severity::Warning,
+                        format!(
+                            "pod sandbox {} of {}/{} is NOTREADY for {} and its pod is gone from the \
+                             API; kubelet's sandbox GC should have removed it (from pasted views)",
+                            s.id,
+                            s.namespace,
+                            s.name,
+                            human(s.age.unwrap_or_default())
+                        ),
+                    )
+                }
+                Some(Some(p)) => {
+                    evidence.push(Evidence::new(
+                        EvidenceSource::Apiserver,
+                        format!("{}: pod {} is {} in the API", p.origin, p.name, p.status),
+                    ));
+                    (
+                        Severity::Info,
+                        format!(
+                            "pod sandbox {} of {}/{} is NOTREADY but its pod is still in the API: the \
+                             kubelet keeps a live pod's newest sandbox, and removes it once the pod is \
+                             deleted or a newer sandbox replaces it and its containers are pruned",
+                            s.id, s.namespace, s.name
+                        ),
+                    )
+                }
+                Some(None) => continue,
+                None if s.age.is_some() && !old => continue,
+                None => (
+                    Severity::Info,
+                    format!(
+                        "pod sandbox {} of {}/{} is NOTREADY{}; without the API view (--kubectl-pods) \
+                         podcoroner cannot tell a leak (its pod gone) from the newest sandbox the \
+                         kubelet keeps for a live pod",
+                        s.id,
+                        s.namespace,
+                        s.name,
+                        s.age
+                            .map_or(String::new(), |a| format!(" for {}", human(a)))
+                    ),
+                ),
+            }
+        };
+        out.push(Finding {
+            kind: FindingKind::LeakedSandbox,
+            severity,
+            summary,
+            pod: Some(PodRef {
+                namespace: s.namespace.clone(),
+                name: s.name.clone(),
+                uid: s.uid.clone().unwrap_or_default(),
+            }),
+            sandbox_id: Some(id),
+            container_id: None,
+            path: None,
+            evidence,
+            kubelet_rule: "kuberuntime_gc.go evictSandboxes: a pod sandbox that is not READY and holds \
+                           no containers is removed when its pod is gone; for a pod that still exists \
+                           every such sandbox but the most recently created one is removed"
+                .to_string(),
+            remediation: format!(
+                "on the node: crictl ps -a --pod {id} (exited containers keep it) and kubectl get pod \
+                 -n {ns} {name}; when the pod is gone, crictl stopp {id} && crictl rmp {id}",
+                id = sh(&s.id),
+                ns = sh(&s.namespace),
+                name = sh(&s.name)
+            ),
+            gc_eligible: false,
+        });
+    }
+    out
+}
+
+/// Adds to [`judge`]'s findings what the logs say of each sandbox, as for every
+/// `LeakedSandbox` (`rules::logs::enrich`: the GC trying and failing, with its cause, or not
+/// trying), and makes an info a warning when the kubelet's StopPodSandbox or RemovePodSandbox
+/// of it failed: the sandbox is then not the leftover the GC keeps but one it cannot remove.
+/// Call it only when logs were read (else "no attempt in the logs" says nothing).
+pub fn add_logs(findings: &mut [Finding], events: &[crate::event::LoggedEvent]) {
+    crate::rules::logs::enrich(findings, events);
+    for f in findings.iter_mut().filter(|f| f.severity == Severity::Info) {
+        if f.evidence.iter().any(|e| {
+            e.detail
+                .starts_with(crate::rules::leaked_sandbox::GC_FAILING)
+        }) {
+            f.severity = Severity::Warning;
+            f.summary
+                .push_str("; the kubelet's attempts to stop or remove it fail (see the logs)");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,291 @@
+use super::*;
+
+const NOW: Timestamp = Timestamp::UNIX_EPOCH;
+
+const CRICTL_PODS_02: &str = "$ crictl pods
+9ae3dcda0548f       11 minutes ago      NotReady            nginx-849c964dbd-kcfdx   default             0                   (default)
+ca2fe4bb08311       39 minutes ago      NotReady            nginx-849c964dbd-mghkk   default             0                   (default)
+d20096711aee1       39 minutes ago      NotReady            nginx-849c964dbd-bl7jd   default             0   ";
+
+const CRICTL_PODS_03: &str = "user@node-a:~> sudo crictl pods -s NotReady | grep team-ns
+POD ID              CREATED             STATE               NAME                     NAMESPACE           ATTEMPT             RUNTIME
+06f0eea7928b1       2 days ago          NotReady            app-1-0          team-ns           0                   (default)
+user@node-a:~>";
+
+const KUBECTL_02: &str = "# No nginx Pod on the node 
+$ kubectl get pods -A -o wide --field-selector=spec.nodeName=node-a
+NAMESPACE     NAME                 READY   STATUS    RESTARTS        AGE     IP             NODE   NOMINATED NODE   READINESS GATES
+kube-system   antrea-agent-dbfbt   2/2     Running   1 (3h29m ago)   3d3h    10.0.0.12    node-a   <none>           <none>
+sonobuoy      sonobuoy             1/1     Running   0               3h14m   10.0.0.22   node-a   <none>           <none>";
+
+#[test]
+fn crictl_table_without_header_and_a_cut_last_row() {
+    let got = crictl_pods_table(CRICTL_PODS_02, "crictl-pods.txt").unwrap();
+    assert_eq!(got.rows.len(), 3);
+    assert!(got.not_understood.is_empty());
+    let first = &got.rows[0];
+    assert_eq!(first.id, "9ae3dcda0548f");
+    assert_eq!(first.age, Some(SignedDuration::from_secs(11 * 60)));
+    assert_eq!(first.state, Some(SandboxState::NotReady));
+    assert_eq!(
+        (first.namespace.as_str(), first.name.as_str()),
+        ("default", "nginx-849c964dbd-kcfdx")
+    );
+    assert_eq!(first.attempt, Some(0));
+    assert_eq!(first.origin, "crictl-pods.txt:2");
+    // The cut row: RUNTIME missing, the rest read.
+    let last = &got.rows[2];
+    assert_eq!(last.age, Some(SignedDuration::from_secs(39 * 60)));
+    assert_eq!(last.attempt, Some(0));
+    assert_eq!(last.origin, "crictl-pods.txt:4");
+}
+
+#[test]
+fn crictl_table_with_header_prompts_and_days() {
+    let got = crictl_pods_table(CRICTL_PODS_03, "p").unwrap();
+    assert_eq!(got.rows.len(), 1);
+    assert_eq!(got.rows[0].age, Some(SignedDuration::from_hours(48)));
+    assert_eq!(got.rows[0].name, "app-1-0");
+    assert!(got.not_understood.is_empty());
+}
+
+#[test]
+fn crictl_table_errors_and_unread_lines() {
+    let e = crictl_pods_table("no pods here\n", "f.txt").unwrap_err();
+    assert_eq!(e.at, "f.txt");
+    let got = crictl_pods_table(
+        "garbage\n9ae3dcda0548f  About an hour ago  Ready  a  b  1\n",
+        "f",
+    )
+    .unwrap();
+    assert_eq!(got.not_understood, vec!["f:1".to_string()]);
+    assert_eq!(got.rows[0].age, Some(SignedDuration::from_secs(3600)));
+    assert_eq!(got.rows[0].state, Some(SandboxState::Ready));
+    // A cut inside CREATED: the row is kept, what is missing is None.
+    let cut = crictl_pods_table("9ae3dcda0548f  11 min", "f").unwrap();
+    assert_eq!((cut.rows[0].age, cut.rows[0].state), (None, None));
+}
+
+#[test]
+fn human_durations_of_go_units() {
+    for (s, secs) in [
+        ("Less than a second", 0),
+        ("1 second", 1),
+        ("About a minute", 60),
+        ("11 minutes", 660),
+        ("About an hour", 3600),
+        ("5 hours", 18_000),
+        ("2 days", 172_800),
+        ("3 weeks", 1_814_400),
+    ] {
+        assert_eq!(
+            human_duration(s),
+            Some(SignedDuration::from_secs(secs)),
+            "{s}"
+        );
+    }
+    assert_eq!(human_duration("11 parsecs"), None);
+    assert_eq!(human_duration("3d3h"), None);
+}
+
+#[test]
+fn kubectl_table_restarts_with_spaces() {
+    let got = kubectl_pods_table(KUBECTL_02, "kubectl-get-pods.txt").unwrap();
+    assert_eq!(got.rows.len(), 2);
+    assert_eq!(got.rows[0].namespace.as_deref(), Some("kube-system"));
+    assert_eq!(got.rows[0].name, "antrea-agent-dbfbt");
+    assert_eq!(got.rows[0].status, "Running");
+    assert_eq!(got.rows[0].origin, "kubectl-get-pods.txt:4");
+    assert_eq!(got.rows[1].name, "sonobuoy");
+    let e = kubectl_pods_table("antrea-agent-dbfbt   2/2   Running\n", "k.txt").unwrap_err();
+    assert!(e.reason.contains("header"), "{e}");
+    assert!(
+        kubectl_pods_table("No resources found in default namespace.\n", "k")
+            .unwrap()
+            .rows
+            .is_empty()
+    );
+    let e = kubectl_pods_table("NAME   READY   STATUS\nlonely\n", "k").unwrap_err();
+    assert_eq!(e.at, "k:2");
+}
+
+#[test]
+fn inspectp_cut_and_nested() {
+    let cut = "{\n  \"status\": {\n    \"id\": \"cf46d31391b99e9ca5f9ca29f4db027108e170f164c730079f8e72dc9abbacfa\",\n    \"metadata\": {\n      \"attempt\": 0,\n      \"name\": \"svclb-x\",\n      \"namespace\": \"kube-system\",\n      \"u";
+    let got = crictl_inspectp(cut, "i.json").unwrap();
+    let s = &got.rows[0];
+    assert_eq!(
+        (s.attempt, s.name.as_str(), s.namespace.as_str()),
+        (Some(0), "svclb-x", "kube-system")
+    );
+    assert_eq!((s.uid.as_deref(), s.state), (None, None));
+    assert_eq!(s.origin, "i.json:3");
+    assert!(
+        got.lacks
+            .iter()
+            .any(|l| l.contains("no uid, state, createdAt")),
+        "{:?}",
+        got.lacks
+    );
+    let whole = "{\"status\":{\"id\":\"cf46d31391b99e9ca5f9ca29f4db027108e170f164c730079f8e72dc9abbacfa\",\"metadata\":{\"attempt\":1,\"name\":\"p\",\"uid\":\"u-1\",\"namespace\":\"n\"},\"state\":\"SANDBOX_NOTREADY\",\"createdAt\":\"1700000000123456789\"},\"info\":{}}";
+    let s = &crictl_inspectp(whole, "w").unwrap().rows[0];
+    assert_eq!(
+        (s.attempt, s.uid.as_deref(), s.state),
+        (Some(1), Some("u-1"), Some(SandboxState::NotReady))
+    );
+    assert_eq!(s.created_at.map(|t| t.as_second()), Some(1_700_000_000));
+    assert!(crictl_inspectp("{\"id\": \"abc\"}", "x").is_err());
+}
+
+fn pods(rows: &str) -> Option<(Vec<PastedPod>, String)> {
+    Some((
+        kubectl_pods_table(rows, "k").unwrap().rows,
+        "kubectl get pods table k".to_string(),
+    ))
+}
+
+#[test]
+fn judged_by_the_keep_rules() {
+    let min = std::time::Duration::from_secs(600);
+    let sandboxes = crictl_pods_table(CRICTL_PODS_02, "c").unwrap().rows;
+    // Pods gone from the pasted API view: warnings, never gc_eligible.
+    let gone = judge(
+        &PastedViews {
+            sandboxes: sandboxes.clone(),
+            pods: pods(KUBECTL_02),
+        },
+        min,
+        NOW,
+    );
+    assert_eq!(gone.len(), 3);
+    assert!(
+        gone.iter()
+            .all(|f| f.severity == Severity::Warning && !f.gc_eligible)
+    );
+    assert_eq!(gone[0].sandbox_id.as_deref(), Some("9ae3dcda0548f…"));
+    // Younger than min age: not judged.
+    assert!(
+        judge(
+            &PastedViews {
+                sandboxes: sandboxes.clone(),
+                pods: pods(KUBECTL_02)
+            },
+            std::time::Duration::from_secs(3600),
+            NOW
+        )
+        .is_empty()
+    );
+    // The pod still in the API: an info leftover.
+    let live =
+        pods("NAMESPACE  NAME  READY  STATUS\ndefault  nginx-849c964dbd-kcfdx  1/1  Running\n");
+    let f = judge(
+        &PastedViews {
+            sandboxes: sandboxes[..1].to_vec(),
+            pods: live.clone(),
+        },
+        min,
+        NOW,
+    );
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].severity, Severity::Info);
+    // No API view: info, saying why.
+    let f = judge(
+        &PastedViews {
+            sandboxes: sandboxes[..1].to_vec(),
+            pods: None,
+        },
+        min,
+        NOW,
+    );
+    assert_eq!(f[0].severity, Severity::Info);
+    assert!(f[0].summary.contains("without the API view"));
+    // An older NOTREADY sandbox beside a newer one of the same live pod: a warning.
+    let two = crictl_pods_table(
+        "aaaaaaaaaaaa1  2 hours ago  NotReady  web-0  shop  1\naaaaaaaaaaaa0  3 hours ago  NotReady  web-0  shop  0\n",
+        "c",
+    )
+    .unwrap()
+    .rows;
+    let f = judge(
+        &PastedViews {
+            sandboxes: two,
+            pods: pods("NAMESPACE  NAME  READY  STATUS\nshop  web-0  0/1  Running\n"),
+        },
+        min,
+        NOW,
+    );
+    let sev: Vec<_> = f
+        .iter()
+        .map(|f| (f.sandbox_id.clone().unwrap(), f.severity))
+        .collect();
+    assert_eq!(
+        sev,
+        vec![
+            ("aaaaaaaaaaaa1…".to_string(), Severity::Info),
+            ("aaaaaaaaaaaa0…".to_string(), Severity::Warning)
+        ]
+    );
+    // A sandbox whose state the paste lacks is not judged.
+    let cut = crictl_pods_table("9ae3dcda0548f  11 min", "f")
+        .unwrap()
+        .rows;
+    assert!(
+        judge(
+            &PastedViews {
+                sandboxes: cut,
+                pods: None
+            },
+            min,
+            NOW
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn failing_gc_in_the_logs_makes_a_leftover_a_warning() {
+    use crate::event::{LogKind, LoggedEvent};
+    use crate::logs::{ParseContext, classify, parse};
+    let line = "E0829 19:33:49.707784    2373 kuberuntime_gc.go:142] Failed to remove sandbox \"d2a22654e52de76722e6d3548dc4817df1f4ea5a3fe0227e9db9b058bd296718\": rpc error: code = 2 desc = device or resource busy";
+    let parsed = parse(line, &mut ParseContext::new(2025));
+    let event = classify(&parsed).expect("a catalogued line").into_owned();
+    let events = vec![LoggedEvent {
+        event,
+        log: LogKind::Kubelet,
+        origin: "kubelet.log".into(),
+        line: 1,
+        text: line.into(),
+    }];
+    let table = "d2a22654e52de  2 hours ago  NotReady  web-0  shop  0\n9ae3dcda0548f  2 hours ago  NotReady  web-1  shop  0\n";
+    let views = PastedViews {
+        sandboxes: crictl_pods_table(table, "c").unwrap().rows,
+        pods: None,
+    };
+    let mut f = judge(&views, std::time::Duration::from_secs(600), NOW);
+    assert!(f.iter().all(|f| f.severity == Severity::Info));
+    add_logs(&mut f, &events);
+    let by_id: Vec<_> = f
+        .iter()
+        .map(|f| (f.sandbox_id.clone().unwrap(), f.severity))
+        .collect();
+    assert_eq!(
+        by_id,
+        vec![
+            ("d2a22654e52de…".to_string(), Severity::Warning),
+            ("9ae3dcda0548f…".to_string(), Severity::Info)
+        ]
+    );
+    assert!(
+        f[0].evidence
+            .iter()
+            .any(|e| e.detail.contains("kubelet.log:1")),
+        "{:?}",
+        f[0].evidence
+    );
+    assert!(
+        f[1].evidence
+            .iter()
+            .any(|e| e.detail.starts_with("no stop or removal attempt"))
+    );
+    assert!(f.iter().all(|f| !f.gc_eligible));
+}

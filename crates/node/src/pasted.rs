@@ -1,0 +1,215 @@
+//! `diagnose --offline --crictl-pods FILE --crictl-inspectp FILE --kubectl-pods FILE`: the CRI
+//! and API views an SRE pastes into a bug report, read into [`podcoroner_core::pasted`]'s
+//! partial views, each with its status for the SOURCES block (`crictl_pods`, `crictl_inspectp`,
+//! `kubectl_pods`).
+//!
+//! A file is JSON when its first non-blank character is `{` (`crictl pods -o json`, read by
+//! `podcoroner_cri::crictl_json`; `kubectl get pods -o json`, read by `podcoroner_apiserver`);
+//! otherwise it is the command's table. A pasted view is `degraded` (what it lacks is said: a
+//! table has no pod UID or labels), or `not_understood` when no row of it could be read, never
+//! silently empty.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use podcoroner_core::pasted::{self, Pasted, PastedPod, PastedSandbox, PastedViews};
+
+use crate::api::{SourceState, SourceStatus};
+
+/// The pasted files of one diagnosis, by command.
+#[derive(Debug, Clone, Default)]
+pub struct PastedFiles {
+    /// `--crictl-pods`: `crictl pods` (the table) or `crictl pods -o json`.
+    pub crictl_pods: Vec<PathBuf>,
+    /// `--crictl-inspectp`: `crictl inspectp ID…` (JSON, whole or cut).
+    pub crictl_inspectp: Vec<PathBuf>,
+    /// `--kubectl-pods`: `kubectl get pods [-A] [-o wide]` (the table) or `-o json`.
+    pub kubectl_pods: Vec<PathBuf>,
+}
+
+impl PastedFiles {
+    /// True when no file was given.
+    pub fn is_empty(&self) -> bool {
+        self.crictl_pods.is_empty()
+            && self.crictl_inspectp.is_empty()
+            && self.kubectl_pods.is_empty()
+    }
+}
+
+fn is_json(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+}
+
+/// The rows of one file, or why it was not understood.
+type Read<T> = Result<Pasted<T>, String>;
+
+fn read_text(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn crictl_pods(path: &Path) -> Read<PastedSandbox> {
+    let text = read_text(path)?;
+    let origin = path.display().to_string();
+    if !is_json(&text) {
+        return pasted::crictl_pods_table(&text, &origin).map_err(|e| e.to_string());
+    }
+    let sandboxes =
+        podcoroner_cri::crictl_json::parse_pods(&text, &origin).map_err(|e| e.to_string())?;
+    Ok(Pasted {
+        rows: sandboxes
+            .into_iter()
+            .map(|s| PastedSandbox {
+                uid: Some(s.pod.uid.clone()).filter(|u| !u.is_empty()),
+                namespace: s.pod.namespace,
+                name: s.pod.name,
+                attempt: Some(s.attempt),
+                state: Some(s.state),
+                age: None,
+                created_at: Some(s.created_at),
+                origin: origin.clone(),
+                text: String::new(),
+                id: s.id,
+            })
+            .collect(),
+        not_understood: Vec::new(),
+        lacks: vec!["no containers (crictl ps -a -o json); ages from createdAt to now".to_string()],
+    })
+}
+
+fn crictl_inspectp(path: &Path) -> Read<PastedSandbox> {
+    let text = read_text(path)?;
+    pasted::crictl_inspectp(&text, &path.display().to_string()).map_err(|e| e.to_string())
+}
+
+fn kubectl_pods(path: &Path) -> Read<PastedPod> {
+    let text = read_text(path)?;
+    let origin = path.display().to_string();
+    if !is_json(&text) {
+        return pasted::kubectl_pods_table(&text, &origin).map_err(|e| e.to_string());
+    }
+    let pods =
+        podcoroner_apiserver::parse_pod_list(path, text.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(Pasted {
+        rows: pods
+            .view
+            .pods
+            .into_iter()
+            .map(|p| PastedPod {
+                namespace: Some(p.pod.namespace),
+                name: p.pod.name,
+                status: p.phase,
+                uid: Some(p.pod.uid),
+                origin: origin.clone(),
+            })
+            .collect(),
+        not_understood: Vec::new(),
+        lacks: Vec::new(),
+    })
+}
+
+/// Reads every file of `paths` with `read` into one status: `degraded` saying what the pastes
+/// lack and which lines were not understood, or `not_understood` when a file gave no row.
+fn read_all<T>(
+    paths: &[PathBuf],
+    what: &str,
+    unit: &str,
+    read: fn(&Path) -> Read<T>,
+    rows: &mut Vec<T>,
+) -> SourceStatus {
+    let mut lacks: Vec<String> = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    let mut unread: Vec<String> = Vec::new();
+    let mut n = 0;
+    for p in paths {
+        match read(p) {
+            Ok(got) => {
+                n += got.rows.len();
+                rows.extend(got.rows);
+                unread.extend(got.not_understood);
+                for l in got.lacks {
+                    if !lacks.contains(&l) {
+                        lacks.push(l);
+                    }
+                }
+            }
+            Err(e) => failed.push(e),
+        }
+    }
+    let mut detail = format!("pasted {what}");
+    if !lacks.is_empty() {
+        detail.push_str(&format!(": {}", lacks.join("; ")));
+    }
+    if let Some(first) = unread.first() {
+        detail.push_str(&format!(
+            "; {} line(s) not understood, the first at {first}",
+            unread.len()
+        ));
+    }
+    if !failed.is_empty() {
+        detail.push_str(&format!("; not understood: {}", failed.join("; ")));
+    }
+    let mut s = SourceStatus::degraded(detail);
+    if !failed.is_empty() {
+        s.status = Some(SourceState::NotUnderstood);
+    }
+    s.path = Some(
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    s.counts.insert(unit.to_string(), n);
+    s
+}
+
+/// Reads the pasted files into partial views and their statuses, keyed `crictl_pods`,
+/// `crictl_inspectp`, `kubectl_pods` (only those given). Never fails: a file that cannot be
+/// read or holds no row is a `not_understood` source naming the file (and line).
+pub fn read(files: &PastedFiles) -> (PastedViews, BTreeMap<String, SourceStatus>) {
+    let mut views = PastedViews::default();
+    let mut sources = BTreeMap::new();
+    if !files.crictl_pods.is_empty() {
+        let s = read_all(
+            &files.crictl_pods,
+            "crictl pods",
+            "sandboxes",
+            crictl_pods,
+            &mut views.sandboxes,
+        );
+        sources.insert("crictl_pods".to_string(), s);
+    }
+    if !files.crictl_inspectp.is_empty() {
+        let s = read_all(
+            &files.crictl_inspectp,
+            "crictl inspectp",
+            "sandboxes",
+            crictl_inspectp,
+            &mut views.sandboxes,
+        );
+        sources.insert("crictl_inspectp".to_string(), s);
+    }
+    if !files.kubectl_pods.is_empty() {
+        let mut pods = Vec::new();
+        let s = read_all(
+            &files.kubectl_pods,
+            "kubectl get pods",
+            "pods",
+            kubectl_pods,
+            &mut pods,
+        );
+        // A listing not understood is no API view: the pods' existence stays unknown.
+        if s.status != Some(SourceState::NotUnderstood) {
+            let names = files
+                .kubectl_pods
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            views.pods = Some((pods, format!("kubectl get pods {names}")));
+        }
+        sources.insert("kubectl_pods".to_string(), s);
+    }
+    (views, sources)
+}
