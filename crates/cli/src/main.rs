@@ -410,6 +410,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         };
         let mut gathered = gather::gather(&opts).await?;
         let now = jiff::Timestamp::now();
+        let mut pasted_young = None;
         let mut diagnosis = podcoroner_core::log_rules::diagnose_with_logs(
             &gathered.view,
             &gathered.events,
@@ -420,6 +421,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             let (views, sources) = podcoroner_node::pasted::read(&pastes);
             gathered.sources.extend(sources);
             let mut found = podcoroner_core::pasted::judge(&views, config.min_age, now);
+            pasted_young = podcoroner_core::pasted::too_young(&views, config.min_age, now);
             if opts.kubelet_log.is_some() || opts.runtime_log.is_some() {
                 podcoroner_core::pasted::add_logs(&mut found, &gathered.events);
             }
@@ -431,13 +433,19 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         // The events' memory goes before the report is built (the startup profile is the
         // diagnosis's breakdowns).
         drop(std::mem::take(&mut gathered.events));
-        DiagnosisReport::new(
+        let report = DiagnosisReport::new(
             &report_node(&args.sources, args.offline, &opts.node_name),
             now,
             gathered.sources,
             &diagnosis,
         )
-        .with_too_young(&gathered.view, config.min_age)
+        .with_too_young(&gathered.view, config.min_age);
+        match pasted_young {
+            Some((count, until)) => {
+                report.with_more_too_young("sandboxes", count, until, config.min_age)
+            }
+            None => report,
+        }
     };
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match args.output {

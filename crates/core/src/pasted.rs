@@ -17,6 +17,8 @@
 //! [`judge`] never makes a finding `gc_eligible`: a paste is not the node, and podcoroner
 //! offline never deletes.
 
+use std::collections::{HashMap, HashSet};
+
 use jiff::{SignedDuration, Timestamp};
 
 use crate::finding::{Evidence, EvidenceSource, Finding, FindingKind, Severity};
@@ -78,6 +80,10 @@ pub struct PastedPod {
     pub uid: Option<String>,
     /// `file:line` of the row.
     pub origin: String,
+    /// Whether the row's listing is of every namespace: a table with the NAMESPACE column,
+    /// which `kubectl get pods` prints only with `-A`. False for `-o json`, which does not say,
+    /// and for a table without the column (one namespace).
+    pub all_namespaces: bool,
 }
 
 /// A file's rows and the lines of it that were neither rows, headers, prompts nor blank.
@@ -149,9 +155,7 @@ pub fn crictl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedSandbo
     let mut out = Pasted {
         rows: Vec::new(),
         not_understood: Vec::new(),
-        lacks: vec![
-            "a table: no pod UID, labels or containers; IDs cut to 13 hex digits; ages as of the paste".to_string(),
-        ],
+        lacks: Vec::new(),
     };
     for (i, line) in text.lines().enumerate() {
         let at = format!("{origin}:{}", i + 1);
@@ -191,6 +195,9 @@ pub fn crictl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedSandbo
         if state.is_none() {
             out.lacks
                 .push(format!("{at}: the row is cut before STATE (not judged)"));
+        } else if name.is_empty() {
+            out.lacks
+                .push(format!("{at}: the row is cut before NAME (not judged)"));
         }
         out.rows.push(PastedSandbox {
             id,
@@ -205,6 +212,16 @@ pub fn crictl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedSandbo
             text: line.trim().to_string(),
         });
     }
+    // `crictl pods --no-trunc` prints whole IDs.
+    let cut = if out.rows.iter().any(|r| r.id.len() < 64) {
+        "; IDs cut to 13 hex digits"
+    } else {
+        ""
+    };
+    out.lacks.insert(
+        0,
+        format!("a table: no pod UID, labels or containers{cut}; ages as of the paste"),
+    );
     if out.rows.is_empty() {
         return Err(PasteError {
             at: origin.to_string(),
@@ -271,8 +288,10 @@ pub fn kubectl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedPod>,
                 ),
             });
         };
+        let namespace = col("NAMESPACE").cloned();
         out.rows.push(PastedPod {
-            namespace: col("NAMESPACE").cloned(),
+            all_namespaces: namespace.is_some(),
+            namespace,
             name: name.clone(),
             status: status.clone(),
             uid: None,
@@ -333,11 +352,14 @@ pub fn crictl_inspectp(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>
         not_understood: Vec::new(),
         lacks: vec!["no containers".to_string()],
     };
+    // The line of each start, counted on from the previous one (linear in the text).
+    let (mut line, mut counted) = (1, 0);
     for (n, &start) in starts.iter().enumerate() {
         let end = starts.get(n + 1).copied().unwrap_or(text.len());
         let part = &text[..end];
         let get = |key: &str| json_value(part, key, start);
-        let line = text[..start].matches('\n').count() + 1;
+        line += text[counted..start].matches('\n').count();
+        counted = start;
         let state = match get("state") {
             Some("SANDBOX_READY" | "0") => Some(SandboxState::Ready),
             Some("SANDBOX_NOTREADY" | "1") => Some(SandboxState::NotReady),
@@ -406,52 +428,191 @@ pub struct PastedViews {
     pub pods: Option<(Vec<PastedPod>, String)>,
 }
 
+/// The pod a pasted sandbox belongs to: its UID when the paste has it, else namespace/name.
+fn pod_key(s: &PastedSandbox) -> String {
+    match &s.uid {
+        Some(u) => u.clone(),
+        None => format!("{}/{}", s.namespace, s.name),
+    }
+}
+
+/// The pasted sandboxes, one per sandbox, aged: a sandbox pasted twice (the same file twice,
+/// or crictl's table beside `inspectp`, which prints its ID cut to 13 hex digits) is one,
+/// merged field by field, the first paste's row kept for evidence. Two rows are one sandbox
+/// when one ID begins the other and their pod names do not differ. A sandbox with `createdAt` and
+/// no CREATED column is aged from it to `now`.
+fn merged(views: &PastedViews, now: Timestamp) -> Vec<PastedSandbox> {
+    let mut at: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut out: Vec<PastedSandbox> = Vec::new();
+    for s in &views.sandboxes {
+        let key = s.id[..s.id.len().min(12)].to_ascii_lowercase();
+        let same = |m: &PastedSandbox| {
+            let (a, b) = (m.id.to_ascii_lowercase(), s.id.to_ascii_lowercase());
+            let agree = |x: &str, y: &str| x.is_empty() || y.is_empty() || x == y;
+            (a.starts_with(&b) || b.starts_with(&a))
+                && agree(&m.name, &s.name)
+                && agree(&m.namespace, &s.namespace)
+        };
+        let found = at
+            .get(&key)
+            .and_then(|is| is.iter().copied().find(|&i| same(&out[i])));
+        match found {
+            Some(i) => {
+                let m = &mut out[i];
+                if s.id.len() > m.id.len() {
+                    m.id = s.id.clone();
+                }
+                if m.namespace.is_empty() {
+                    m.namespace = s.namespace.clone();
+                }
+                if m.name.is_empty() {
+                    m.name = s.name.clone();
+                }
+                m.uid = m.uid.take().or_else(|| s.uid.clone());
+                m.attempt = m.attempt.or(s.attempt);
+                m.state = m.state.or(s.state);
+                m.age = m.age.or(s.age);
+                m.created_at = m.created_at.or(s.created_at);
+            }
+            None => {
+                at.entry(key).or_default().push(out.len());
+                out.push(s.clone());
+            }
+        }
+    }
+    for s in &mut out {
+        s.age = s
+            .age
+            .or_else(|| s.created_at.map(|t| now.duration_since(t)));
+    }
+    out
+}
+
+/// The pasted API view, indexed: pods by UID and by (namespace, name) (namespace `None` for a
+/// table without the NAMESPACE column), the namespaces it lists pods of, and whether it is of
+/// every namespace.
+struct ApiIndex<'p> {
+    by_uid: HashMap<&'p str, &'p PastedPod>,
+    by_name: HashMap<(Option<&'p str>, &'p str), Vec<&'p PastedPod>>,
+    namespaces: HashSet<&'p str>,
+    all_namespaces: bool,
+}
+
+impl<'p> ApiIndex<'p> {
+    fn new(pods: &'p [PastedPod]) -> ApiIndex<'p> {
+        let mut index = ApiIndex {
+            by_uid: HashMap::new(),
+            by_name: HashMap::new(),
+            namespaces: HashSet::new(),
+            all_namespaces: pods.iter().any(|p| p.all_namespaces),
+        };
+        for p in pods {
+            if let Some(u) = &p.uid {
+                index.by_uid.entry(u.as_str()).or_insert(p);
+            }
+            index
+                .by_name
+                .entry((p.namespace.as_deref(), p.name.as_str()))
+                .or_default()
+                .push(p);
+            if let Some(ns) = &p.namespace {
+                index.namespaces.insert(ns.as_str());
+            }
+        }
+        index
+    }
+
+    /// Whether the listing shows which pods of namespace `ns` exist: it is of every namespace
+    /// (`-A`), or it lists pods of `ns`.
+    fn covers(&self, ns: &str) -> bool {
+        self.all_namespaces || self.namespaces.contains(ns)
+    }
+
+    /// The pod of `s`: by UID when both have one; else by namespace and name (by name alone
+    /// against a table without NAMESPACE), among the pods the UID does not already tell apart.
+    fn find(&self, s: &PastedSandbox) -> Option<&'p PastedPod> {
+        if let Some(p) = s.uid.as_deref().and_then(|u| self.by_uid.get(u)) {
+            return Some(p);
+        }
+        [Some(s.namespace.as_str()), None]
+            .into_iter()
+            .filter_map(|ns| self.by_name.get(&(ns, s.name.as_str())))
+            .flatten()
+            .copied()
+            .find(|p| s.uid.is_none() || p.uid.is_none())
+    }
+}
+
+/// How many NOTREADY pasted sandboxes are younger than `min_age` (a `createdAt` after `now`,
+/// a skewed clock, among them), which [`judge`] leaves alone, and when the youngest is old
+/// enough; `None` when there are none.
+pub fn too_young(
+    views: &PastedViews,
+    min_age: std::time::Duration,
+    now: Timestamp,
+) -> Option<(usize, Timestamp)> {
+    let min = SignedDuration::try_from(min_age).unwrap_or(SignedDuration::MAX);
+    let mut count = 0;
+    let mut until: Option<Timestamp> = None;
+    for s in merged(views, now) {
+        if s.state != Some(SandboxState::NotReady) {
+            continue;
+        }
+        if let Some(age) = s.age.filter(|a| *a < min) {
+            count += 1;
+            let at = now.checked_add(min - age).unwrap_or(Timestamp::MAX);
+            until = Some(until.map_or(at, |u| u.max(at)));
+        }
+    }
+    until.map(|u| (count, u))
+}
+
 /// `kuberuntime_gc.go` `evictSandboxes` over pasted views, per pod (UID when the paste has it,
 /// else namespace and name): a NOTREADY sandbox past `min_age` (its age as of the paste) that is
 /// not its pod's newest is a `LeakedSandbox` warning; the pod's newest NOTREADY sandbox is a
 /// warning when the pasted API view lacks the pod, and an info leftover when it has the pod
 /// (the kubelet keeps the newest sandbox of a live pod) or when no API view was pasted (its
-/// pod's existence is unknown). A sandbox whose state or age the paste lacks is not judged. No
+/// pod's existence is unknown, or the view does not cover the pod's namespace: a listing shows
+/// a pod gone only when it is of every namespace, a `-A` table, or lists other pods of that
+/// namespace, since `kubectl get pods` without `-A` lists one). A sandbox pasted twice is judged once. A sandbox whose state, age or pod (a row
+/// cut before NAME) the paste lacks is not judged; one younger than `min_age` is counted by
+/// [`too_young`]. The pods are indexed once, so the rule is linear in the sandboxes. No
 /// finding is `gc_eligible`. A sandbox with `createdAt` but no CREATED column (`inspectp`,
 /// `crictl pods -o json`) is aged from it to `now`, since such a paste does not say when it was
 /// taken.
 pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) -> Vec<Finding> {
     let min = SignedDuration::try_from(min_age).unwrap_or(SignedDuration::MAX);
-    let key = |s: &PastedSandbox| match &s.uid {
-        Some(u) => u.clone(),
-        None => format!("{}/{}", s.namespace, s.name),
-    };
-    let aged: Vec<PastedSandbox> = views
-        .sandboxes
-        .iter()
-        .map(|s| PastedSandbox {
-            age: s
-                .age
-                .or_else(|| s.created_at.map(|t| now.duration_since(t))),
-            ..s.clone()
-        })
-        .collect();
+    let aged = merged(views, now);
+    // Each pod's sandboxes, and the API view's pods, indexed once: the rule is linear in the
+    // sandboxes (a node leaking for months pastes thousands).
+    let mut by_pod: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, s) in aged.iter().enumerate() {
+        by_pod.entry(pod_key(s)).or_default().push(i);
+    }
+    let api = views.pods.as_ref().map(|(pods, _)| ApiIndex::new(pods));
     let mut out = Vec::new();
     for s in &aged {
         if s.state != Some(SandboxState::NotReady) {
             continue;
         }
+        // A row cut before NAME names no pod: its pod's absence cannot be claimed (the reader
+        // says so in the source's detail).
+        if s.uid.is_none() && s.name.is_empty() {
+            continue;
+        }
         let old = s.age.is_some_and(|a| a >= min);
-        let newer = aged.iter().find(|o| {
+        let newer = by_pod[&pod_key(s)].iter().map(|&i| &aged[i]).find(|o| {
             o.id != s.id
-                && key(o) == key(s)
                 && match (o.age, s.age, o.attempt, s.attempt) {
                     (Some(a), Some(b), _, _) if a != b => a < b,
                     (_, _, Some(a), Some(b)) => a > b,
                     _ => false,
                 }
         });
-        let pod_in_api = views.pods.as_ref().map(|(pods, _)| {
-            pods.iter().find(|p| match (&p.uid, &s.uid) {
-                (Some(a), Some(b)) => a == b,
-                _ => p.name == s.name && p.namespace.as_deref().is_none_or(|n| n == s.namespace),
-            })
-        });
+        let pod_in_api = api.as_ref().map(|a| a.find(s));
+        // A pasted listing shows whether a pod is gone only for the namespaces it covers:
+        // `kubectl get pods` without `-A` lists one namespace (and prints no NAMESPACE column).
+        let covered = api.as_ref().is_some_and(|a| a.covers(&s.namespace));
         let mut evidence = vec![Evidence::new(
             EvidenceSource::Cri,
             format!(
@@ -499,7 +660,7 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
             )
         } else {
             match pod_in_api {
-                Some(None) if old => {
+                Some(None) if old && covered => {
                     let (pods, files) = views.pods.as_ref().expect("Some above");
                     evidence.push(Evidence::new(
                         EvidenceSource::Apiserver,
@@ -534,6 +695,31 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                              kubelet keeps a live pod's newest sandbox, and removes it once the pod is \
                              deleted or a newer sandbox replaces it and its containers are pruned",
                             s.id, s.namespace, s.name
+                        ),
+                    )
+                }
+                Some(None) if old => {
+                    let (_, files) = views.pods.as_ref().expect("Some above");
+                    evidence.push(Evidence::new(
+                        EvidenceSource::Apiserver,
+                        format!(
+                            "the pasted {files} lists no pod of namespace {} (kubectl get pods \
+                             without -A lists one namespace)",
+                            s.namespace
+                        ),
+                    ));
+                    (
+                        Severity::Info,
+                        format!(
+                            "pod sandbox {} of {}/{} is NOTREADY for {}; the pasted API view does not \
+                             cover namespace {}, so podcoroner cannot tell a leak (its pod gone) from \
+                             the newest sandbox the kubelet keeps for a live pod (paste kubectl get \
+                             pods -A)",
+                            s.id,
+                            s.namespace,
+                            s.name,
+                            human(s.age.unwrap_or_default()),
+                            s.namespace
                         ),
                     )
                 }

@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 
 use expect_test::expect_file;
 use jiff::Timestamp;
-use podcoroner_core::log_rules::{LogKind, LoggedEvent, diagnose_with_logs};
 use podcoroner_core::event::read_text_with;
+use podcoroner_core::log_rules::{LogKind, LoggedEvent, diagnose_with_logs};
 use podcoroner_core::logs::ParseContext;
 use podcoroner_core::{Config, EvidenceSource, Finding, FindingKind as K, NodeView, pasted};
 use podcoroner_logs::{Source, read};

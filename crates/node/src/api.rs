@@ -338,6 +338,28 @@ impl DiagnosisReport {
         self
     }
 
+    /// With `count` more objects of kind `what` (`sandboxes`, …) younger than `min_age`, the
+    /// youngest old enough at `until`: what a view [`too_young`] does not see left unjudged
+    /// (the pasted views of `diagnose --offline`).
+    pub fn with_more_too_young(
+        mut self,
+        what: &str,
+        count: usize,
+        until: Timestamp,
+        min_age: Duration,
+    ) -> DiagnosisReport {
+        let y = self.too_young.get_or_insert_with(|| TooYoung {
+            count: 0,
+            counts: BTreeMap::new(),
+            min_age_seconds: min_age.as_secs(),
+            until,
+        });
+        y.count += count;
+        *y.counts.entry(what.to_string()).or_insert(0) += count;
+        y.until = y.until.max(until);
+        self
+    }
+
     /// A rule listed as skipped whose kind the log rules still reported (`--offline`: the
     /// state rule needs the CRI view, the log rule does not) ran in part: it says so.
     fn consistent_skips(mut self) -> DiagnosisReport {

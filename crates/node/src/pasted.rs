@@ -101,6 +101,8 @@ fn kubectl_pods(path: &Path) -> Read<PastedPod> {
                 status: p.phase,
                 uid: Some(p.pod.uid),
                 origin: origin.clone(),
+                // `-o json` does not say whether it was `-A`.
+                all_namespaces: false,
             })
             .collect(),
         not_understood: Vec::new(),

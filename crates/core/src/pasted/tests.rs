@@ -289,3 +289,118 @@ fn failing_gc_in_the_logs_makes_a_leftover_a_warning() {
     );
     assert!(f.iter().all(|f| !f.gc_eligible));
 }
+
+#[test]
+fn a_listing_of_one_namespace_shows_no_pod_of_another_gone() {
+    let min = std::time::Duration::from_secs(600);
+    let sandboxes = crictl_pods_table(CRICTL_PODS_02, "c").unwrap().rows;
+    // `kubectl get pods` without -A: no NAMESPACE column, the context's namespace only.
+    let one_ns =
+        pods("NAME   READY   STATUS    RESTARTS   AGE\nweb-0  1/1     Running   0          3d\n");
+    let f = judge(
+        &PastedViews {
+            sandboxes: sandboxes.clone(),
+            pods: one_ns,
+        },
+        min,
+        NOW,
+    );
+    assert_eq!(f.len(), 3);
+    assert!(f.iter().all(|f| f.severity == Severity::Info), "{f:#?}");
+    assert!(
+        f[0].summary.contains("does not cover namespace default"),
+        "{}",
+        f[0].summary
+    );
+    // An -A table that lists other pods of the namespace covers it.
+    let same_ns = pods("NAMESPACE  NAME  READY  STATUS\ndefault  web-0  1/1  Running\n");
+    let f = judge(
+        &PastedViews {
+            sandboxes,
+            pods: same_ns,
+        },
+        min,
+        NOW,
+    );
+    assert!(f.iter().all(|f| f.severity == Severity::Warning));
+}
+
+#[test]
+fn a_row_cut_before_name_is_not_judged() {
+    let got = crictl_pods_table("9ae3dcda0548f       5 hours ago         NotReady\n", "s").unwrap();
+    assert!(
+        got.lacks.iter().any(|l| l.contains("cut before NAME")),
+        "{:?}",
+        got.lacks
+    );
+    let f = judge(
+        &PastedViews {
+            sandboxes: got.rows,
+            pods: pods("NAMESPACE  NAME  READY  STATUS\ndefault  web-0  1/1  Running\n"),
+        },
+        std::time::Duration::ZERO,
+        NOW,
+    );
+    assert!(f.is_empty(), "{f:#?}");
+}
+
+#[test]
+fn a_sandbox_pasted_twice_is_judged_once() {
+    let table = crictl_pods_table(CRICTL_PODS_02, "c").unwrap().rows;
+    let full = format!(
+        "{{\"status\":{{\"id\":\"9ae3dcda0548f{}\",\"metadata\":{{\"attempt\":0,\"name\":\"nginx-849c964dbd-kcfdx\",\"uid\":\"u-1\",\"namespace\":\"default\"}},\"state\":\"SANDBOX_NOTREADY\"}}}}",
+        "0".repeat(51)
+    );
+    let inspectp = crictl_inspectp(&full, "i").unwrap().rows;
+    // And a different sandbox whose ID shares the first 13 hex digits: kept apart.
+    let mut other = table[1].clone();
+    other.id = "9ae3dcda0548f".to_string();
+    other.name = "other".to_string();
+    let views = PastedViews {
+        sandboxes: [table.clone(), table, inspectp, vec![other]].concat(),
+        pods: None,
+    };
+    let f = judge(&views, std::time::Duration::from_secs(600), NOW);
+    let ids: Vec<(&str, &str)> = f
+        .iter()
+        .map(|f| {
+            (
+                f.sandbox_id.as_deref().unwrap(),
+                f.pod.as_ref().unwrap().name.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            (
+                "9ae3dcda0548f000000000000000000000000000000000000000000000000000",
+                "nginx-849c964dbd-kcfdx"
+            ),
+            ("ca2fe4bb08311…", "nginx-849c964dbd-mghkk"),
+            ("d20096711aee1…", "nginx-849c964dbd-bl7jd"),
+            ("9ae3dcda0548f…", "other"),
+        ]
+    );
+    // The merged sandbox has the UID the inspectp paste gave.
+    assert_eq!(f[0].pod.as_ref().unwrap().uid, "u-1");
+}
+
+#[test]
+fn young_pasted_sandboxes_are_counted_not_judged() {
+    let sandboxes = crictl_pods_table(CRICTL_PODS_02, "c").unwrap().rows;
+    let views = PastedViews {
+        sandboxes,
+        pods: pods(KUBECTL_02),
+    };
+    let hour = std::time::Duration::from_secs(3600);
+    assert!(judge(&views, hour, NOW).is_empty());
+    // 11 and 39 minutes old: the youngest is judged 49 minutes after the paste.
+    let (count, until) = too_young(&views, hour, NOW).unwrap();
+    assert_eq!(count, 3);
+    assert_eq!(until.duration_since(NOW), SignedDuration::from_mins(49));
+    assert_eq!(
+        too_young(&views, std::time::Duration::from_secs(600), NOW),
+        None
+    );
+}
