@@ -132,8 +132,9 @@ fn parse_since(s: &str) -> Result<jiff::Timestamp, String> {
 struct DiagnoseArgs {
     #[command(flatten)]
     sources: SourceArgs,
-    /// Judge from the logs alone (--kubelet-log, --runtime-log): no runtime, API server or node
-    /// files are read, and the rules that need them are listed as skipped.
+    /// Judge from the logs and pasted views alone (--kubelet-log, --runtime-log, --crictl-pods,
+    /// --crictl-inspectp, --kubectl-pods): no runtime, API server or node files are read, and
+    /// the rules that need them are listed as skipped.
     #[arg(long, conflicts_with_all = ["runtime_endpoint", "kubeconfig", "pods_file", "snapshot"])]
     offline: bool,
     /// With --offline: `crictl pods` output as pasted (the table, its header and last row
@@ -305,7 +306,10 @@ async fn run(cli: Cli, daemon_matches: Option<&clap::ArgMatches>) -> anyhow::Res
 
 fn source_options(args: &SourceArgs, offline: bool) -> anyhow::Result<SourceOptions> {
     if offline && args.node.kubelet_log.is_none() && args.node.runtime_log.is_none() {
-        anyhow::bail!("--offline judges from logs alone: give --kubelet-log and/or --runtime-log");
+        anyhow::bail!(
+            "--offline judges from logs and pasted views alone: give --kubelet-log, --runtime-log, \
+             --crictl-pods, --crictl-inspectp or --kubectl-pods"
+        );
     }
     node_options(&args.node, args.since, offline)
 }
