@@ -650,6 +650,14 @@ pub struct PhaseStatsView {
     pub p90_seconds: f64,
     /// Longest.
     pub max_seconds: f64,
+    /// Of `pods`, how many end at running rather than Ready (no readiness seen for them);
+    /// only the `total` row has it, absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub to_running: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl PhaseStatsView {
@@ -661,12 +669,16 @@ impl PhaseStatsView {
             p50_seconds: s.p50.as_secs_f64(),
             p90_seconds: s.p90.as_secs_f64(),
             max_seconds: s.max.as_secs_f64(),
+            to_running: 0,
         };
         profile
             .phases
             .iter()
             .map(|(p, s)| row(p.as_str(), s))
-            .chain(profile.total.iter().map(|s| row("total", s)))
+            .chain(profile.total.iter().map(|s| PhaseStatsView {
+                to_running: profile.total_to_running,
+                ..row("total", s)
+            }))
             .collect()
     }
 }

@@ -113,7 +113,15 @@ fn table_raw(report: &DiagnosisReport) -> String {
     }
     if !report.startup_profile.is_empty() {
         let _ = writeln!(out);
-        let _ = writeln!(out, "STARTUP PROFILE (bound to ready, per phase)");
+        let ends = match report.startup_profile.iter().find(|r| r.phase == "total") {
+            Some(t) if t.to_running == t.pods => "running, no Ready seen".to_string(),
+            Some(t) if t.to_running > 0 => format!(
+                "Ready, or running for the {} of {} with no Ready seen",
+                t.to_running, t.pods
+            ),
+            _ => "Ready".to_string(),
+        };
+        let _ = writeln!(out, "STARTUP PROFILE (per phase; total: bound to {ends})");
         let _ = writeln!(
             out,
             "  {:<16} {:>5} {:>9} {:>9} {:>9}",

@@ -626,7 +626,14 @@ impl Profile {
             out.push_str(&row(phase.as_str(), s));
         }
         if let Some(t) = &self.total {
-            out.push_str(&row("total", t));
+            let mut total = row("total", t);
+            if self.total_to_running > 0 {
+                total.insert_str(
+                    total.len() - 1,
+                    &format!(" ({} to running, no Ready seen)", self.total_to_running),
+                );
+            }
+            out.push_str(&total);
         }
         out
     }

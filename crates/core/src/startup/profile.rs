@@ -25,6 +25,9 @@ pub struct Profile {
     pub phases: Vec<(Phase, PhaseStats)>,
     /// Bound to ready (or to running, see [`Breakdown::ready_is_ready`]).
     pub total: Option<PhaseStats>,
+    /// How many of the pods in [`Profile::total`] end at running, not Ready: no readiness was
+    /// seen for them (`ready_is_ready` false). 0 when every total ends at Ready.
+    pub total_to_running: usize,
 }
 
 /// The nearest-rank percentile `p` (0..=100) of sorted `v`.
@@ -58,14 +61,18 @@ pub fn profile(breakdowns: &[Breakdown]) -> Profile {
             Some((ph, stats(v)?))
         })
         .collect();
-    let total = stats(
-        breakdowns
-            .iter()
-            .filter_map(Breakdown::total)
-            .filter(|d| !d.is_negative())
-            .collect(),
-    );
-    Profile { phases, total }
+    let totals: Vec<(SignedDuration, bool)> = breakdowns
+        .iter()
+        .filter_map(|b| Some((b.total()?, b.ready_is_ready)))
+        .filter(|(d, _)| !d.is_negative())
+        .collect();
+    let total_to_running = totals.iter().filter(|(_, ready)| !ready).count();
+    let total = stats(totals.into_iter().map(|(d, _)| d).collect());
+    Profile {
+        phases,
+        total,
+        total_to_running,
+    }
 }
 
 #[cfg(test)]

@@ -162,3 +162,30 @@ fn newer_key_set() {
     assert_eq!(o.first_started_pulling, None);
     assert_eq!(o.e2e.unwrap().as_millis(), 26_973);
 }
+
+#[test]
+fn profile_counts_totals_that_end_at_running() {
+    let ev = events(KUBELET, CONTAINERD);
+    let with_ready: Vec<&LoggedEvent> = ev.iter().collect();
+    // The same start without its readiness probe line: its total ends at running.
+    let no_probe: Vec<&LoggedEvent> = ev
+        .iter()
+        .filter(|e| e.event.kind != EventKind::ReadinessProbeReady)
+        .collect();
+    let ready = breakdown(&pod(), &with_ready, None, None).unwrap();
+    let running = breakdown(&pod(), &no_probe, None, None).unwrap();
+    assert!(ready.ready_is_ready);
+    assert!(!running.ready_is_ready);
+
+    let both = profile(&[ready.clone(), running.clone()]);
+    assert_eq!(both.total.map(|t| t.pods), Some(2));
+    assert_eq!(both.total_to_running, 1);
+    assert!(
+        both.to_text().ends_with(" (1 to running, no Ready seen)\n"),
+        "{}",
+        both.to_text()
+    );
+    let only_ready = profile(&[ready]);
+    assert_eq!(only_ready.total_to_running, 0);
+    assert!(!only_ready.to_text().contains("to running"));
+}
