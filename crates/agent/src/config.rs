@@ -61,12 +61,16 @@ pub struct SourceSettings {
     #[arg(long, value_name = "DIR", default_value = "/var/lib/kubelet")]
     pub kubelet_root_dir: PathBuf,
     /// The kubelet's log: a file (its rotated siblings, plain or .gz, are read first) or
-    /// `journald` (journalctl -u <kubelet unit> -o json, of --journal-dir when given). Default: not read.
-    #[arg(long, value_name = "PATH|journald")]
-    pub kubelet_log: Option<String>,
-    /// The container runtime's log (containerd, CRI-O): a file or `journald`. Default: not read.
-    #[arg(long, value_name = "PATH|journald")]
-    pub runtime_log: Option<String>,
+    /// `journald` (journalctl -u <kubelet unit> -o json, of --journal-dir when given). Repeatable
+    /// for `diagnose`, `explain` and `collect` (excerpts of one kubelet's log, e.g. two windows
+    /// pasted apart: each is its own source, `kubelet_log`, `kubelet_log_2`, …); the daemon
+    /// follows one. Default: not read.
+    #[arg(long, value_name = "PATH|journald", action = ArgAction::Append)]
+    pub kubelet_log: Vec<String>,
+    /// The container runtime's log (containerd, CRI-O): a file or `journald`, repeatable as
+    /// --kubelet-log is. Default: not read.
+    #[arg(long, value_name = "PATH|journald", action = ArgAction::Append)]
+    pub runtime_log: Vec<String>,
     /// The kubelet's systemd unit, for --kubelet-log journald.
     #[arg(long, value_name = "UNIT", default_value = "kubelet")]
     pub kubelet_unit: String,
@@ -616,7 +620,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (c.sources.kubelet_log.as_deref(), c.sources.journal_dir),
+            (
+                c.sources.kubelet_log.first().map(String::as_str),
+                c.sources.journal_dir
+            ),
             (
                 Some("journald"),
                 Some(PathBuf::from("/host/var/log/journal"))

@@ -78,10 +78,10 @@ pub fn enabled_sources(shared: &Shared) -> Vec<&'static str> {
     if o.manifest_url.is_some() {
         v.push("manifest_url");
     }
-    if o.kubelet_log.is_some() {
+    if !o.kubelet_logs.is_empty() {
         v.push("kubelet_log");
     }
-    if o.runtime_log.is_some() {
+    if !o.runtime_logs.is_empty() {
         v.push("runtime_log");
     }
     v

@@ -247,8 +247,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// and saves the state.
 ///
 /// # Errors
-/// The state cannot be loaded, or the listen address cannot be bound.
+/// The state cannot be loaded, the listen address cannot be bound, or a log is given more than
+/// once (`--kubelet-log` twice: the daemon follows one kubelet log and one runtime log).
 pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
+    for (flag, n) in [
+        ("--kubelet-log", options.sources.kubelet_logs.len()),
+        ("--runtime-log", options.sources.runtime_logs.len()),
+    ] {
+        anyhow::ensure!(
+            n <= 1,
+            "{flag} is given {n} times: the daemon follows one log of each (diagnose, explain and collect read several)"
+        );
+    }
     let state_path = options.state_dir.join("state.json");
     let store = store::Store::load(
         &state_path,
@@ -318,12 +328,12 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
     for (name, source, kind) in [
         (
             "kubelet_log",
-            &options.sources.kubelet_log,
+            options.sources.kubelet_logs.first(),
             LogKind::Kubelet,
         ),
         (
             "runtime_log",
-            &options.sources.runtime_log,
+            options.sources.runtime_logs.first(),
             LogKind::Runtime,
         ),
     ] {
@@ -964,7 +974,8 @@ pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
         *lock(&shared.last_store_save) = Some(Instant::now());
     }
     drop(store);
-    if shared.options.sources.kubelet_log.is_some() || shared.options.sources.runtime_log.is_some()
+    if !shared.options.sources.kubelet_logs.is_empty()
+        || !shared.options.sources.runtime_logs.is_empty()
     {
         if lock(&shared.last_log_save).is_none_or(|t| t.elapsed() >= logs::SAVE_EVERY) {
             logs::save_checkpoints(shared);

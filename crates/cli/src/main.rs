@@ -305,7 +305,7 @@ async fn run(cli: Cli, daemon_matches: Option<&clap::ArgMatches>) -> anyhow::Res
 }
 
 fn source_options(args: &SourceArgs, offline: bool) -> anyhow::Result<SourceOptions> {
-    if offline && args.node.kubelet_log.is_none() && args.node.runtime_log.is_none() {
+    if offline && args.node.kubelet_log.is_empty() && args.node.runtime_log.is_empty() {
         anyhow::bail!(
             "--offline judges from logs and pasted views alone: give --kubelet-log, --runtime-log, \
              --crictl-pods, --crictl-inspectp or --kubectl-pods"
@@ -320,7 +320,7 @@ fn node_options(
     since: Option<jiff::Timestamp>,
     offline: bool,
 ) -> anyhow::Result<SourceOptions> {
-    let [kubelet_log, runtime_log] = log_sources(
+    let [kubelet_logs, runtime_logs] = log_sources(
         [
             (&s.kubelet_log, &s.kubelet_unit),
             (&s.runtime_log, &s.runtime_unit),
@@ -328,8 +328,8 @@ fn node_options(
         s.journal_dir.as_deref(),
     )?;
     Ok(SourceOptions {
-        kubelet_log,
-        runtime_log,
+        kubelet_logs,
+        runtime_logs,
         since,
         offline,
         runtime_endpoint: s.runtime_endpoint.clone(),
@@ -351,22 +351,30 @@ fn node_options(
 /// # Errors
 /// `journal_dir` without a `journald` log: it would be ignored.
 fn log_sources(
-    logs: [(&Option<String>, &String); 2],
+    logs: [(&Vec<String>, &String); 2],
     journal_dir: Option<&std::path::Path>,
-) -> anyhow::Result<[Option<podcoroner_logs::Source>; 2]> {
+) -> anyhow::Result<[Vec<podcoroner_logs::Source>; 2]> {
     if let Some(dir) = journal_dir
         && !logs
             .iter()
-            .any(|(log, _)| log.as_deref() == Some("journald"))
+            .any(|(log, _)| log.iter().any(|l| l == "journald"))
     {
         anyhow::bail!(
             "--journal-dir {} is read for a journald log: give --kubelet-log journald and/or --runtime-log journald",
             dir.display()
         );
     }
+    for ((log, _), flag) in logs.iter().zip(["--kubelet-log", "--runtime-log"]) {
+        for (i, a) in log.iter().enumerate() {
+            if log[..i].contains(a) {
+                anyhow::bail!("{flag} {a} is given twice: each log is read once");
+            }
+        }
+    }
     Ok(logs.map(|(log, unit)| {
-        log.as_deref()
+        log.iter()
             .map(|a| podcoroner_logs::Source::from_arg(a, unit, journal_dir))
+            .collect()
     }))
 }
 
@@ -426,7 +434,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             gathered.sources.extend(sources);
             let mut found = podcoroner_core::pasted::judge(&views, config.min_age, now);
             pasted_young = podcoroner_core::pasted::too_young(&views, config.min_age, now);
-            if opts.kubelet_log.is_some() || opts.runtime_log.is_some() {
+            if !opts.kubelet_logs.is_empty() || !opts.runtime_logs.is_empty() {
                 podcoroner_core::pasted::add_logs(&mut found, &gathered.events);
             }
             diagnosis.findings.extend(found);

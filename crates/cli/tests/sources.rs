@@ -771,3 +771,84 @@ fn pasted_views_are_partial_sources_and_judged() {
     assert_eq!(findings[0]["severity"], "info");
     assert_eq!(findings[0]["pod"]["uid"], uid);
 }
+
+/// `--kubelet-log` given twice (two windows of one kubelet's log, as bug reports paste them):
+/// each file is its own source and the rules read their records together. Case 19's first
+/// window removes a static pod; a second window re-adds it with the same UID and starts
+/// nothing, which is kubelet 1.22's stuck pod worker (k/k #104648) only with both read.
+#[test]
+fn several_kubelet_logs_are_read_together_each_its_own_source() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/cases/19-static-pod-recreate-1.22-regression");
+    let dir = ok(tempfile::tempdir());
+    let pod = "default/mypod-127.0.0.1";
+    let readded = dir.path().join("kubelet-later.log");
+    ok(std::fs::write(
+        &readded,
+        format!(
+            "I0829 01:50:40.000000 2909862 kubelet.go:2035] \"SyncLoop ADD\" source=\"file\" pods=[{pod}]\n\
+             I0829 01:50:40.000100 2909862 pod_workers.go:600] \"Pod is being synced for the first time\" pod=\"{pod}\" podUID=7c0663d52f9e8c61c7a733304c23b60f\n\
+             I0829 01:52:00.000000 2909862 kubelet.go:2063] \"SyncLoop UPDATE\" source=\"api\" pods=[{pod}]\n"
+        ),
+    ));
+    let diagnose = |logs: &[&Path]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_podcoroner"));
+        cmd.args(["diagnose", "--offline", "--min-age", "0s", "-o", "json"]);
+        for l in logs {
+            cmd.arg("--kubelet-log").arg(l);
+        }
+        let out = ok(cmd.output());
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (
+            out.status.code(),
+            report,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let part1 = case.join("kubelet-part1.log");
+
+    let (_, alone, _) = diagnose(&[&part1]);
+    assert!(
+        !kinds(&alone).contains(&"StuckPodWorker".to_string()),
+        "{alone:#}"
+    );
+
+    let (code, both, stderr) = diagnose(&[&part1, &readded]);
+    assert_eq!(code, Some(1), "{stderr}");
+    let stuck: Vec<&Value> = both["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "StuckPodWorker")
+        .collect();
+    assert_eq!(stuck.len(), 1, "{both:#}");
+    assert!(
+        stuck[0]["summary"].as_str().unwrap().contains("104648"),
+        "{:#}",
+        stuck[0]
+    );
+    let evidence = stuck[0]["evidence"].to_string();
+    assert!(evidence.contains("kubelet-part1.log:"), "{evidence}");
+    assert!(evidence.contains("kubelet-later.log:"), "{evidence}");
+    assert_eq!(
+        both["sources"]["kubelet_log"]["counts"]["lines"], 4,
+        "{:#}",
+        both["sources"]
+    );
+    assert_eq!(
+        both["sources"]["kubelet_log_2"]["counts"]["lines"], 3,
+        "{:#}",
+        both["sources"]
+    );
+    assert!(
+        both["sources"]["kubelet_log_2"]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("kubelet-later.log")
+    );
+
+    // The same file twice is a mistake, said as one.
+    let (code, _, stderr) = diagnose(&[&part1, &part1]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("is given twice"), "{stderr}");
+}

@@ -36,10 +36,12 @@ pub struct SourceOptions {
     pub no_apiserver: bool,
     /// `--kubelet-root-dir`, default `/var/lib/kubelet`.
     pub kubelet_root_dir: PathBuf,
-    /// `--kubelet-log PATH|journald` (journald with `--kubelet-unit` and `--journal-dir`).
-    pub kubelet_log: Option<podcoroner_logs::Source>,
-    /// `--runtime-log PATH|journald` (journald with `--runtime-unit` and `--journal-dir`).
-    pub runtime_log: Option<podcoroner_logs::Source>,
+    /// `--kubelet-log PATH|journald` (journald with `--kubelet-unit` and `--journal-dir`), each
+    /// one given, in order: each is its own source, named by [`log_source_name`].
+    pub kubelet_logs: Vec<podcoroner_logs::Source>,
+    /// `--runtime-log PATH|journald` (journald with `--runtime-unit` and `--journal-dir`), as
+    /// [`SourceOptions::kubelet_logs`].
+    pub runtime_logs: Vec<podcoroner_logs::Source>,
     /// `--since`: log records before this are skipped.
     pub since: Option<jiff::Timestamp>,
     /// `--offline`: judge from the logs alone; no runtime, API server or node files.
@@ -61,6 +63,20 @@ pub struct Gathered {
     pub events: Vec<LoggedEvent>,
 }
 
+/// The source name of the `index`th (from 0) log of `kind` given: `kubelet_log` or
+/// `runtime_log` for the first, then `kubelet_log_2`, `kubelet_log_3`, … (SOURCES, the JSON's
+/// `sources`, `/readyz`, the metrics' `source` label).
+pub fn log_source_name(kind: LogKind, index: usize) -> String {
+    let base = match kind {
+        LogKind::Kubelet => "kubelet_log",
+        LogKind::Runtime => "runtime_log",
+    };
+    match index {
+        0 => base.to_string(),
+        i => format!("{base}_{}", i + 1),
+    }
+}
+
 /// Reads every source.
 ///
 /// The API server is optional: when it cannot be reached its source is `unavailable` or
@@ -74,17 +90,19 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
     let mut sources = BTreeMap::new();
     let mut events = Vec::new();
     let mut reads = Vec::new();
-    for (name, source, kind) in [
-        ("kubelet_log", &opts.kubelet_log, LogKind::Kubelet),
-        ("runtime_log", &opts.runtime_log, LogKind::Runtime),
+    for (kind, logs) in [
+        (LogKind::Kubelet, &opts.kubelet_logs),
+        (LogKind::Runtime, &opts.runtime_logs),
     ] {
-        let Some(source) = source else { continue };
-        reads.push((
-            name,
-            source,
-            kind,
-            podcoroner_logs::read(source, kind, opts.since)?,
-        ));
+        for (i, source) in logs.iter().enumerate() {
+            let name = log_source_name(kind, i);
+            reads.push((
+                name,
+                source,
+                kind,
+                podcoroner_logs::read(source, kind, opts.since)?,
+            ));
+        }
     }
     // A yearless log (klog, syslog) beside one whose times carry their year is read in that
     // year, so the two line up (a file's modification year is only a guess).
@@ -98,9 +116,9 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
             let mut s = log_status(source, read);
             let note = format!("yearless times read in {year}, the year of the other log");
             s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{d}; {note}")));
-            sources.insert(name.to_string(), s);
+            sources.insert(name.clone(), s);
         } else {
-            sources.insert(name.to_string(), log_status(source, read));
+            sources.insert(name.clone(), log_status(source, read));
         }
     }
     for (_, _, _, read) in reads {

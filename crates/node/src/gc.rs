@@ -130,8 +130,8 @@ pub async fn run(sources: &SourceOptions, opts: &GcOptions) -> anyhow::Result<Gc
     let first = gather::gather(sources).await?;
     // The re-checks judge the node's state only: the logs would be read whole and dropped.
     let state_only = SourceOptions {
-        kubelet_log: None,
-        runtime_log: None,
+        kubelet_logs: vec![],
+        runtime_logs: vec![],
         ..sources.clone()
     };
     let endpoint = first.runtime.as_ref().map(|r| r.endpoint.clone());

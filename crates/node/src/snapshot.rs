@@ -14,6 +14,7 @@
 //! (meta.json left_out: what was not copied and why)
 //! kubelet/pods/<uid>/  the pod directory skeleton: entries and volumes/<plugin>/<volume>, no contents
 //! logs/kubelet.log     the kubelet log window (--since, default the last 24 h), when --kubelet-log
+//!                      (kubelet-2.log, … for each further --kubelet-log)
 //! logs/runtime.log     the runtime log window, when --runtime-log
 //! ```
 
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use jiff::Timestamp;
+use podcoroner_core::event::LogKind;
 use podcoroner_core::{CriView, NodeView};
 use serde::{Deserialize, Serialize};
 
@@ -219,13 +221,14 @@ fn write_into(
     let window_start = opts
         .since
         .unwrap_or(collected_at - jiff::SignedDuration::from_hours(24));
-    for (source, file) in [
-        (&opts.kubelet_log, "kubelet.log"),
-        (&opts.runtime_log, "runtime.log"),
+    for (kind, logs) in [
+        (LogKind::Kubelet, &opts.kubelet_logs),
+        (LogKind::Runtime, &opts.runtime_logs),
     ] {
-        if let Some(source) = source {
+        for (i, source) in logs.iter().enumerate() {
             std::fs::create_dir_all(out.join("logs"))
                 .with_context(|| format!("creating {}", out.join("logs").display()))?;
+            let file = log_file_name(kind, i);
             podcoroner_logs::copy_window(source, Some(window_start), &out.join("logs").join(file))?;
         }
     }
@@ -249,6 +252,19 @@ fn write_into(
         redacted: (!keep_secrets).then_some(redacted),
     };
     write_json(&out.join("meta.json"), &meta)
+}
+
+/// The file under `logs/` of a snapshot that holds the `index`th (from 0) log of `kind`:
+/// `kubelet.log` or `runtime.log`, then `kubelet-2.log`, … (`--kubelet-log` given more than once).
+fn log_file_name(kind: LogKind, index: usize) -> String {
+    let base = match kind {
+        LogKind::Kubelet => "kubelet",
+        LogKind::Runtime => "runtime",
+    };
+    match index {
+        0 => format!("{base}.log"),
+        i => format!("{base}-{}.log", i + 1),
+    }
 }
 
 /// A manifest's first document with its secrets redacted, as YAML, and how many values were
@@ -469,23 +485,19 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
 
     // Log windows.
     let mut events = Vec::new();
-    for (name, file, kind) in [
-        (
-            "kubelet_log",
-            "kubelet.log",
-            podcoroner_core::event::LogKind::Kubelet,
-        ),
-        (
-            "runtime_log",
-            "runtime.log",
-            podcoroner_core::event::LogKind::Runtime,
-        ),
-    ] {
-        let path = dir.join("logs").join(file);
-        if path.is_file() {
+    for kind in [LogKind::Kubelet, LogKind::Runtime] {
+        // kubelet.log, then kubelet-2.log, … as `write` numbered them.
+        for i in 0.. {
+            let path = dir.join("logs").join(log_file_name(kind, i));
+            if !path.is_file() {
+                break;
+            }
             let source = podcoroner_logs::Source::File(path);
             let read = podcoroner_logs::read(&source, kind, None)?;
-            sources.insert(name.to_string(), gather::log_status(&source, &read));
+            sources.insert(
+                gather::log_source_name(kind, i),
+                gather::log_status(&source, &read),
+            );
             events.extend(read.events);
         }
     }
@@ -537,8 +549,8 @@ mod tests {
             pods_file: None,
             no_apiserver: true,
             kubelet_root_dir: dir.join("kubelet"),
-            kubelet_log: None,
-            runtime_log: None,
+            kubelet_logs: vec![],
+            runtime_logs: vec![],
             since: None,
             offline: false,
         }
@@ -565,7 +577,7 @@ mod tests {
         .unwrap();
         let mut o = opts(dir.path());
         // Fails after the manifests are written: the log window cannot be copied.
-        o.kubelet_log = Some(podcoroner_logs::Source::File(dir.path().join("gone.log")));
+        o.kubelet_logs = vec![podcoroner_logs::Source::File(dir.path().join("gone.log"))];
         let out = dir.path().join("snap");
         let err = write(&out, &gathered(), &o, Timestamp::now(), false).unwrap_err();
         assert!(format!("{err:#}").contains("gone.log"), "{err:#}");
@@ -578,11 +590,49 @@ mod tests {
         assert!(!names.iter().any(|n| n.contains(".tmp-")), "{names:?}");
         // An empty --out is filled whole.
         std::fs::create_dir(&out).unwrap();
-        o.kubelet_log = None;
+        o.kubelet_logs = vec![];
         write(&out, &gathered(), &o, Timestamp::now(), false).unwrap();
         assert!(out.join("meta.json").is_file() && out.join("manifests/etcd.yaml").is_file());
         let back = read(&out).unwrap();
         assert_eq!(back.meta.redacted, Some(0));
+    }
+
+    #[test]
+    fn several_kubelet_logs_are_kept_and_read_back_each_its_own_source() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("manifests")).unwrap();
+        let mut o = opts(dir.path());
+        for (f, uid) in [("a.log", "1111"), ("b.log", "2222")] {
+            std::fs::write(
+                dir.path().join(f),
+                format!(
+                    "I1201 10:00:00.000000    1234 pod_workers.go:1170] \"Pod worker has been requested for removal but is still not fully terminated\" podUID={uid}\n"
+                ),
+            )
+            .unwrap();
+            o.kubelet_logs
+                .push(podcoroner_logs::Source::File(dir.path().join(f)));
+        }
+        let out = dir.path().join("snap");
+        let collected_at: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
+        write(&out, &gathered(), &o, collected_at, false).unwrap();
+        assert!(out.join("logs/kubelet.log").is_file());
+        assert!(out.join("logs/kubelet-2.log").is_file());
+        let back = read(&out).unwrap();
+        let names: Vec<&str> = back.sources.keys().map(String::as_str).collect();
+        assert!(
+            names.contains(&"kubelet_log") && names.contains(&"kubelet_log_2"),
+            "{names:?}"
+        );
+        assert!(!names.contains(&"kubelet_log_3"), "{names:?}");
+        assert_eq!(back.events.len(), 2);
+        assert!(
+            back.sources["kubelet_log_2"]
+                .path
+                .as_deref()
+                .unwrap()
+                .ends_with("kubelet-2.log")
+        );
     }
 
     #[test]
