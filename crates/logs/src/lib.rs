@@ -284,7 +284,10 @@ fn read_source(
                 let year = year_override.unwrap_or_else(|| year_of(&file));
                 let origin = file.display().to_string();
                 let opts = blocks::StreamOpts::new(&origin, log, since);
-                let ctx = ParseContext::new(year);
+                let mut ctx = ParseContext::new(year);
+                if year_override.is_none() {
+                    ctx.not_after = modified_at(&file);
+                }
                 // Bounded as the follower is: long lines cut, gzip decompressed to a ratio.
                 let mut cuts = None;
                 let read = || -> std::io::Result<()> {
@@ -394,8 +397,12 @@ pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Res
     let file = std::fs::File::create(out).map_err(write_err)?;
     let mut w = std::io::BufWriter::new(file);
     let mut n = 0;
-    let mut copy = |reader: Box<dyn BufRead>, year: i32| -> std::io::Result<()> {
+    let mut copy = |reader: Box<dyn BufRead>,
+                    year: i32,
+                    not_after: Option<Timestamp>|
+     -> std::io::Result<()> {
         let mut ctx = ParseContext::new(year);
+        ctx.not_after = not_after;
         let mut keep = since.is_none();
         // Bytes read and not yet reported (reported about every MiB).
         let mut unreported = 0u64;
@@ -428,7 +435,7 @@ pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Res
                     size.filter(|_| !is_gzip(&file)),
                 );
                 let copied = open(&file).and_then(|r| {
-                    copy(r, year).map_err(|error| Error::LogReadFailed {
+                    copy(r, year, modified_at(&file)).map_err(|error| Error::LogReadFailed {
                         path: file.clone(),
                         error,
                     })
@@ -447,7 +454,7 @@ pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Res
                 .output()
                 .map_err(|e| fail(format!("cannot run journalctl: {e}")))?;
             journalctl_succeeded(&output).map_err(fail)?;
-            copy(Box::new(std::io::Cursor::new(output.stdout)), 0).map_err(write_err)?;
+            copy(Box::new(std::io::Cursor::new(output.stdout)), 0, None).map_err(write_err)?;
         }
     }
     w.flush().map_err(write_err)?;
@@ -574,14 +581,20 @@ fn is_gzip(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "gz")
 }
 
-/// The year a file's yearless timestamps most likely belong to: its modification year.
+/// The year a file's yearless timestamps most likely belong to: its modification year (the
+/// first of them more than a day after the modification time is read in the year before,
+/// [`ParseContext::not_after`]).
 fn year_of(path: &Path) -> i32 {
-    let t = std::fs::metadata(path)
+    let t = modified_at(path).unwrap_or_else(Timestamp::now);
+    i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year())
+}
+
+/// When `path` was last written; `None` when the file system does not say.
+fn modified_at(path: &Path) -> Option<Timestamp> {
+    std::fs::metadata(path)
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| Timestamp::try_from(t).ok())
-        .unwrap_or_else(Timestamp::now);
-    i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year())
 }
 
 /// `path` preceded by its rotated siblings, oldest first: logrotate's numbered

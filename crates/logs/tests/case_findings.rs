@@ -689,6 +689,22 @@ fn read_messages(path: &Path) -> Vec<LoggedEvent> {
     read_text_with(ctx, LogKind::Kubelet, &path.display().to_string(), &text)
 }
 
+/// When every case's log file was last written, for the goldens: yearless times (klog,
+/// syslog) take their year from it, and a first one after it is last year's. A checkout's own
+/// time would make the goldens' years depend on the day they run.
+const CASE_FILES_MODIFIED: &str = "2026-12-31T00:00:00Z";
+
+/// Sets `path`'s modification time to [`CASE_FILES_MODIFIED`].
+fn pin_modified(path: &Path) {
+    let t: Timestamp = CASE_FILES_MODIFIED.parse().unwrap();
+    let f = fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    f.set_modified(std::time::SystemTime::from(t))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
 /// The findings and the startup breakdowns of one run.
 fn diagnose(dir: &Path, run: &Run) -> (Vec<Finding>, Vec<podcoroner_core::startup::Breakdown>) {
     let mut events = Vec::new();
@@ -697,6 +713,7 @@ fn diagnose(dir: &Path, run: &Run) -> (Vec<Finding>, Vec<podcoroner_core::startu
         (run.runtime, LogKind::Runtime),
     ] {
         for f in files {
+            pin_modified(&dir.join(f));
             let got =
                 read(&Source::File(dir.join(f)), kind, None).unwrap_or_else(|e| panic!("{f}: {e}"));
             events.extend(got.events);

@@ -73,6 +73,18 @@ pub(crate) fn scan(s: &str) -> Option<Scan> {
     if host_end == host_start {
         return None;
     }
+    // No host: `Jun 26 07:44:44 containerd[1891085]: time=…`, as journalctl prints a journal
+    // whose entries carry no `_HOSTNAME` and as people trim pasted lines. A host name never
+    // ends in `:`, so a first word `ident[pid]:` or `ident:` is the identifier.
+    if b[host_end - 1] == b':'
+        && let Some((id, pid, body_start)) = ident(s, host_start)
+        && body_start <= host_end + 1
+    {
+        sc.ident = Some((host_start, host_start + id.len()));
+        sc.pid = pid;
+        sc.body_start = Some(body_start.min(s.len()));
+        return Some(sc);
+    }
     sc.host = Some((host_start, host_end));
     if host_end >= b.len() {
         // `Apr 16 05:16:28 node-a`: the line ended after the host.
@@ -287,6 +299,29 @@ mod tests {
                 host: Some("node-a"),
                 ident: Some("containerd"),
                 pid: Some(912),
+                inner: Format::Logfmt,
+                msg: "x",
+                cut: false,
+            },
+            // containerd/containerd#10755: no host (a journal without `_HOSTNAME`, or trimmed)
+            Row {
+                line: r#"Jun 26 07:44:44 containerd[1891085]: time="2024-06-26T07:44:44.559390176Z" level=error msg="StopContainer for \"256a184124d5b4715ef4caf2deab0b6a25ba338aa78805b6aa2b0a055eeb159c\" failed" error="rpc error: code = DeadlineExceeded""#,
+                kind: EnvelopeKind::Syslog,
+                env_time: Some("2025-06-26T07:44:44Z"),
+                host: None,
+                ident: Some("containerd"),
+                pid: Some(1891085),
+                inner: Format::Logfmt,
+                msg: r#"StopContainer for "256a184124d5b4715ef4caf2deab0b6a25ba338aa78805b6aa2b0a055eeb159c" failed"#,
+                cut: false,
+            },
+            Row {
+                line: r#"Feb 09 14:02:58 crio: time="2025-02-09 14:02:58.102353125Z" level=warning msg="x""#,
+                kind: EnvelopeKind::Syslog,
+                env_time: Some("2025-02-09T14:02:58Z"),
+                host: None,
+                ident: Some("crio"),
+                pid: None,
                 inner: Format::Logfmt,
                 msg: "x",
                 cut: false,

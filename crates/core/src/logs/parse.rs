@@ -8,8 +8,10 @@
 //! [`Format::Unparsed`] with the raw text kept in [`ParsedLine::msg`].
 //!
 //! Time zones: klog and syslog write local time with no zone. They are read in
-//! [`ParseContext::offset`], UTC unless the caller knows the node's zone. Times that carry a zone
-//! (containerd `time=`, RFC 3339 prefixes, epoch numbers) keep it.
+//! [`ParseContext::offset`], UTC until a record shows the node's zone: a zone-less time beside
+//! a zoned one of the same moment (see `shown_offset`), from which record on the source's
+//! zone-less times are read in it. Times that carry a zone (containerd `time=`, RFC 3339
+//! prefixes, epoch numbers) keep it.
 //!
 //! The parser never panics and borrows from the input wherever no unescaping is needed.
 
@@ -36,6 +38,14 @@ pub fn parse<'a>(line: &'a str, ctx: &mut ParseContext) -> ParsedLine<'a> {
     let mut out = at_start(line, s, ctx)
         .or_else(|| prefixed(line, s, ctx))
         .unwrap_or_else(|| fallback(line, s, ctx));
+    if let Some(offset) = shown_offset(&out, ctx) {
+        // The node's zone, shown by this record: zone-less times are read in it from here on,
+        // this record's included.
+        ctx.offset = offset;
+        out = at_start(line, s, ctx)
+            .or_else(|| prefixed(line, s, ctx))
+            .unwrap_or_else(|| fallback(line, s, ctx));
+    }
     if let Some(t) = out.time {
         ctx.observe(t);
     }
@@ -47,6 +57,62 @@ pub fn parse<'a>(line: &'a str, ctx: &mut ParseContext) -> ParsedLine<'a> {
             .map(Component::from_ident);
     }
     out
+}
+
+/// The node's UTC offset when record `p` shows one other than [`ParseContext::offset`]: a
+/// zone-less time (a klog header; a syslog `Mon DD HH:MM:SS` prefix, which journalctl and
+/// syslog write in local time) beside a zoned one of the same moment (an RFC 3339 prefix,
+/// journald's `__REALTIME_TIMESTAMP`, containerd's or CRI-O's `time=` with `Z` or `±HH:MM`, a
+/// JSON record's time). Their difference, rounded to a quarter hour (zones are whole quarter
+/// hours) and only when within 2 minutes of it, moves the offset: a node in +03:00 whose rsyslog
+/// prefix says `17:00:00+03:00` before klog's `17:00:00` (kubernetes/kubernetes#120988), or one
+/// whose rsyslog writes UTC (`12:26:08+00:00`) before klog's local `13:26:08` (case 03).
+fn shown_offset(p: &ParsedLine<'_>, ctx: &ParseContext) -> Option<jiff::tz::Offset> {
+    let env = p.envelope.as_ref()?;
+    let (inner_time, env_time) = (p.time?, env.time?);
+    let env_zoned = !matches!(env.kind, EnvelopeKind::Syslog | EnvelopeKind::Tag);
+    let inner_zoned = match p.format {
+        Format::KlogText | Format::KlogStructured => false,
+        Format::Json => true,
+        Format::Logfmt => zoned_logfmt_time(p.raw),
+        _ => return None,
+    };
+    let (naive, zoned) = match (env_zoned, inner_zoned) {
+        (true, false) => (inner_time, env_time),
+        (false, true) => (env_time, inner_time),
+        _ => return None,
+    };
+    // `naive` was read as local time in `ctx.offset`: it is off by the zone's difference.
+    let diff = naive.as_second() - zoned.as_second();
+    let quarter = (diff as f64 / 900.0).round() as i64 * 900;
+    if (diff - quarter).abs() > 120 || quarter == 0 {
+        return None;
+    }
+    let seconds = i64::from(ctx.offset.seconds()) + quarter;
+    if seconds.abs() > 14 * 3600 {
+        return None;
+    }
+    jiff::tz::Offset::from_seconds(i32::try_from(seconds).ok()?).ok()
+}
+
+/// Whether the `time="…"` of a logfmt record carries its zone (`Z`, `+03:00`, `-0500`).
+fn zoned_logfmt_time(raw: &str) -> bool {
+    let Some(start) = raw.find("time=\"").map(|i| i + 6) else {
+        return false;
+    };
+    let Some(len) = raw[start..].find('"') else {
+        return false;
+    };
+    let t = raw[start..start + len].as_bytes();
+    match t.last() {
+        Some(b'Z' | b'z') => true,
+        Some(c) if c.is_ascii_digit() => {
+            // `…+03:00` / `…-0500`: a sign after the seconds.
+            let tail = &t[t.len().saturating_sub(6)..];
+            tail.iter().any(|&c| c == b'+') || (t.len() > 19 && tail.contains(&b'-'))
+        }
+        _ => false,
+    }
 }
 
 /// A record of a known shape starting at `s[0]` (`s` trimmed at the end; `raw` is the whole

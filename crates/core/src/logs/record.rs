@@ -28,6 +28,11 @@ pub struct ParseContext {
     pub last: Option<Timestamp>,
     /// UTC offset in which zone-less klog and syslog times are read. Defaults to UTC.
     pub offset: Offset,
+    /// The latest a yearless time of the source can be, when known: the file's modification
+    /// time. The first yearless timestamp of a source, read in [`Self::year`], that falls more
+    /// than a day after it is in the year before (`Dec 28 …` in a file written on 2 December
+    /// is from last December). `None`: no bound (the default).
+    pub not_after: Option<Timestamp>,
     /// Whether the source is message-only text (a Loki or `kubectl logs`-style export without
     /// headers). When set, a line that fits no shape becomes [`Format::Message`] instead of
     /// [`Format::Unparsed`], and is classified from its text. Defaults to `false`.
@@ -42,6 +47,7 @@ impl ParseContext {
             year,
             last: None,
             offset: Offset::UTC,
+            not_after: None,
             message_only: false,
         }
     }

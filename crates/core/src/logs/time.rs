@@ -45,7 +45,15 @@ pub(crate) fn resolve_year(ctx: &ParseContext, month: i8) -> i32 {
 /// date (Feb 30, or Feb 29 in a non-leap year).
 pub(crate) fn yearless_to_timestamp(ctx: &ParseContext, t: Yearless) -> Option<Timestamp> {
     let year = i16::try_from(resolve_year(ctx, t.month)).ok()?;
-    civil_to_timestamp(year, t, ctx.offset)
+    let time = civil_to_timestamp(year, t, ctx.offset)?;
+    // The source's first yearless time, after the file was last written: last year's.
+    if ctx.last.is_none()
+        && let Some(limit) = ctx.not_after
+        && time.duration_since(limit) > jiff::SignedDuration::from_hours(24)
+    {
+        return civil_to_timestamp(year - 1, t, ctx.offset);
+    }
+    Some(time)
 }
 
 fn civil_to_timestamp(year: i16, t: Yearless, offset: Offset) -> Option<Timestamp> {
@@ -268,6 +276,43 @@ mod tests {
 
     fn ctx(year: i32) -> ParseContext {
         ParseContext::new(year)
+    }
+
+    #[test]
+    fn a_first_time_after_the_file_was_written_is_last_years() {
+        let dec28 = Yearless {
+            month: 12,
+            day: 28,
+            hour: 7,
+            minute: 24,
+            second: 45,
+            nanos: 0,
+        };
+        let mut c = ctx(2026);
+        c.not_after = Some("2026-12-02T00:30:00Z".parse().unwrap());
+        let t = yearless_to_timestamp(&c, dec28).unwrap();
+        assert_eq!(t.to_string(), "2025-12-28T07:24:45Z");
+        // Within a day of the modification time: this year's (a clock a little ahead).
+        c.not_after = Some("2026-12-27T12:00:00Z".parse().unwrap());
+        assert_eq!(
+            yearless_to_timestamp(&c, dec28).unwrap().to_string(),
+            "2026-12-28T07:24:45Z"
+        );
+        // Only the source's first time: later ones follow it (New Year included).
+        c.not_after = Some("2026-12-02T00:30:00Z".parse().unwrap());
+        c.last = Some("2025-12-27T00:00:00Z".parse().unwrap());
+        c.year = 2025;
+        assert_eq!(
+            yearless_to_timestamp(&c, dec28).unwrap().to_string(),
+            "2025-12-28T07:24:45Z"
+        );
+        // No bound: the context's year, as before.
+        assert_eq!(
+            yearless_to_timestamp(&ctx(2026), dec28)
+                .unwrap()
+                .to_string(),
+            "2026-12-28T07:24:45Z"
+        );
     }
 
     #[test]

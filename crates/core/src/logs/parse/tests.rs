@@ -454,15 +454,15 @@ fn runtime_logfmt() {
 
 #[test]
 fn envelopes() {
-    // case 03: /var/log/messages RFC 3339 prefix (UTC) around a klog line in +01:00 local time
-    // read as UTC: the two clocks differ by the zone, as documented.
+    // case 03: /var/log/messages RFC 3339 prefix (UTC) around a klog line in +01:00 local time:
+    // the two clocks differ by the zone, so klog's time is read in +01:00.
     check(&Row {
         line: r#"2023-01-20T12:26:08.334088+00:00 node-a kubelet[41736]: E0120 13:26:08.333859   41736 event.go:267] Server rejected event '&v1.Event{}'"#,
         year: 2000,
         format: Format::KlogText,
         envelope: Some(EnvelopeKind::SyslogRfc3339),
         ident: Some("kubelet"),
-        time: Some("2023-01-20T13:26:08.333859Z"),
+        time: Some("2023-01-20T12:26:08.333859Z"),
         severity: Some(Level::Error),
         component: Some(Component::Kubelet),
         pid: Some(41736),
@@ -880,4 +880,54 @@ fn time_and_level() {
         p.envelope.map(|e| e.kind),
         Some(EnvelopeKind::SyslogRfc3339)
     );
+}
+
+/// The times of `lines` parsed in turn from one context, as RFC 3339 text.
+fn times_in_turn(lines: &[&str]) -> Vec<String> {
+    let mut ctx = ParseContext::new(2023);
+    lines
+        .iter()
+        .map(|l| {
+            parse(l, &mut ctx)
+                .time
+                .map(|t| t.to_string())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+#[test]
+fn the_nodes_zone_is_learned_from_a_zone_less_time_beside_a_zoned_one() {
+    // kubernetes/kubernetes#120988: rsyslog's prefix in +03:00, klog's header local.
+    let t = times_in_turn(&[
+        r#"2023-10-04T17:00:00.153315+03:00 host kubelet[62668]: E1004 17:00:00.153261   62668 manager.go:1106] Failed to create existing container: /kubepods.slice/x: task 1 not found"#,
+        r#"E1004 17:00:05.000000   62668 manager.go:1106] Failed to create existing container: /kubepods.slice/y: task 2 not found"#,
+    ]);
+    assert_eq!(t, ["2023-10-04T14:00:00.153261Z", "2023-10-04T14:00:05Z"]);
+
+    // Case 03: rsyslog's prefix in UTC, klog's header in +01:00.
+    let t = times_in_turn(&[
+        r#"2023-01-20T12:26:08.334088+00:00 node-a kubelet[41736]: E0120 13:26:08.333859   41736 event.go:267] Server rejected event"#,
+    ]);
+    assert_eq!(t, ["2023-01-20T12:26:08.333859Z"]);
+
+    // journalctl's short prefix is local time: containerd's zoned `time=` shows the zone, and the
+    // kubelet's klog lines after it are read in it.
+    let t = times_in_turn(&[
+        r#"Oct 04 17:01:00 node containerd[900]: time="2023-10-04T14:01:00.099Z" level=info msg="StopPodSandbox for \"abc\" returns successfully""#,
+        r#"Oct 04 17:01:02 node kubelet[62668]: I1004 17:01:02.000000   62668 kubelet.go:2063] "SyncLoop DELETE" source="api" pods=["a/b"]"#,
+    ]);
+    assert_eq!(t, ["2023-10-04T14:01:00.099Z", "2023-10-04T14:01:02Z"]);
+
+    // Not a zone: the same moment within seconds (a UTC node), a zone-less `time=`, and a
+    // difference that is no quarter hour (a late line, a skewed clock).
+    let t = times_in_turn(&[
+        r#"2023-10-04T17:00:00.153315Z host kubelet[62668]: E1004 17:00:00.153261   62668 manager.go:1106] x"#,
+        r#"Oct 04 17:01:00 node containerd[900]: time="2023-10-04 17:40:00" level=info msg="x""#,
+        r#"2023-10-04T17:00:00+00:00 host kubelet[62668]: E1004 17:07:00.000000   62668 manager.go:1106] x"#,
+        r#"E1004 17:08:00.000000   62668 manager.go:1106] x"#,
+    ]);
+    assert_eq!(t[0], "2023-10-04T17:00:00.153261Z");
+    assert_eq!(t[2], "2023-10-04T17:07:00Z");
+    assert_eq!(t[3], "2023-10-04T17:08:00Z");
 }
