@@ -103,13 +103,13 @@ fn zoned_logfmt_time(raw: &str) -> bool {
     let Some(len) = raw[start..].find('"') else {
         return false;
     };
-    let t = raw[start..start + len].as_bytes();
+    let t = &raw.as_bytes()[start..start + len];
     match t.last() {
         Some(b'Z' | b'z') => true,
         Some(c) if c.is_ascii_digit() => {
             // `…+03:00` / `…-0500`: a sign after the seconds.
             let tail = &t[t.len().saturating_sub(6)..];
-            tail.iter().any(|&c| c == b'+') || (t.len() > 19 && tail.contains(&b'-'))
+            tail.contains(&b'+') || (t.len() > 19 && tail.contains(&b'-'))
         }
         _ => false,
     }
