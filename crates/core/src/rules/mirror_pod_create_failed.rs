@@ -19,14 +19,16 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
     for (pod, mut group) in refused {
         group.sort_by_key(|e| e.event.time);
         let cause = group.iter().rev().find_map(|e| e.event.cause);
-        // The structured message (klog text or JSON: kubelet 1.21 and later, which deletes an
-        // outdated mirror pod itself) can be the start race; the legacy form stays a warning, as
-        // a one-line excerpt of an older kubelet cannot tell it from one that never replaces a
-        // stale mirror pod (k/k #6580).
-        let structured = group
-            .iter()
-            .all(|e| e.text.contains("\"Failed creating a mirror pod\""));
-        if cause == Some(Cause::AlreadyExists) && structured && !refused_again(&group) {
+        // A kubelet whose CreateMirrorPod checks the existing pod's hash (the structured message
+        // of 1.21 and later, and the printf `Failed creating a mirror pod for "<name>_<ns>(<uid>)"`
+        // of the glog kubelets before it, whose mirror_client.go has the same check) can be the
+        // start race; the pre-1.0 form (`Failed creating a mirror pod "<name>_<ns>"`, k/k #6580,
+        // a kubelet that never replaces a stale mirror pod) stays a warning.
+        let checks_hash = group.iter().all(|e| {
+            e.text.contains("\"Failed creating a mirror pod\"")
+                || e.text.contains("Failed creating a mirror pod for ")
+        });
+        if cause == Some(Cause::AlreadyExists) && checks_hash && !refused_again(&group) {
             out.push(mirror_start_race(logs, &pod, &group));
             continue;
         }
@@ -94,8 +96,9 @@ fn refused_again(group: &[&LoggedEvent]) -> bool {
         || (group.len() >= 3 && group.iter().all(|e| e.event.time.is_none()))
 }
 
-/// A single AlreadyExists for a mirror pod (per kubelet start) from a kubelet that logs structured
-/// messages (1.21 and later): `tryReconcileMirrorPods` calls
+/// A single AlreadyExists for a mirror pod (per kubelet start) from a kubelet whose
+/// `CreateMirrorPod` checks the existing pod's hash (structured messages, 1.21 and later, and the
+/// printf `… mirror pod for "<pod>(<uid>)"` before them): `tryReconcileMirrorPods` calls
 /// `CreateMirrorPod` before the pod informer has delivered the mirror pod that survived the
 /// restart, and `CreateMirrorPod`'s hash check reads the empty object `Create` returns with the
 /// error, so it reports AlreadyExists even for a matching mirror pod (mirror_client.go, seen after

@@ -685,6 +685,25 @@ fn mirror_pods() {
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "already exists")],
         ),
         case(
+            "one AlreadyExists per static pod from a glog kubelet whose CreateMirrorPod checks the hash, right after its start (kubernetes/kubelet#22): the start race",
+            &[
+                r#"E1228 07:24:45.973287    6272 kubelet.go:1635] Failed creating a mirror pod for "kube-scheduler-node01_kube-system(9be8cb4627e7e5ad4c3f8acabd4b49b3)": pods "kube-scheduler-node01" already exists"#.to_string(),
+                r#"E1228 07:24:45.977042    6272 kubelet.go:1635] Failed creating a mirror pod for "etcd-node01_kube-system(e25ea21632f580335cac4f07009e0473)": pods "etcd-node01" already exists"#.to_string(),
+            ],
+            &[
+                (FindingKind::MirrorPodCreateFailed, Severity::Info, "start race"),
+                (FindingKind::MirrorPodCreateFailed, Severity::Info, "start race"),
+            ],
+        ),
+        case(
+            "the same glog kubelet refusing it again a minute later: a warning",
+            &[
+                r#"E1228 07:24:45.973287    6272 kubelet.go:1635] Failed creating a mirror pod for "etcd-node01_kube-system(e25ea21632f580335cac4f07009e0473)": pods "etcd-node01" already exists"#.to_string(),
+                r#"E1228 07:25:47.001000    6272 kubelet.go:1635] Failed creating a mirror pod for "etcd-node01_kube-system(e25ea21632f580335cac4f07009e0473)": pods "etcd-node01" already exists"#.to_string(),
+            ],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "already exists")],
+        ),
+        case(
             "two AlreadyExists 775 ms apart after one restart: one start race (real kubelet v1.34.4)",
             &[exists("12:04:10.123456"), exists("12:04:10.898456")],
             &[(FindingKind::MirrorPodCreateFailed, Severity::Info, "start race")],
