@@ -206,7 +206,17 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
                 "; at least {at_least} orphaned pods fail like this on the node, only this one is named"
             ));
         }
-        if !cleaned.is_empty() {
+        // The kubelet removed the volumes directory after the last error, which was about
+        // volumes/ (not volume-subpaths/, whose removal comes after it in the same pass), and
+        // logged none since: what failed is gone (a stray file under volumes/,
+        // kubernetes/kubernetes#105536).
+        let last_error = group.iter().filter_map(|e| e.event.time).max();
+        let healed_at = cleaned
+            .iter()
+            .filter_map(|e| e.event.time)
+            .max()
+            .filter(|&c| !subpaths && last_error.is_some_and(|t| c > t));
+        if healed_at.is_none() && !cleaned.is_empty() {
             notes.push_str("; its volumes/ directory was cleaned up, what stays is elsewhere in the pod directory");
         }
         if !unreconstructed.is_empty() {
@@ -215,14 +225,29 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
                  information\"), so it never unmounts or removes them",
             );
         }
+        let (severity, summary) = match healed_at {
+            Some(at) => (
+                Severity::Info,
+                format!(
+                    "the kubelet could not remove the directory of orphaned pod {uid} ({}{}), then cleaned up its \
+                     volumes directory at {at} and logged no error for it since: healed{notes}",
+                    plural(group.len(), "record", "records"),
+                    over(&group)
+                ),
+            ),
+            None => (
+                Severity::Warning,
+                format!(
+                    "the kubelet cannot remove the directory of orphaned pod {uid}: {what} are still present ({}{}){notes}",
+                    plural(group.len(), "record", "records"),
+                    over(&group)
+                ),
+            ),
+        };
         let mut f = finding(
             FindingKind::OrphanedPodVolumes,
-            Severity::Warning,
-            format!(
-                "the kubelet cannot remove the directory of orphaned pod {uid}: {what} are still present ({}{}){notes}",
-                plural(group.len(), "record", "records"),
-                over(&group)
-            ),
+            severity,
+            summary,
             "kubelet_volumes.go cleanupOrphanedPodDirs: the directory of a pod neither desired nor running is \
              removed once its volumes are unmounted, but only empty volume directories are removed (rmdir, \
              never a recursive delete); the error repeats every housekeeping (2 s)",

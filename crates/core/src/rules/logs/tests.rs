@@ -622,6 +622,34 @@ fn orphaned_pod_volumes() {
                 "5da3387d-ad1c-11ea-a025-…",
             )],
         ),
+        case(
+            "the volumes directory cleaned up after the last error, none since: healed (info, kubernetes/kubernetes#105536)",
+            &[
+                format!(
+                    r#"E1007 12:46:32.359145    7310 kubelet_volumes.go:245] "There were many similar errors. Turn up verbosity to see them." err="orphaned pod \"{UID1}\" found, but error not a directory occurred when trying to remove the volumes dir" numErrs=1"#
+                ),
+                format!(
+                    r#"I1007 12:46:40.359957    7310 kubelet_volumes.go:160] "Cleaned up orphaned pod volumes dir" podUID={UID1} path="/var/lib/kubelet/pods/{UID1}/volumes""#
+                ),
+            ],
+            &[(FindingKind::OrphanedPodVolumes, Severity::Info, "healed")],
+        ),
+        case(
+            "an error after the cleanup: what stays is elsewhere (warning)",
+            &[
+                format!(
+                    r#"I1007 12:46:40.359957    7310 kubelet_volumes.go:160] "Cleaned up orphaned pod volumes dir" podUID={UID1} path="/var/lib/kubelet/pods/{UID1}/volumes""#
+                ),
+                format!(
+                    r#"E1007 12:46:42.359145    7310 kubelet_volumes.go:245] "There were many similar errors. Turn up verbosity to see them." err="orphaned pod \"{UID1}\" found, but failed to rmdir() subpath at path /var/lib/kubelet/pods/{UID1}/volume-subpaths/v/c/0: not a directory" numErrs=1"#
+                ),
+            ],
+            &[(
+                FindingKind::OrphanedPodVolumes,
+                Severity::Warning,
+                "elsewhere",
+            )],
+        ),
         Case {
             name: "not a finding: the pod directory is gone",
             kubelet: vec![legacy("00:36:34.697341", UID1)],
