@@ -73,7 +73,10 @@ enum Class {
 
 fn classify(e: &LoggedEvent) -> Class {
     let err = error_text(e);
-    if e.event.kind == EventKind::SandboxNameReserved || err.contains("is reserved for") {
+    if e.event.kind == EventKind::SandboxNameReserved
+        || err.contains("is reserved for")
+        || err.contains("failed to reserve sandbox name")
+    {
         let holder = quoted_after(&err, "is reserved for ").map(str::to_string);
         return Class::NameReserved(holder.unwrap_or_default());
     }
@@ -91,6 +94,29 @@ fn classify(e: &LoggedEvent) -> Class {
         return Class::Timeout;
     }
     Class::Other
+}
+
+/// The class of the last attempt of `group` (time-sorted): its records within
+/// [`ONE_ATTEMPT`](super::logs::ONE_ATTEMPT) of the last, the most telling first (the kubelet
+/// logs one failure up to four times, and the pod worker's copy may be cut before the cause).
+fn last_class(group: &[&LoggedEvent]) -> Class {
+    let last = group.last().and_then(|e| e.event.time);
+    group
+        .iter()
+        .rev()
+        .take_while(|e| match (e.event.time, last) {
+            (Some(t), Some(l)) => l.duration_since(t) < super::logs::ONE_ATTEMPT,
+            _ => true,
+        })
+        .map(|e| classify(e))
+        .min_by_key(|c| match c {
+            Class::NameReserved(h) if !h.is_empty() => 0,
+            Class::NameReserved(_) => 1,
+            Class::CniAdd(..) => 2,
+            Class::Timeout => 3,
+            Class::Other => 4,
+        })
+        .unwrap_or(Class::Other)
 }
 
 /// The pod a record is of: its UID (named, through its container or sandbox, or the one UID
@@ -140,13 +166,53 @@ fn names(logs: &Logs<'_>, e: &LoggedEvent, key: &str) -> bool {
     pod_key(logs, e).as_deref() == Some(key)
 }
 
+/// Whether `e` is a sandbox creation failure: one of [`FAILURES`], or the pod worker's
+/// `Error syncing pod` for `failed to "CreatePodSandbox"` (legacy `pod_workers.go:191] Error
+/// syncing pod <uid> (…), skipping: failed to "CreatePodSandbox" for …`, and the structured
+/// `"Error syncing pod, skipping" err="failed to \"CreatePodSandbox\" …"`), which an excerpt
+/// may hold alone.
+fn creation_failure(e: &LoggedEvent) -> bool {
+    FAILURES.contains(&e.event.kind)
+        || (e.event.kind == EventKind::ErrorSyncingPod
+            && (e.text.contains("failed to \"CreatePodSandbox\"")
+                || e.text.contains("failed to \\\"CreatePodSandbox\\\"")))
+}
+
+/// The key of the failures no record ties to a pod (the CRI client's `RunPodSandbox from
+/// runtime service failed`, which names only the sandbox).
+const NO_POD: &str = "";
+
 pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     let logs = input.logs;
     let mut by_pod: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
-    for e in logs.of(FAILURES) {
-        if let Some(k) = pod_key(logs, e) {
-            by_pod.entry(k).or_default().push(e);
+    let mut podless: Vec<&LoggedEvent> = Vec::new();
+    let mut failures: Vec<&LoggedEvent> = logs.of(FAILURES).collect();
+    failures.extend(
+        logs.of(&[EventKind::ErrorSyncingPod])
+            .filter(|e| creation_failure(e)),
+    );
+    failures.sort_by_key(|e| e.event.time);
+    for e in &failures {
+        match pod_key(logs, e) {
+            Some(k) => by_pod.entry(k).or_default().push(e),
+            None => podless.push(e),
         }
+    }
+    // A failure that names no pod is one of a named attempt when a named failure is within
+    // ONE_ATTEMPT of it (the kubelet logs the CRI client's line and its own together); the
+    // others stand for attempts of pods the excerpt does not name.
+    let named_near = |e: &LoggedEvent| {
+        e.event.time.is_some_and(|t| {
+            by_pod.values().flatten().any(|n| {
+                n.event
+                    .time
+                    .is_some_and(|u| (u.duration_since(t)).abs() < super::logs::ONE_ATTEMPT)
+            })
+        })
+    };
+    let podless: Vec<&LoggedEvent> = podless.into_iter().filter(|e| !named_near(e)).collect();
+    if !podless.is_empty() {
+        by_pod.insert(NO_POD.to_string(), podless);
     }
     if by_pod.is_empty() {
         return;
@@ -160,7 +226,9 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     for (key, group) in by_pod {
         let last = *group.last().expect("a group has a record");
         let stuck = stuck_teardowns(&group, out);
-        if attempts(&group) < 2 && stuck.is_empty() {
+        // A reserved name is no transient the next sync mends: once is enough.
+        let reserved = matches!(last_class(&group), Class::NameReserved(_));
+        if attempts(&group) < 2 && stuck.is_empty() && !reserved {
             continue;
         }
         if created
@@ -169,12 +237,16 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         {
             continue;
         }
-        let pod = logs.pod_of(
-            input.view,
-            &group,
-            None,
-            Some(&key).filter(|k| !k.contains('/')).map(|k| k.as_str()),
-        );
+        let pod = if key == NO_POD {
+            None
+        } else {
+            logs.pod_of(
+                input.view,
+                &group,
+                None,
+                Some(&key).filter(|k| !k.contains('/')).map(|k| k.as_str()),
+            )
+        };
         if let (Some(cri), Some(p), Some(t)) = (&input.view.cri, &pod, last.event.time)
             && cri.sandboxes.iter().any(|s| {
                 s.pod.uid == p.uid
@@ -184,7 +256,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         {
             continue;
         }
-        let class = classify(last);
+        let class = last_class(&group);
         match &class {
             Class::Timeout if out.iter().any(|f| f.kind == FindingKind::RuntimeUnhealthy) => {
                 continue;
@@ -226,7 +298,9 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             .flatten()
             .filter_map(|i| teardowns.remove(i))
             .collect();
-        let severity = if pods_waiting >= 2 && none_created {
+        // A CNI plugin whose binary is missing fails every pod's ADD on this node.
+        let node_wide = matches!(class, Class::CniAdd(_, true));
+        let severity = if (pods_waiting >= 2 || node_wide) && none_created {
             Severity::Critical
         } else {
             Severity::Warning
@@ -299,7 +373,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             .map(|(p, _)| match p {
                 Some(p) if !p.name.is_empty() => format!("{}/{}", p.namespace, p.name),
                 Some(p) => p.uid.clone(),
-                None => "?".to_string(),
+                None => "a pod the records do not name".to_string(),
             })
             .collect();
         let mut f = finding(

@@ -128,3 +128,110 @@ fn one_failed_add_without_a_stuck_teardown_is_transient() {
         "{found:#?}"
     );
 }
+
+/// The `SandboxCreateFailing` findings of `kubelet` alone, as (severity, summary).
+fn create_findings(kubelet: &str) -> Vec<(Severity, String)> {
+    diagnose_logs(&events(kubelet, ""), &NodeView::empty(), &cfg(), now())
+        .into_iter()
+        .filter(|f| f.kind == FindingKind::SandboxCreateFailing)
+        .map(|f| (f.severity, f.summary))
+        .collect()
+}
+
+/// projectcalico/calico#4308: a k3s kubelet's pod worker, the CNI's loopback plugin missing.
+fn error_syncing(t: &str) -> String {
+    format!(
+        "E0113 {t}    5472 pod_workers.go:191] Error syncing pod ed2a4a84-b961-4d97-b67c-6dd8c645699e (\"coredns-8655855d6-q6mtc_kube-system(ed2a4a84-b961-4d97-b67c-6dd8c645699e)\"), skipping: failed to \"CreatePodSandbox\" for \"coredns-8655855d6-q6mtc_kube-system(ed2a4a84-b961-4d97-b67c-6dd8c645699e)\" with CreatePodSandboxError: \"CreatePodSandbox for pod \\\"coredns-8655855d6-q6mtc_kube-system(ed2a4a84-b961-4d97-b67c-6dd8c645699e)\\\" failed: rpc error: code = Unknown desc = failed to setup network for sandbox \\\"ab430187\\\": failed to find plugin \\\"loopback\\\" in path [/opt/cni/bin]\"\n"
+    )
+}
+
+fn run_sandbox_failed(t: &str, id: &str) -> String {
+    format!(
+        "E0113 {t}    5472 remote_runtime.go:105] RunPodSandbox from runtime service failed: rpc error: code = Unknown desc = failed to setup network for sandbox \"{id}\": failed to find plugin \"loopback\" in path [/opt/cni/bin]\n"
+    )
+}
+
+#[test]
+fn the_pod_workers_error_alone_shows_a_failing_creation() {
+    let found = create_findings(
+        &[
+            error_syncing("07:22:27.178801"),
+            error_syncing("07:22:47.100000"),
+        ]
+        .concat(),
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    // The plugin's binary is missing: no pod of this node can get a network.
+    assert_eq!(found[0].0, Severity::Critical, "{found:#?}");
+    assert!(
+        found[0].1.contains("plugin loopback")
+            && found[0].1.contains("kube-system/coredns-8655855d6-q6mtc"),
+        "{found:#?}"
+    );
+
+    // Once: the next sync may mend it.
+    assert_eq!(create_findings(&error_syncing("07:22:27.178801")), vec![]);
+
+    // The structured form.
+    let structured = |t: &str| {
+        format!(
+            "E0113 {t}    5472 pod_workers.go:1298] \"Error syncing pod, skipping\" err=\"failed to \\\"CreatePodSandbox\\\" for \\\"web-0_shop(11111111-2222-4333-8444-555555555555)\\\" with CreatePodSandboxError: \\\"Failed to create sandbox for pod \\\\\\\"web-0_shop(11111111-2222-4333-8444-555555555555)\\\\\\\": rpc error: code = Unknown desc = failed to setup network for sandbox \\\\\\\"abc\\\\\\\": plugin type=\\\\\\\"calico\\\\\\\" failed (add): connection refused\\\"\" pod=\"shop/web-0\" podUID=\"11111111-2222-4333-8444-555555555555\"\n"
+        )
+    };
+    let found =
+        create_findings(&[structured("07:22:27.178801"), structured("07:22:47.100000")].concat());
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].0, Severity::Warning, "{found:#?}");
+    assert!(found[0].1.contains("shop/web-0"), "{found:#?}");
+}
+
+#[test]
+fn failures_that_name_no_pod_are_reported_once() {
+    // Two sandboxes 20 s apart, no pod named: attempts of a pod the excerpt does not name.
+    let found = create_findings(
+        &[
+            run_sandbox_failed(
+                "07:22:31.176612",
+                "ac8bad2e3aa02fea9eb4869def4f6d26b9ec61f79400643314eaa76b25b38ba1",
+            ),
+            run_sandbox_failed(
+                "07:22:51.176612",
+                "ab43018700000000000000000000000000000000000000000000000000000000",
+            ),
+        ]
+        .concat(),
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].1.contains("a pod the records do not name"),
+        "{found:#?}"
+    );
+
+    // Beside the pod worker's errors of the same attempts, they are those attempts: one pod.
+    let found = create_findings(
+        &[
+            error_syncing("07:22:27.178801"),
+            run_sandbox_failed("07:22:27.170000", "ab430187"),
+            error_syncing("07:22:47.100000"),
+            run_sandbox_failed("07:22:47.090000", "ac8bad2e"),
+        ]
+        .concat(),
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(!found[0].1.contains("do not name"), "{found:#?}");
+}
+
+#[test]
+fn a_reserved_sandbox_name_is_reported_after_one_attempt_even_with_its_holder_cut() {
+    // containerd/containerd#12438, cut by the terminal at `name>`.
+    let line = "E0204 10:15:02.123456   12345 kuberuntime_manager.go:1172] \"CreatePodSandbox for pod failed\" err=\"rpc error: code = Unknown desc = failed to reserve sandbox name \\\"metricbeat-collector-2qr2j_monitoring-tenant_5dfb5e21-0000-4000-8000-000000000001_0\\\": name>\" pod=\"monitoring-tenant/metricbeat-collector-2qr2j\" podUID=\"5dfb5e21-0000-4000-8000-000000000001\"\n";
+    let found = create_findings(line);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].0, Severity::Warning);
+    assert!(
+        found[0]
+            .1
+            .contains("sandbox name is held by sandbox (not named)"),
+        "{found:#?}"
+    );
+}
