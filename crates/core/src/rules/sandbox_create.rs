@@ -17,7 +17,8 @@
 //!   reserved" variant) is that finding's.
 //!
 //! Must: two or more attempts of one pod (records more than [`ONE_ATTEMPT`] apart) with no
-//! sandbox created for it after the last. Must not: one failed attempt (a transient error the
+//! sandbox created for it after the last; one attempt when the sandbox name is reserved (no
+//! next sync mends that while the holder lives). Must not: one failed attempt (a transient error the
 //! next sync mends), a pod whose sandbox was created later, a pod the CRI view shows with a
 //! READY sandbox created after the last failure.
 //!
