@@ -341,10 +341,11 @@ fn is_block_line(s: &str) -> bool {
 }
 
 /// A shell prompt or command echo: the first word ends in `$`, `#` or `>`
-/// (`user@node-a:~>`, `bash-5.1#`, `#`, `$`; not a lone `>`, a Markdown quote), or a
-/// journalctl `-- ` meta line.
+/// (`user@node-a:~>`, `bash-5.1#`, `#`, `$`; not a lone `>`, a Markdown quote), a
+/// journalctl `-- ` meta line, or the terminal's echo of a control key alone on its line (`^C`
+/// ending a pasted `journalctl -f`, `^Z`, `^D`).
 pub(crate) fn is_prompt(line: &str) -> bool {
-    if line.starts_with("-- ") {
+    if line.starts_with("-- ") || matches!(line.trim(), "^C" | "^Z" | "^D" | "^\\") {
         return true;
     }
     let first = line.split([' ', '\t']).next().unwrap_or("");

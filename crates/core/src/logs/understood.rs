@@ -148,6 +148,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_control_key_echo_is_part_of_the_shell_session() {
+        // containerd/containerd#2744: a `journalctl -f` paste ended with Ctrl-C.
+        assert_eq!(non_record("^C"), Some(NonRecord::Prompt));
+        assert_eq!(non_record("^C "), Some(NonRecord::Prompt));
+        assert_eq!(non_record("^Cx"), None);
+        assert_eq!(non_record("a ^C"), None);
+    }
+
+    #[test]
     fn verdicts() {
         let mut u = Understanding::default();
         assert_eq!(u.verdict(), Verdict::Empty);
