@@ -1525,6 +1525,199 @@ const CASES: &[Case] = &[
         ],
         absent: &[],
     },
+    Case {
+        slug: "44-reserve-name-reverse-journal-containerd-12438",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2025,
+            records: 7,
+            unparsed: &[1, 2, 3],
+            why: "the reporter's Markdown headings (`## …`) above the journal",
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "45-reserve-name-windows-grep-n-wrapped-107561",
+        files: &[File {
+            name: "kubelet.err.log",
+            year: 2025,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "46-stopcontainer-deadline-canceled-containerd-10755",
+        files: &[File {
+            name: "containerd.log",
+            year: 2025,
+            records: 3,
+            unparsed: &[2],
+            why: "a blank line between two excerpts",
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "47-stoppodsandbox-deadline-rke-docker-logs-7790",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2025,
+            records: 4,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "48-stopcontainer-newest-first-containerd-1.2-2744",
+        files: &[File {
+            name: "containerd.logs",
+            year: 2025,
+            records: 7,
+            unparsed: &[1, 2, 3, 4],
+            why: PROMPT,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "49-pleg-eks-1.23-syslog-no-pid",
+        files: &[File {
+            name: "messages",
+            year: 2025,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "50-pleg-k3s-journald-klog-skew-2370",
+        files: &[File {
+            name: "k3s.log",
+            year: 2025,
+            records: 6,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "51-orphaned-pod-total-errors-1.x-134075",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2025,
+            records: 3,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "52-orphaned-pod-not-a-directory-then-cleaned-105536",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2025,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "53-slow-startup-markdown-quoted-kubestellar-2573",
+        files: &[File {
+            name: "journal.md",
+            year: 2025,
+            records: 1,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "54-benign-kubelet-startup-runtime-not-yet-crio-5549",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2025,
+            records: 9,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "55-benign-cadvisor-404-crio-rfc3339-syslog-120988",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2025,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "56-benign-crio-stop-long-grace-period-9754",
+        files: &[File {
+            name: "crio.log",
+            year: 2025,
+            records: 3,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "57-mirror-pod-webhook-denied-bottlerocket-1409",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2025,
+            records: 3,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "58-mirror-pod-namespace-not-found-openshift-371",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2025,
+            records: 5,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "59-benign-mirror-alreadyexists-after-kubelet-restart-22",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2025,
+            records: 7,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "60-benign-single-cni-add-retry-cilium-kind-30820",
+        files: &[File {
+            name: "containerd-and-kubelet.log",
+            year: 2025,
+            records: 4,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

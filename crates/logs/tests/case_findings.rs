@@ -665,6 +665,176 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "44-reserve-name-reverse-journal-containerd-12438",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "45-reserve-name-windows-grep-n-wrapped-107561",
+        runs: &[Run {
+            kubelet: &["kubelet.err.log"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "46-stopcontainer-deadline-canceled-containerd-10755",
+        runs: &[Run {
+            kubelet: &[],
+            runtime: &["containerd.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "47-stoppodsandbox-deadline-rke-docker-logs-7790",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "48-stopcontainer-newest-first-containerd-1.2-2744",
+        runs: &[Run {
+            kubelet: &[],
+            runtime: &["containerd.logs"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "49-pleg-eks-1.23-syslog-no-pid",
+        runs: &[Run {
+            kubelet: &["messages"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "50-pleg-k3s-journald-klog-skew-2370",
+        runs: &[Run {
+            kubelet: &["k3s.log"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "51-orphaned-pod-total-errors-1.x-134075",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "52-orphaned-pod-not-a-directory-then-cleaned-105536",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "53-slow-startup-markdown-quoted-kubestellar-2573",
+        runs: &[Run {
+            kubelet: &["journal.md"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "54-benign-kubelet-startup-runtime-not-yet-crio-5549",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "healthy: \"PLEG is not healthy: pleg has yet to be successful\" while the kubelet starts is no finding",
+    },
+    Case {
+        slug: "55-benign-cadvisor-404-crio-rfc3339-syslog-120988",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "benign: cAdvisor's \"Failed to create existing container\" for a gone cgroup is noise",
+    },
+    Case {
+        slug: "56-benign-crio-stop-long-grace-period-9754",
+        runs: &[Run {
+            kubelet: &[],
+            runtime: &["crio.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "benign: a StopContainer still inside its 86400 s grace period has not failed",
+    },
+    Case {
+        slug: "57-mirror-pod-webhook-denied-bottlerocket-1409",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "58-mirror-pod-namespace-not-found-openshift-371",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "59-benign-mirror-alreadyexists-after-kubelet-restart-22",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "60-benign-single-cni-add-retry-cilium-kind-30820",
+        runs: &[Run {
+            kubelet: &["containerd-and-kubelet.log"],
+            runtime: &[],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "benign: one CNI ADD failure that the next attempt mends",
+    },
 ];
 
 fn cases_dir() -> PathBuf {
