@@ -275,6 +275,12 @@ pub const FAMILIES: &[Family] = &[
                 "1.21-1.34",
             ),
             cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_manager.go",
+                "SyncPod: ErrorS `killContainer for pod failed` containerName containerID pod (before 1.21: klog.Errorf `killContainer %q(id=%q) for pod %q failed: %v`)",
+                "1.7-1.34",
+            ),
+            cite(
                 "containerd/containerd",
                 "internal/cri/server/container_stop.go",
                 "stopContainer: `failed to stop container %q`, `failed to kill container %q`, `an error occurs during waiting for container %q to be killed` (the error of `StopContainer for %q failed`)",
@@ -303,6 +309,9 @@ pub const FAMILIES: &[Family] = &[
                 Cond::Has("termination failed with gracePeriod"),
                 StopContainerFailed,
             ),
+            // SyncPod killing a container it must restart (its StopContainer failed).
+            structured("killContainer for pod failed", StopContainerFailed),
+            with("killContainer \"", Cond::Failed, StopContainerFailed),
         ],
     },
     Family {

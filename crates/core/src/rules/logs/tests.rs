@@ -1104,6 +1104,30 @@ fn container_stop_failing_runtime_messages() {
             )],
             &[(FindingKind::ContainerStopFailing, Severity::Warning, C1)],
         ),
+        case(
+            "the kubelet's SyncPod: killContainer for pod failed, twice (containerd/containerd#6080)",
+            &[
+                format!(
+                    r#"E1113 07:54:19.636900    3263 kuberuntime_manager.go:1094] "killContainer for pod failed" err="rpc error: code = DeadlineExceeded desc = context deadline exceeded" containerName="solace" containerID={{"Type":"containerd","ID":"{C1}"}} pod="team-ns/app-0""#
+                ),
+                format!(
+                    r#"E1113 07:56:21.636900    3263 kuberuntime_manager.go:1094] "killContainer for pod failed" err="rpc error: code = DeadlineExceeded desc = context deadline exceeded" containerName="solace" containerID={{"Type":"containerd","ID":"{C1}"}} pod="team-ns/app-0""#
+                ),
+            ],
+            &[(FindingKind::ContainerStopFailing, Severity::Warning, C1)],
+        ),
+        case(
+            "legacy: killContainer \"<name>\"(id=…) for pod … failed",
+            &[
+                format!(
+                    r#"E0601 10:00:00.000000    1234 kuberuntime_manager.go:640] killContainer "app"(id={{"docker" "{C1}"}}) for pod "app-0_team-ns(0b2a8f94-9e0c-4b55-9ef6-5d2d3f1e0a11)" failed: rpc error: code = Unknown desc = operation timeout: context deadline exceeded"#
+                ),
+                format!(
+                    r#"E0601 10:02:00.000000    1234 kuberuntime_manager.go:640] killContainer "app"(id={{"docker" "{C1}"}}) for pod "app-0_team-ns(0b2a8f94-9e0c-4b55-9ef6-5d2d3f1e0a11)" failed: rpc error: code = Unknown desc = operation timeout: context deadline exceeded"#
+                ),
+            ],
+            &[(FindingKind::ContainerStopFailing, Severity::Warning, C1)],
+        ),
         runtime(
             "containerd 2.x: StopContainer failing on its SIGKILL",
             vec![format!(
