@@ -32,17 +32,31 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
             out.push(mirror_start_race(logs, &pod, &group));
             continue;
         }
-        let why = match cause {
-            Some(Cause::Forbidden) => {
-                "forbidden (NodeRestriction, or the namespace is missing or terminating)"
-            }
-            Some(Cause::AlreadyExists) => {
-                "a pod of that name already exists (a stale mirror pod with another hash)"
-            }
-            _ => "refused by the API server",
-        };
         let mut target = split_pod(&pod);
         target.uid = static_uid(logs, &pod).unwrap_or_default();
+        let latest = group.last().map_or("", |e| e.text.as_str());
+        // An admission webhook's refusal names it: `admission webhook "<name>" denied the request`.
+        let webhook =
+            super::teardown::quoted_after(latest, "admission webhook ").map(str::to_string);
+        let no_namespace = latest
+            .contains(&format!("namespaces \"{}\" not found", target.namespace))
+            || latest.contains(&format!(
+                "namespaces \\\"{}\\\" not found",
+                target.namespace
+            ));
+        let why = match (&webhook, cause) {
+            (Some(w), _) => format!("refused by the admission webhook {w}"),
+            _ if no_namespace => format!("its namespace {} does not exist", target.namespace),
+            (None, Some(Cause::Forbidden)) => {
+                "forbidden (NodeRestriction, or the namespace is missing or terminating)"
+                    .to_string()
+            }
+            (None, Some(Cause::AlreadyExists)) => {
+                "a pod of that name already exists (a stale mirror pod with another hash)"
+                    .to_string()
+            }
+            _ => "refused by the API server".to_string(),
+        };
         let mut f = finding(
             FindingKind::MirrorPodCreateFailed,
             Severity::Warning,
@@ -54,8 +68,16 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
             "pod/mirror_client.go CreateMirrorPod: the kubelet creates a mirror pod for every static pod; on \
              AlreadyExists it accepts the existing pod only if its config.mirror matches (older kubelets \
              never replace it, k/k #6580)",
-            match cause {
-                Some(Cause::AlreadyExists) => format!(
+            match (&webhook, cause) {
+                (Some(w), _) => format!(
+                    "kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations -o name \
+                     and find the one serving {}; fix its backend or exempt mirror pods (annotation \
+                     kubernetes.io/config.mirror) or namespace {} from it; the kubelet retries at \
+                     every sync",
+                    sh(w),
+                    sh(&target.namespace)
+                ),
+                (None, Some(Cause::AlreadyExists)) => format!(
                     "kubectl delete pod -n {} {} --grace-period=0 (the stale mirror pod) so the kubelet recreates it",
                     sh(&target.namespace),
                     sh(&target.name)

@@ -698,6 +698,16 @@ fn mirror_pods() {
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "forbidden")],
         ),
         case(
+            "refused by an admission webhook: the webhook named (bottlerocket-os/bottlerocket#1409)",
+            &[r#"E0324 00:46:36.333789    3307 kubelet.go:1690] Failed creating a mirror pod for "c-node_default(18df3f29b7ba9816f25786dcb540583a)": admission webhook "mpod.vpc.k8s.aws" denied the request: Webhood encountered error to Get or List object from k8s cache."#.to_string()],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "admission webhook mpod.vpc.k8s.aws")],
+        ),
+        case(
+            "its namespace missing: said so",
+            &[r#"E0601 10:00:00.000000    3307 kubelet.go:1690] Failed creating a mirror pod for "api-node_kni-infra(28df3f29b7ba9816f25786dcb540583a)": namespaces "kni-infra" not found"#.to_string()],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "namespace kni-infra does not exist")],
+        ),
+        case(
             "one AlreadyExists after a kubelet restart: the start race (info)",
             &[exists("12:04:10.123456")],
             &[(FindingKind::MirrorPodCreateFailed, Severity::Info, "start race")],
