@@ -427,7 +427,13 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             let mut found = podcoroner_core::pasted::judge(&views, config.min_age, now);
             pasted_young = podcoroner_core::pasted::too_young(&views, config.min_age, now);
             if opts.kubelet_log.is_some() || opts.runtime_log.is_some() {
-                podcoroner_core::pasted::add_logs(&mut found, &gathered.events);
+                podcoroner_core::pasted::add_logs(
+                    &mut found,
+                    &views,
+                    &gathered.events,
+                    config.min_age,
+                    now,
+                );
             }
             diagnosis.findings.extend(found);
             diagnosis

@@ -418,14 +418,87 @@ pub fn crictl_inspectp(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>
     Ok(out)
 }
 
-/// The pasted views of one diagnosis.
+/// The pasted views of one diagnosis, each sandbox once: a sandbox pasted twice (the same file
+/// twice, or crictl's table beside `inspectp`, which prints its ID cut to 13 hex digits) is one,
+/// merged field by field as it is added, the first paste's row kept for evidence. Two rows are
+/// one sandbox when one ID begins the other and their pod names do not differ. Built by
+/// [`PastedViews::new`] and [`PastedViews::add_sandboxes`] only, so [`judge`] and [`too_young`]
+/// read merged sandboxes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PastedViews {
-    /// Every sandbox of every `crictl pods` and `crictl inspectp` paste.
-    pub sandboxes: Vec<PastedSandbox>,
+    /// Every sandbox of every `crictl pods` and `crictl inspectp` paste, merged.
+    sandboxes: Vec<PastedSandbox>,
+    /// The merged sandboxes by the first 12 hex digits of their ID, lowercased.
+    by_prefix: HashMap<String, Vec<usize>>,
     /// The pods of the `kubectl get pods` pastes, with the files' names; `None` when none was
     /// given (the pods' existence is then unknown).
     pub pods: Option<(Vec<PastedPod>, String)>,
+}
+
+impl PastedViews {
+    /// The views of `sandboxes` (merged) and `pods`.
+    pub fn new(
+        sandboxes: Vec<PastedSandbox>,
+        pods: Option<(Vec<PastedPod>, String)>,
+    ) -> PastedViews {
+        let mut v = PastedViews {
+            pods,
+            ..PastedViews::default()
+        };
+        v.add_sandboxes(sandboxes);
+        v
+    }
+
+    /// The sandboxes, each once, in the order first pasted.
+    pub fn sandboxes(&self) -> &[PastedSandbox] {
+        &self.sandboxes
+    }
+
+    /// Adds pasted sandboxes, merging each into the one it repeats (linear: an index by ID
+    /// prefix). A merged sandbox keeps the longer ID, the first non-empty name and namespace,
+    /// and each field the first paste lacked.
+    pub fn add_sandboxes(&mut self, rows: impl IntoIterator<Item = PastedSandbox>) {
+        for s in rows {
+            let key = s.id[..s.id.len().min(12)].to_ascii_lowercase();
+            let same = |m: &PastedSandbox| {
+                let (a, b) = (m.id.to_ascii_lowercase(), s.id.to_ascii_lowercase());
+                let agree = |x: &str, y: &str| x.is_empty() || y.is_empty() || x == y;
+                (a.starts_with(&b) || b.starts_with(&a))
+                    && agree(&m.name, &s.name)
+                    && agree(&m.namespace, &s.namespace)
+            };
+            let found = self
+                .by_prefix
+                .get(&key)
+                .and_then(|is| is.iter().copied().find(|&i| same(&self.sandboxes[i])));
+            match found {
+                Some(i) => {
+                    let m = &mut self.sandboxes[i];
+                    if s.id.len() > m.id.len() {
+                        m.id = s.id.clone();
+                    }
+                    if m.namespace.is_empty() {
+                        m.namespace = s.namespace.clone();
+                    }
+                    if m.name.is_empty() {
+                        m.name = s.name.clone();
+                    }
+                    m.uid = m.uid.take().or_else(|| s.uid.clone());
+                    m.attempt = m.attempt.or(s.attempt);
+                    m.state = m.state.or(s.state);
+                    m.age = m.age.or(s.age);
+                    m.created_at = m.created_at.or(s.created_at);
+                }
+                None => {
+                    self.by_prefix
+                        .entry(key)
+                        .or_default()
+                        .push(self.sandboxes.len());
+                    self.sandboxes.push(s);
+                }
+            }
+        }
+    }
 }
 
 /// The pod a pasted sandbox belongs to: its UID when the paste has it, else namespace/name.
@@ -436,56 +509,19 @@ fn pod_key(s: &PastedSandbox) -> String {
     }
 }
 
-/// The pasted sandboxes, one per sandbox, aged: a sandbox pasted twice (the same file twice,
-/// or crictl's table beside `inspectp`, which prints its ID cut to 13 hex digits) is one,
-/// merged field by field, the first paste's row kept for evidence. Two rows are one sandbox
-/// when one ID begins the other and their pod names do not differ. A sandbox with `createdAt` and
-/// no CREATED column is aged from it to `now`.
-fn merged(views: &PastedViews, now: Timestamp) -> Vec<PastedSandbox> {
-    let mut at: HashMap<String, Vec<usize>> = HashMap::new();
-    let mut out: Vec<PastedSandbox> = Vec::new();
-    for s in &views.sandboxes {
-        let key = s.id[..s.id.len().min(12)].to_ascii_lowercase();
-        let same = |m: &PastedSandbox| {
-            let (a, b) = (m.id.to_ascii_lowercase(), s.id.to_ascii_lowercase());
-            let agree = |x: &str, y: &str| x.is_empty() || y.is_empty() || x == y;
-            (a.starts_with(&b) || b.starts_with(&a))
-                && agree(&m.name, &s.name)
-                && agree(&m.namespace, &s.namespace)
-        };
-        let found = at
-            .get(&key)
-            .and_then(|is| is.iter().copied().find(|&i| same(&out[i])));
-        match found {
-            Some(i) => {
-                let m = &mut out[i];
-                if s.id.len() > m.id.len() {
-                    m.id = s.id.clone();
-                }
-                if m.namespace.is_empty() {
-                    m.namespace = s.namespace.clone();
-                }
-                if m.name.is_empty() {
-                    m.name = s.name.clone();
-                }
-                m.uid = m.uid.take().or_else(|| s.uid.clone());
-                m.attempt = m.attempt.or(s.attempt);
-                m.state = m.state.or(s.state);
-                m.age = m.age.or(s.age);
-                m.created_at = m.created_at.or(s.created_at);
-            }
-            None => {
-                at.entry(key).or_default().push(out.len());
-                out.push(s.clone());
-            }
-        }
+impl PastedSandbox {
+    /// Its age as of the paste: crictl's CREATED, else (an `inspectp` or `crictl pods -o json`
+    /// paste, which does not say when it was taken) from `createdAt` to `now`.
+    pub fn age_at(&self, now: Timestamp) -> Option<SignedDuration> {
+        self.age
+            .or_else(|| self.created_at.map(|t| now.duration_since(t)))
     }
-    for s in &mut out {
-        s.age = s
-            .age
-            .or_else(|| s.created_at.map(|t| now.duration_since(t)));
+
+    /// When the paste was taken, at the earliest: `createdAt` plus CREATED's age, known when
+    /// the sandbox was pasted both as a table row and as `inspectp` (CREATED rounds down).
+    pub fn pasted_at(&self) -> Option<Timestamp> {
+        self.created_at?.checked_add(self.age?).ok()
     }
-    out
 }
 
 /// The pasted API view, indexed: pods by UID and by (namespace, name) (namespace `None` for a
@@ -554,11 +590,11 @@ pub fn too_young(
     let min = SignedDuration::try_from(min_age).unwrap_or(SignedDuration::MAX);
     let mut count = 0;
     let mut until: Option<Timestamp> = None;
-    for s in merged(views, now) {
+    for s in views.sandboxes() {
         if s.state != Some(SandboxState::NotReady) {
             continue;
         }
-        if let Some(age) = s.age.filter(|a| *a < min) {
+        if let Some(age) = s.age_at(now).filter(|a| *a < min) {
             count += 1;
             let at = now.checked_add(min - age).unwrap_or(Timestamp::MAX);
             until = Some(until.map_or(at, |u| u.max(at)));
@@ -582,7 +618,8 @@ pub fn too_young(
 /// taken.
 pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) -> Vec<Finding> {
     let min = SignedDuration::try_from(min_age).unwrap_or(SignedDuration::MAX);
-    let aged = merged(views, now);
+    let aged = views.sandboxes();
+    let ages: Vec<Option<SignedDuration>> = aged.iter().map(|s| s.age_at(now)).collect();
     // Each pod's sandboxes, and the API view's pods, indexed once: the rule is linear in the
     // sandboxes (a node leaking for months pastes thousands).
     let mut by_pod: HashMap<String, Vec<usize>> = HashMap::new();
@@ -591,7 +628,8 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
     }
     let api = views.pods.as_ref().map(|(pods, _)| ApiIndex::new(pods));
     let mut out = Vec::new();
-    for s in &aged {
+    for (i, s) in aged.iter().enumerate() {
+        let age = ages[i];
         if s.state != Some(SandboxState::NotReady) {
             continue;
         }
@@ -600,15 +638,19 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
         if s.uid.is_none() && s.name.is_empty() {
             continue;
         }
-        let old = s.age.is_some_and(|a| a >= min);
-        let newer = by_pod[&pod_key(s)].iter().map(|&i| &aged[i]).find(|o| {
-            o.id != s.id
-                && match (o.age, s.age, o.attempt, s.attempt) {
-                    (Some(a), Some(b), _, _) if a != b => a < b,
-                    (_, _, Some(a), Some(b)) => a > b,
-                    _ => false,
-                }
-        });
+        let old = age.is_some_and(|a| a >= min);
+        let newer = by_pod[&pod_key(s)]
+            .iter()
+            .map(|&j| (&aged[j], ages[j]))
+            .find(|(o, o_age)| {
+                o.id != s.id
+                    && match (*o_age, age, o.attempt, s.attempt) {
+                        (Some(a), Some(b), _, _) if a != b => a < b,
+                        (_, _, Some(a), Some(b)) => a > b,
+                        _ => false,
+                    }
+            })
+            .map(|(o, _)| o);
         let pod_in_api = api.as_ref().map(|a| a.find(s));
         // A pasted listing shows whether a pod is gone only for the namespaces it covers:
         // `kubectl get pods` without `-A` lists one namespace (and prints no NAMESPACE column).
@@ -627,7 +669,7 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                 s.namespace,
                 s.name,
                 s.attempt.map_or("unknown".to_string(), |a| a.to_string()),
-                s.age.map_or(String::new(), |a| format!(
+                age.map_or(String::new(), |a| format!(
                     ", created {} before the paste",
                     human(a)
                 ))
@@ -655,7 +697,7 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                     s.id,
                     s.namespace,
                     s.name,
-                    human(s.age.unwrap_or_default())
+                    human(age.unwrap_or_default())
                 ),
             )
         } else {
@@ -679,7 +721,7 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                             s.id,
                             s.namespace,
                             s.name,
-                            human(s.age.unwrap_or_default())
+                            human(age.unwrap_or_default())
                         ),
                     )
                 }
@@ -718,13 +760,13 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                             s.id,
                             s.namespace,
                             s.name,
-                            human(s.age.unwrap_or_default()),
+                            human(age.unwrap_or_default()),
                             s.namespace
                         ),
                     )
                 }
                 Some(None) => continue,
-                None if s.age.is_some() && !old => continue,
+                None if age.is_some() && !old => continue,
                 None => (
                     Severity::Info,
                     format!(
@@ -734,8 +776,7 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                         s.id,
                         s.namespace,
                         s.name,
-                        s.age
-                            .map_or(String::new(), |a| format!(" for {}", human(a)))
+                        age.map_or(String::new(), |a| format!(" for {}", human(a)))
                     ),
                 ),
             }
@@ -773,9 +814,19 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
 /// Adds to [`judge`]'s findings what the logs say of each sandbox, as for every
 /// `LeakedSandbox` (`rules::logs::enrich`: the GC trying and failing, with its cause, or not
 /// trying), and makes an info a warning when the kubelet's StopPodSandbox or RemovePodSandbox
-/// of it failed: the sandbox is then not the leftover the GC keeps but one it cannot remove.
-/// Call it only when logs were read (else "no attempt in the logs" says nothing).
-pub fn add_logs(findings: &mut [Finding], events: &[crate::event::LoggedEvent]) {
+/// of it failed (the sandbox is then not the leftover the GC keeps but one it cannot remove),
+/// or when the logs show its pod stopped for good (`stopped`: the recorder's `Killing` or a
+/// `SyncLoop DELETE`/`REMOVE`, no later record of the pod, the stop at least `min_age` before
+/// the paste). Each finding's pod UID is named from the logs when they link its name to one.
+/// `views` are the views `findings` were judged from. Call it only when logs were read (else
+/// "no attempt in the logs" says nothing).
+pub fn add_logs(
+    findings: &mut [Finding],
+    views: &PastedViews,
+    events: &[crate::event::LoggedEvent],
+    min_age: std::time::Duration,
+    now: Timestamp,
+) {
     crate::rules::logs::enrich(findings, events);
     for f in findings.iter_mut().filter(|f| f.severity == Severity::Info) {
         if f.evidence.iter().any(|e| {
@@ -787,7 +838,11 @@ pub fn add_logs(findings: &mut [Finding], events: &[crate::event::LoggedEvent]) 
                 .push_str("; the kubelet's attempts to stop or remove it fail (see the logs)");
         }
     }
+    let min = SignedDuration::try_from(min_age).unwrap_or(SignedDuration::MAX);
+    stopped::add_stops(findings, views, events, min, now);
 }
+
+mod stopped;
 
 #[cfg(test)]
 mod tests;

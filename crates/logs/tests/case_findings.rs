@@ -721,11 +721,11 @@ fn diagnose(dir: &Path, run: &Run) -> (Vec<Finding>, Vec<podcoroner_core::startu
                 "{f}: {:?}",
                 got.not_understood
             );
-            views.sandboxes.extend(got.rows);
+            views.add_sandboxes(got.rows);
         }
         for f in run.crictl_inspectp {
             let got = pasted::crictl_inspectp(&text(f), f).unwrap_or_else(|e| panic!("{e}"));
-            views.sandboxes.extend(got.rows);
+            views.add_sandboxes(got.rows);
         }
         if !run.kubectl_pods.is_empty() {
             let mut pods = Vec::new();
@@ -746,7 +746,7 @@ fn diagnose(dir: &Path, run: &Run) -> (Vec<Finding>, Vec<podcoroner_core::startu
         let mut found = pasted::judge(&views, config().min_age, now);
         // As the CLI: only when a log was read.
         if !(run.kubelet.is_empty() && run.runtime.is_empty() && run.messages.is_empty()) {
-            pasted::add_logs(&mut found, &events);
+            pasted::add_logs(&mut found, &views, &events, config().min_age, now);
         }
         assert!(
             found.iter().all(|f| !f.gc_eligible),

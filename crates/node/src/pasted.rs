@@ -173,23 +173,29 @@ pub fn read(files: &PastedFiles) -> (PastedViews, BTreeMap<String, SourceStatus>
     let mut views = PastedViews::default();
     let mut sources = BTreeMap::new();
     if !files.crictl_pods.is_empty() {
+        let mut rows = Vec::new();
         let s = read_all(
             &files.crictl_pods,
             "crictl pods",
             "sandboxes",
             crictl_pods,
-            &mut views.sandboxes,
+            &mut rows,
         );
+        views.add_sandboxes(rows);
         sources.insert("crictl_pods".to_string(), s);
     }
     if !files.crictl_inspectp.is_empty() {
+        let mut rows = Vec::new();
         let s = read_all(
             &files.crictl_inspectp,
             "crictl inspectp",
             "sandboxes",
             crictl_inspectp,
-            &mut views.sandboxes,
+            &mut rows,
         );
+        // Merged with the table's rows as they are added: `judge` and `too_young` read each
+        // sandbox once.
+        views.add_sandboxes(rows);
         sources.insert("crictl_inspectp".to_string(), s);
     }
     if !files.kubectl_pods.is_empty() {

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ids::{self, IdKind, Ids};
 use super::record::{Component, Format, Level, ParsedLine};
+use super::recorder;
 use super::text::contains;
 
 pub mod messages;
@@ -294,6 +295,19 @@ pub enum EventKind {
     /// `"SyncLoop (probe)" probe="readiness" status="ready" pod=…` (`kubelet.go`
     /// `syncLoopIteration`, V1): a readiness probe passed.
     ReadinessProbeReady,
+
+    // === kubelet: pod events as its event recorder logs them (`logs::recorder`) ===
+    /// The pod event `Killing` with the message `Stopping container <name>`
+    /// (`kuberuntime_container.go` `killContainer` when its caller gives no reason of its own:
+    /// the pod is being stopped, `killPodWithSyncResult`; a liveness or spec-change restart gives
+    /// its own message), in any of the recorder's shapes (`Event(v1.ObjectReference{…})`,
+    /// `"Event occurred" reason="Killing"`, `Server rejected event '&v1.Event{…}'`, …).
+    PodStopRecorded,
+    /// The pod events that end a pod the API keeps as Failed: `Evicted`
+    /// (`eviction/eviction_manager.go`), `DeadlineExceeded` (`active_deadline.go`),
+    /// `Preempting` (`lifecycle/predicate.go`, `events.PreemptContainer`): the kubelet keeps
+    /// such a pod's newest sandbox until the pod is deleted.
+    PodEndedRecorded,
 }
 
 impl EventKind {
@@ -617,6 +631,32 @@ pub fn classify<'p>(line: &'p ParsedLine<'_>) -> Option<Event<'p>> {
         }
     }
 
+    if matches!(
+        kind,
+        EventKind::PodStopRecorded
+            | EventKind::PodEndedRecorded
+            | EventKind::ImagePulling
+            | EventKind::ImagePulled
+            | EventKind::ImagePullFailed
+            | EventKind::ContainerStartedLogged
+    ) && !msg.starts_with("Event occurred")
+        && let Some(r) = recorder::read(msg, line)
+    {
+        // A dump's involved object is the event's pod; IDs the dump's other fields look like
+        // (its ObjectMeta) are not the pod's. (`Event occurred`'s `object` field, text or JSON,
+        // is read by `ids::from_fields`.)
+        ids.pods.clear();
+        if r.kind == "Pod" || r.kind.is_empty() {
+            if let Some(u) = r.uid {
+                ids.pod_uid = Some(Cow::Borrowed(u));
+            }
+            ids.pods.push(ids::PodName {
+                namespace: (!r.namespace.is_empty()).then_some(Cow::Borrowed(r.namespace)),
+                name: Cow::Borrowed(r.name),
+                uid: r.uid.map(Cow::Borrowed),
+            });
+        }
+    }
     let text_for_flags = error.unwrap_or(msg);
     let not_found = matches!(
         kind,
@@ -729,6 +769,8 @@ fn holds(w: &Wording, s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> bool
             line.field(name) == Some(value)
                 && line.field("message").is_some_and(|m| m.contains(phrase))
         }
+        Cond::Recorded(reason, message) => super::recorder::read(s, line)
+            .is_some_and(|r| r.reason == reason && r.message.starts_with(message)),
     }
 }
 

@@ -150,10 +150,7 @@ fn judged_by_the_keep_rules() {
     let sandboxes = crictl_pods_table(CRICTL_PODS_02, "c").unwrap().rows;
     // Pods gone from the pasted API view: warnings, never gc_eligible.
     let gone = judge(
-        &PastedViews {
-            sandboxes: sandboxes.clone(),
-            pods: pods(KUBECTL_02),
-        },
+        &PastedViews::new(sandboxes.clone(), pods(KUBECTL_02)),
         min,
         NOW,
     );
@@ -166,10 +163,7 @@ fn judged_by_the_keep_rules() {
     // Younger than min age: not judged.
     assert!(
         judge(
-            &PastedViews {
-                sandboxes: sandboxes.clone(),
-                pods: pods(KUBECTL_02)
-            },
+            &PastedViews::new(sandboxes.clone(), pods(KUBECTL_02)),
             std::time::Duration::from_secs(3600),
             NOW
         )
@@ -179,24 +173,14 @@ fn judged_by_the_keep_rules() {
     let live =
         pods("NAMESPACE  NAME  READY  STATUS\ndefault  nginx-849c964dbd-kcfdx  1/1  Running\n");
     let f = judge(
-        &PastedViews {
-            sandboxes: sandboxes[..1].to_vec(),
-            pods: live.clone(),
-        },
+        &PastedViews::new(sandboxes[..1].to_vec(), live.clone()),
         min,
         NOW,
     );
     assert_eq!(f.len(), 1);
     assert_eq!(f[0].severity, Severity::Info);
     // No API view: info, saying why.
-    let f = judge(
-        &PastedViews {
-            sandboxes: sandboxes[..1].to_vec(),
-            pods: None,
-        },
-        min,
-        NOW,
-    );
+    let f = judge(&PastedViews::new(sandboxes[..1].to_vec(), None), min, NOW);
     assert_eq!(f[0].severity, Severity::Info);
     assert!(f[0].summary.contains("without the API view"));
     // An older NOTREADY sandbox beside a newer one of the same live pod: a warning.
@@ -207,10 +191,10 @@ fn judged_by_the_keep_rules() {
     .unwrap()
     .rows;
     let f = judge(
-        &PastedViews {
-            sandboxes: two,
-            pods: pods("NAMESPACE  NAME  READY  STATUS\nshop  web-0  0/1  Running\n"),
-        },
+        &PastedViews::new(
+            two,
+            pods("NAMESPACE  NAME  READY  STATUS\nshop  web-0  0/1  Running\n"),
+        ),
         min,
         NOW,
     );
@@ -229,17 +213,7 @@ fn judged_by_the_keep_rules() {
     let cut = crictl_pods_table("9ae3dcda0548f  11 min", "f")
         .unwrap()
         .rows;
-    assert!(
-        judge(
-            &PastedViews {
-                sandboxes: cut,
-                pods: None
-            },
-            min,
-            NOW
-        )
-        .is_empty()
-    );
+    assert!(judge(&PastedViews::new(cut, None), min, NOW).is_empty());
 }
 
 #[test]
@@ -257,13 +231,16 @@ fn failing_gc_in_the_logs_makes_a_leftover_a_warning() {
         text: line.into(),
     }];
     let table = "d2a22654e52de  2 hours ago  NotReady  web-0  shop  0\n9ae3dcda0548f  2 hours ago  NotReady  web-1  shop  0\n";
-    let views = PastedViews {
-        sandboxes: crictl_pods_table(table, "c").unwrap().rows,
-        pods: None,
-    };
+    let views = PastedViews::new(crictl_pods_table(table, "c").unwrap().rows, None);
     let mut f = judge(&views, std::time::Duration::from_secs(600), NOW);
     assert!(f.iter().all(|f| f.severity == Severity::Info));
-    add_logs(&mut f, &events);
+    add_logs(
+        &mut f,
+        &views,
+        &events,
+        std::time::Duration::from_secs(600),
+        NOW,
+    );
     let by_id: Vec<_> = f
         .iter()
         .map(|f| (f.sandbox_id.clone().unwrap(), f.severity))
@@ -297,14 +274,7 @@ fn a_listing_of_one_namespace_shows_no_pod_of_another_gone() {
     // `kubectl get pods` without -A: no NAMESPACE column, the context's namespace only.
     let one_ns =
         pods("NAME   READY   STATUS    RESTARTS   AGE\nweb-0  1/1     Running   0          3d\n");
-    let f = judge(
-        &PastedViews {
-            sandboxes: sandboxes.clone(),
-            pods: one_ns,
-        },
-        min,
-        NOW,
-    );
+    let f = judge(&PastedViews::new(sandboxes.clone(), one_ns), min, NOW);
     assert_eq!(f.len(), 3);
     assert!(f.iter().all(|f| f.severity == Severity::Info), "{f:#?}");
     assert!(
@@ -314,14 +284,7 @@ fn a_listing_of_one_namespace_shows_no_pod_of_another_gone() {
     );
     // An -A table that lists other pods of the namespace covers it.
     let same_ns = pods("NAMESPACE  NAME  READY  STATUS\ndefault  web-0  1/1  Running\n");
-    let f = judge(
-        &PastedViews {
-            sandboxes,
-            pods: same_ns,
-        },
-        min,
-        NOW,
-    );
+    let f = judge(&PastedViews::new(sandboxes, same_ns), min, NOW);
     assert!(f.iter().all(|f| f.severity == Severity::Warning));
 }
 
@@ -334,10 +297,10 @@ fn a_row_cut_before_name_is_not_judged() {
         got.lacks
     );
     let f = judge(
-        &PastedViews {
-            sandboxes: got.rows,
-            pods: pods("NAMESPACE  NAME  READY  STATUS\ndefault  web-0  1/1  Running\n"),
-        },
+        &PastedViews::new(
+            got.rows,
+            pods("NAMESPACE  NAME  READY  STATUS\ndefault  web-0  1/1  Running\n"),
+        ),
         std::time::Duration::ZERO,
         NOW,
     );
@@ -356,10 +319,7 @@ fn a_sandbox_pasted_twice_is_judged_once() {
     let mut other = table[1].clone();
     other.id = "9ae3dcda0548f".to_string();
     other.name = "other".to_string();
-    let views = PastedViews {
-        sandboxes: [table.clone(), table, inspectp, vec![other]].concat(),
-        pods: None,
-    };
+    let views = PastedViews::new([table.clone(), table, inspectp, vec![other]].concat(), None);
     let f = judge(&views, std::time::Duration::from_secs(600), NOW);
     let ids: Vec<(&str, &str)> = f
         .iter()
@@ -389,10 +349,7 @@ fn a_sandbox_pasted_twice_is_judged_once() {
 #[test]
 fn young_pasted_sandboxes_are_counted_not_judged() {
     let sandboxes = crictl_pods_table(CRICTL_PODS_02, "c").unwrap().rows;
-    let views = PastedViews {
-        sandboxes,
-        pods: pods(KUBECTL_02),
-    };
+    let views = PastedViews::new(sandboxes, pods(KUBECTL_02));
     let hour = std::time::Duration::from_secs(3600);
     assert!(judge(&views, hour, NOW).is_empty());
     // 11 and 39 minutes old: the youngest is judged 49 minutes after the paste.

@@ -1170,7 +1170,7 @@ fn kubelet_families_are_cited_back_to_1_20() {
         ),
         (
             "kubelet pod events as its event recorder logs them",
-            "`Event occurred` is the recorder's structured log of 1.21+; the legacy `Event(v1.ObjectReference{…}): type: … reason: …` is not read yet",
+            "`Event occurred` is the recorder's structured log of 1.21+; the legacy `Event(v1.ObjectReference{…}): type: … reason: …` of <= 1.20 is read by the recorder family (`logs::recorder`)",
         ),
         (
             "kubelet syncLoopIteration: a readiness probe result",
