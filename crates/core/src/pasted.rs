@@ -617,6 +617,46 @@ pub fn too_young(
 /// `crictl pods -o json`) is aged from it to `now`, since such a paste does not say when it was
 /// taken.
 pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) -> Vec<Finding> {
+    judge_all(views, min_age, now).0
+}
+
+/// A pasted sandbox read but not judged, and why: what the report's NOT JUDGED block lists, so
+/// that a paste whose sandboxes could not be judged never reads as a clean bill.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NotJudged {
+    /// The sandbox ID as pasted (13 hex digits from a table, 64 from `inspectp`).
+    pub sandbox_id: String,
+    /// `namespace/name` of its pod, empty when the paste does not name it.
+    pub pod: String,
+    /// `file:line` of its row or `"id"` key.
+    pub at: String,
+    /// Why it was not judged, and what paste would let it be.
+    pub why: String,
+}
+
+/// [`judge`]'s findings, and the pasted sandboxes it read but could not judge: a state the paste
+/// lacks (a table row cut before STATE, `inspectp` cut before `"state"`), a NOTREADY sandbox
+/// whose pod it does not name (cut before NAME), or one whose age it lacks (no CREATED, cut before
+/// `createdAt`) beside an API view that does not list its pod. One younger than `min_age` is
+/// [`too_young`]'s, not listed here.
+pub fn judge_all(
+    views: &PastedViews,
+    min_age: std::time::Duration,
+    now: Timestamp,
+) -> (Vec<Finding>, Vec<NotJudged>) {
+    let mut not_judged = Vec::new();
+    let mut skip = |s: &PastedSandbox, why: &str| {
+        not_judged.push(NotJudged {
+            sandbox_id: s.id.clone(),
+            pod: if s.name.is_empty() {
+                String::new()
+            } else {
+                format!("{}/{}", s.namespace, s.name)
+            },
+            at: s.origin.clone(),
+            why: why.to_string(),
+        })
+    };
     let min = SignedDuration::try_from(min_age).unwrap_or(SignedDuration::MAX);
     let aged = views.sandboxes();
     let ages: Vec<Option<SignedDuration>> = aged.iter().map(|s| s.age_at(now)).collect();
@@ -630,12 +670,22 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
     let mut out = Vec::new();
     for (i, s) in aged.iter().enumerate() {
         let age = ages[i];
+        if s.state.is_none() {
+            skip(
+                s,
+                "its state is not in the paste (cut before STATE or \"state\"): paste the whole crictl pods or crictl inspectp output",
+            );
+        }
         if s.state != Some(SandboxState::NotReady) {
             continue;
         }
         // A row cut before NAME names no pod: its pod's absence cannot be claimed (the reader
         // says so in the source's detail).
         if s.uid.is_none() && s.name.is_empty() {
+            skip(
+                s,
+                "NOTREADY, but the row is cut before NAME: its pod is unknown",
+            );
             continue;
         }
         let old = age.is_some_and(|a| a >= min);
@@ -765,7 +815,15 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                         ),
                     )
                 }
-                Some(None) => continue,
+                Some(None) => {
+                    if age.is_none() {
+                        skip(
+                            s,
+                            "NOTREADY, but its age is not in the paste (no CREATED, cut before createdAt), so the pasted API view's lack of its pod cannot be weighed against --min-age",
+                        );
+                    }
+                    continue;
+                }
                 None if age.is_some() && !old => continue,
                 None => (
                     Severity::Info,
@@ -808,7 +866,7 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
             gc_eligible: false,
         });
     }
-    out
+    (out, not_judged)
 }
 
 /// Adds to [`judge`]'s findings what the logs say of each sandbox, as for every

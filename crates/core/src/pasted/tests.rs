@@ -361,3 +361,49 @@ fn young_pasted_sandboxes_are_counted_not_judged() {
         None
     );
 }
+
+#[test]
+fn sandboxes_read_but_not_judged_are_listed_with_why() {
+    let min = std::time::Duration::from_secs(600);
+    // Cut before STATE, cut before NAME, and whole: two listed, one judged.
+    let table = "aaaaaaaaaaaa1  2 hours ago\naaaaaaaaaaaa2  2 hours ago  NotReady\naaaaaaaaaaaa3  2 hours ago  NotReady  web-0  shop  0\n";
+    let views = PastedViews::new(crictl_pods_table(table, "c").unwrap().rows, None);
+    let (found, not_judged) = judge_all(&views, min, NOW);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].sandbox_id.as_deref(), Some("aaaaaaaaaaaa3…"));
+    let got: Vec<_> = not_judged
+        .iter()
+        .map(|n| {
+            (
+                n.sandbox_id.as_str(),
+                n.at.as_str(),
+                n.why.split(':').next().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "aaaaaaaaaaaa1",
+                "c:1",
+                "its state is not in the paste (cut before STATE or \"state\")"
+            ),
+            (
+                "aaaaaaaaaaaa2",
+                "c:2",
+                "NOTREADY, but the row is cut before NAME"
+            ),
+        ]
+    );
+    // No age, beside an API view that lacks the pod: listed, not guessed.
+    let inspectp = r#"{"status": {"id": "cf46d31391b99e9ca5f9ca29f4db027108e170f164c730079f8e72dc9abbacfa", "metadata": {"attempt": 0, "name": "svclb-0", "namespace": "kube-system", "uid": "11111111-2222-4333-8444-555555555502"}, "state": "SANDBOX_NOTREADY""#;
+    let views = PastedViews::new(
+        crictl_inspectp(inspectp, "i").unwrap().rows,
+        pods("NAMESPACE  NAME  READY  STATUS\nkube-system  other  1/1  Running\n"),
+    );
+    let (found, not_judged) = judge_all(&views, min, NOW);
+    assert!(found.is_empty());
+    assert_eq!(not_judged.len(), 1);
+    assert!(not_judged[0].why.contains("its age is not in the paste"));
+}
