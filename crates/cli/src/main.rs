@@ -407,6 +407,13 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             crictl_pods: args.crictl_pods.clone(),
             crictl_inspectp: args.crictl_inspectp.clone(),
             kubectl_pods: args.kubectl_pods.clone(),
+            node_name: args
+                .sources
+                .node
+                .node_name
+                .clone()
+                .or_else(|| std::env::var("NODE_NAME").ok())
+                .filter(|n| !n.trim().is_empty()),
         };
         // Pasted views alone are enough for --offline: no log is then needed.
         let opts = if pastes.is_empty() {

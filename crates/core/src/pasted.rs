@@ -78,6 +78,9 @@ pub struct PastedPod {
     pub status: String,
     /// `metadata.uid` (`-o json` only; a table has none).
     pub uid: Option<String>,
+    /// NODE (`-o wide`; `spec.nodeName` from `-o json`); `None` when the paste does not say
+    /// (a table without `-o wide`, a pod not yet scheduled: `<none>`).
+    pub node: Option<String>,
     /// `file:line` of the row.
     pub origin: String,
     /// Whether the row's listing is of every namespace: a table with the NAMESPACE column,
@@ -96,6 +99,12 @@ pub struct Pasted<T> {
     /// What the paste cannot hold (`no pod UID or labels`, `cut after byte 232`), for the
     /// SOURCES block.
     pub lacks: Vec<String>,
+}
+
+/// `text` without the UTF-8 byte order mark an editor or a Windows tool may put before a paste
+/// (it would hide a table's first column name, `NAMESPACE`, or the first row's ID).
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
 fn is_hex_id(s: &str) -> bool {
@@ -152,6 +161,7 @@ pub fn human_duration(words: &str) -> Option<SignedDuration> {
 ///
 /// [`PasteError`] naming `origin` when no line is a row.
 pub fn crictl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>, PasteError> {
+    let text = without_bom(text);
     let mut out = Pasted {
         rows: Vec::new(),
         not_understood: Vec::new(),
@@ -243,6 +253,7 @@ pub fn crictl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedSandbo
 /// [`PasteError`] naming `origin` when there is no `NAME … STATUS` header, or naming
 /// `origin:line` for a row with fewer cells than NAME and STATUS need.
 pub fn kubectl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedPod>, PasteError> {
+    let text = without_bom(text);
     let cells = |l: &str| -> Vec<String> {
         l.trim()
             .split("  ")
@@ -291,6 +302,7 @@ pub fn kubectl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedPod>,
         let namespace = col("NAMESPACE").cloned();
         out.rows.push(PastedPod {
             all_namespaces: namespace.is_some(),
+            node: col("NODE").filter(|n| *n != "<none>").cloned(),
             namespace,
             name: name.clone(),
             status: status.clone(),
@@ -341,6 +353,7 @@ fn json_value<'t>(text: &'t str, key: &str, from: usize) -> Option<&'t str> {
 ///
 /// [`PasteError`] naming `origin` when no `"id"` holds a sandbox ID.
 pub fn crictl_inspectp(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>, PasteError> {
+    let text = without_bom(text);
     let needle = "\"id\"";
     let starts: Vec<usize> = text
         .match_indices(needle)
@@ -433,6 +446,10 @@ pub struct PastedViews {
     /// The pods of the `kubectl get pods` pastes, with the files' names; `None` when none was
     /// given (the pods' existence is then unknown).
     pub pods: Option<(Vec<PastedPod>, String)>,
+    /// The node the pasted CRI view is of, to read the API view's NODE column against (a pod of
+    /// the same name on another node is not this node's pod); `None` when unknown, and then NODE
+    /// is not read. `--node-name`, else [`PastedViews::infer_node`].
+    pub node: Option<String>,
 }
 
 impl PastedViews {
@@ -447,6 +464,40 @@ impl PastedViews {
         };
         v.add_sandboxes(sandboxes);
         v
+    }
+
+    /// The node the pasted sandboxes are of, from the API view's NODE column: the node of most
+    /// of the listed pods that a pasted sandbox names (by namespace and name, or UID), since a
+    /// `crictl` paste is of one node; `None` on a tie, or when no such pod has a node.
+    pub fn infer_node(&self) -> Option<String> {
+        let (pods, _) = self.pods.as_ref()?;
+        let names: HashSet<(&str, &str)> = self
+            .sandboxes
+            .iter()
+            .map(|s| (s.namespace.as_str(), s.name.as_str()))
+            .collect();
+        let uids: HashSet<&str> = self
+            .sandboxes
+            .iter()
+            .filter_map(|s| s.uid.as_deref())
+            .collect();
+        let mut votes: HashMap<&str, usize> = HashMap::new();
+        for p in pods {
+            let Some(node) = p.node.as_deref() else {
+                continue;
+            };
+            let named = match &p.namespace {
+                Some(ns) => names.contains(&(ns.as_str(), p.name.as_str())),
+                None => self.sandboxes.iter().any(|s| s.name == p.name),
+            };
+            if named || p.uid.as_deref().is_some_and(|u| uids.contains(u)) {
+                *votes.entry(node).or_default() += 1;
+            }
+        }
+        let most = votes.values().copied().max()?;
+        let mut top = votes.iter().filter(|(_, v)| **v == most);
+        let (node, _) = top.next()?;
+        top.next().is_none().then(|| node.to_string())
     }
 
     /// The sandboxes, each once, in the order first pasted.
@@ -532,17 +583,34 @@ struct ApiIndex<'p> {
     by_name: HashMap<(Option<&'p str>, &'p str), Vec<&'p PastedPod>>,
     namespaces: HashSet<&'p str>,
     all_namespaces: bool,
+    /// The pods on another node than the pasted sandboxes', by (namespace, name).
+    elsewhere: HashMap<(Option<&'p str>, &'p str), &'p PastedPod>,
 }
 
 impl<'p> ApiIndex<'p> {
-    fn new(pods: &'p [PastedPod]) -> ApiIndex<'p> {
+    /// The pods of `pods` on `node` (all of them when `node` is `None` or a pod's NODE is not
+    /// pasted); the pods on another node are kept apart in `elsewhere`, for evidence.
+    fn new(pods: &'p [PastedPod], node: Option<&str>) -> ApiIndex<'p> {
         let mut index = ApiIndex {
             by_uid: HashMap::new(),
             by_name: HashMap::new(),
             namespaces: HashSet::new(),
             all_namespaces: pods.iter().any(|p| p.all_namespaces),
+            elsewhere: HashMap::new(),
         };
         for p in pods {
+            if let Some(ns) = &p.namespace {
+                index.namespaces.insert(ns.as_str());
+            }
+            if let (Some(here), Some(there)) = (node, p.node.as_deref())
+                && here != there
+            {
+                index
+                    .elsewhere
+                    .entry((p.namespace.as_deref(), p.name.as_str()))
+                    .or_insert(p);
+                continue;
+            }
             if let Some(u) = &p.uid {
                 index.by_uid.entry(u.as_str()).or_insert(p);
             }
@@ -551,11 +619,15 @@ impl<'p> ApiIndex<'p> {
                 .entry((p.namespace.as_deref(), p.name.as_str()))
                 .or_default()
                 .push(p);
-            if let Some(ns) = &p.namespace {
-                index.namespaces.insert(ns.as_str());
-            }
         }
         index
+    }
+
+    /// A pod of the name of `s` that the API view puts on another node.
+    fn elsewhere(&self, s: &PastedSandbox) -> Option<&'p PastedPod> {
+        [Some(s.namespace.as_str()), None]
+            .into_iter()
+            .find_map(|ns| self.elsewhere.get(&(ns, s.name.as_str())).copied())
     }
 
     /// Whether the listing shows which pods of namespace `ns` exist: it is of every namespace
@@ -666,7 +738,10 @@ pub fn judge_all(
     for (i, s) in aged.iter().enumerate() {
         by_pod.entry(pod_key(s)).or_default().push(i);
     }
-    let api = views.pods.as_ref().map(|(pods, _)| ApiIndex::new(pods));
+    let api = views
+        .pods
+        .as_ref()
+        .map(|(pods, _)| ApiIndex::new(pods, views.node.as_deref()));
     let mut out = Vec::new();
     for (i, s) in aged.iter().enumerate() {
         let age = ages[i];
@@ -763,6 +838,18 @@ pub fn judge_all(
                             pods.len()
                         ),
                     ));
+                    if let Some(p) = api.as_ref().and_then(|a| a.elsewhere(s)) {
+                        evidence.push(Evidence::new(
+                            EvidenceSource::Apiserver,
+                            format!(
+                                "{}: a pod {} is on node {} (NODE), not on {}: another pod of that name",
+                                p.origin,
+                                p.name,
+                                p.node.as_deref().unwrap_or_default(),
+                                views.node.as_deref().unwrap_or_default()
+                            ),
+                        ));
+                    }
                     (
                         Severity::Warning,
                         format!(

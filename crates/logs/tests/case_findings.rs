@@ -749,6 +749,8 @@ fn diagnose(dir: &Path, run: &Run) -> Diagnosed {
                 format!("kubectl get pods {}", run.kubectl_pods.join(", ")),
             ));
         }
+        // As the CLI without --node-name: NODE is read against the node the paste infers.
+        views.node = views.infer_node();
         let (mut found, unjudged) = pasted::judge_all(&views, config().min_age, now);
         not_judged = unjudged;
         // As the CLI: only when a log was read.

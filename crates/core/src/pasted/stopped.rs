@@ -141,7 +141,10 @@ pub(super) fn add_stops(
         .iter()
         .map(|s| (s.id.as_str(), s))
         .collect();
-    let api = views.pods.as_ref().map(|(pods, _)| ApiIndex::new(pods));
+    let api = views
+        .pods
+        .as_ref()
+        .map(|(pods, _)| ApiIndex::new(pods, views.node.as_deref()));
     for f in findings
         .iter_mut()
         .filter(|f| f.kind == FindingKind::LeakedSandbox)

@@ -407,3 +407,70 @@ fn sandboxes_read_but_not_judged_are_listed_with_why() {
     assert_eq!(not_judged.len(), 1);
     assert!(not_judged[0].why.contains("its age is not in the paste"));
 }
+
+#[test]
+fn a_byte_order_mark_hides_no_column() {
+    let t = "\u{feff}NAMESPACE  NAME  READY  STATUS\nshop  web-0  1/1  Running\n";
+    let got = kubectl_pods_table(t, "k").unwrap();
+    assert_eq!(got.rows[0].namespace.as_deref(), Some("shop"));
+    assert!(got.rows[0].all_namespaces);
+    let c = crictl_pods_table(
+        "\u{feff}aaaaaaaaaaaa1  2 hours ago  NotReady  web-0  shop  0\n",
+        "c",
+    )
+    .unwrap();
+    assert_eq!(c.rows.len(), 1);
+    assert!(c.not_understood.is_empty());
+}
+
+#[test]
+fn a_pod_of_the_same_name_on_another_node_is_not_this_nodes_pod() {
+    let min = std::time::Duration::from_secs(600);
+    // `kubectl get pods -A -o wide`: web-0 runs on node-b; the pasted sandboxes are node-a's.
+    let wide = "NAMESPACE  NAME  READY  STATUS  RESTARTS  AGE  IP  NODE  NOMINATED NODE  READINESS GATES\n\
+                shop  web-0  1/1  Running  0  1h  10.0.0.1  node-b  <none>  <none>\n\
+                shop  web-1  1/1  Running  0  1h  10.0.0.2  node-a  <none>  <none>\n\
+                shop  web-2  1/1  Running  0  1h  10.0.0.3  node-a  <none>  <none>\n";
+    let table = "aaaaaaaaaaaa0  2 hours ago  NotReady  web-0  shop  0\n\
+                 aaaaaaaaaaaa1  2 hours ago  NotReady  web-1  shop  0\n\
+                 aaaaaaaaaaaa2  2 hours ago  Ready  web-2  shop  0\n";
+    let mut views = PastedViews::new(crictl_pods_table(table, "c").unwrap().rows, pods(wide));
+    assert_eq!(
+        views.pods.as_ref().unwrap().0[0].node.as_deref(),
+        Some("node-b")
+    );
+    // The node of most listed pods whose sandboxes are pasted.
+    assert_eq!(views.infer_node().as_deref(), Some("node-a"));
+    // Without the node, NODE is not read: web-0 counts as listed (info).
+    let f = judge(&views, min, NOW);
+    assert!(f.iter().all(|f| f.severity == Severity::Info), "{f:?}");
+    views.node = views.infer_node();
+    let f = judge(&views, min, NOW);
+    let sev: Vec<_> = f
+        .iter()
+        .map(|f| (f.sandbox_id.clone().unwrap(), f.severity))
+        .collect();
+    assert_eq!(
+        sev,
+        vec![
+            ("aaaaaaaaaaaa0…".to_string(), Severity::Warning),
+            ("aaaaaaaaaaaa1…".to_string(), Severity::Info)
+        ]
+    );
+    assert!(
+        f[0].evidence
+            .iter()
+            .any(|e| e.detail.contains("is on node node-b (NODE), not on node-a")),
+        "{:?}",
+        f[0].evidence
+    );
+    // A tie names no node.
+    let tie = "NAMESPACE  NAME  READY  STATUS  RESTARTS  AGE  IP  NODE\nshop  web-0  1/1  Running  0  1h  10.0.0.1  node-b\nshop  web-1  1/1  Running  0  1h  10.0.0.2  node-a\n";
+    let views = PastedViews::new(
+        crictl_pods_table(&table[..table.rfind("aaaaaaaaaaaa2").unwrap()], "c")
+            .unwrap()
+            .rows,
+        pods(tie),
+    );
+    assert_eq!(views.infer_node(), None);
+}
