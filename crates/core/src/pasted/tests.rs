@@ -137,6 +137,13 @@ fn inspectp_cut_and_nested() {
     assert!(crictl_inspectp("{\"id\": \"abc\"}", "x").is_err());
 }
 
+/// Each finding's sandbox ID and severity, in order.
+fn severities(f: &[Finding]) -> Vec<(String, Severity)> {
+    f.iter()
+        .map(|f| (f.sandbox_id.clone().unwrap(), f.severity))
+        .collect()
+}
+
 fn pods(rows: &str) -> Option<(Vec<PastedPod>, String)> {
     Some((
         kubectl_pods_table(rows, "k").unwrap().rows,
@@ -198,10 +205,7 @@ fn judged_by_the_keep_rules() {
         min,
         NOW,
     );
-    let sev: Vec<_> = f
-        .iter()
-        .map(|f| (f.sandbox_id.clone().unwrap(), f.severity))
-        .collect();
+    let sev = severities(&f);
     assert_eq!(
         sev,
         vec![
@@ -241,10 +245,7 @@ fn failing_gc_in_the_logs_makes_a_leftover_a_warning() {
         std::time::Duration::from_secs(600),
         NOW,
     );
-    let by_id: Vec<_> = f
-        .iter()
-        .map(|f| (f.sandbox_id.clone().unwrap(), f.severity))
-        .collect();
+    let by_id = severities(&f);
     assert_eq!(
         by_id,
         vec![
@@ -446,10 +447,7 @@ fn a_pod_of_the_same_name_on_another_node_is_not_this_nodes_pod() {
     assert!(f.iter().all(|f| f.severity == Severity::Info), "{f:?}");
     views.node = views.infer_node();
     let f = judge(&views, min, NOW);
-    let sev: Vec<_> = f
-        .iter()
-        .map(|f| (f.sandbox_id.clone().unwrap(), f.severity))
-        .collect();
+    let sev = severities(&f);
     assert_eq!(
         sev,
         vec![
