@@ -283,6 +283,12 @@ pub const FAMILIES: &[Family] = &[
                 "stopContainer: `failed to stop container %q`, `failed to kill container %q`, `an error occurs during waiting for container %q to be killed` (the error of `StopContainer for %q failed`)",
                 "2.0-2.x (pkg/cri/server in 1.6, 1.7)",
             ),
+            cite(
+                "containerd/containerd",
+                "internal/cri/server/container_stop.go",
+                "stopContainer: Debugf `Stop container %q with signal %v timed out` before Infof `Kill container %q` (the SIGKILL; also logged for a timeout of 0, so not read as a timeout); stopContainerRetryOnConnectionClosed: WithError Warnf `Shim ttrpc connection closed when stopping container %q, retry after %s` (2.x)",
+                "1.6-2.x",
+            ),
         ],
         wordings: &[
             structured_as(
@@ -297,6 +303,16 @@ pub const FAMILIES: &[Family] = &[
                 StopContainerFailed,
             ),
             with("StopContainer for ", Cond::Failed, StopContainerFailed),
+            with(
+                "Stop container \"",
+                Cond::Has("timed out"),
+                StopSignalTimedOut,
+            ),
+            with(
+                "Shim ttrpc connection closed when stopping container",
+                Cond::None,
+                StopContainerFailed,
+            ),
             structured(
                 "Container termination failed with gracePeriod",
                 StopContainerFailed,
@@ -1044,6 +1060,27 @@ pub const FAMILIES: &[Family] = &[
             Cond::HasOrErr(SOURCES_NOT_READY),
             SkippingDeleteSourcesNotReady,
         )],
+    },
+    Family {
+        source: "kubelet generic PLEG: a container's state change in a relist (V4)",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/pleg/generic.go",
+                "generateEvents: glog.V(4).Infof (klog from 1.13) `GenericPLEG: %v/%v: %v -> %v` podID cid oldState newState (plegContainerRunning `running`, Exited `exited`, Unknown `unknown`, NonExistent `non-existent`)",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/pleg/generic.go",
+                "generateEvents: klog.V(4).InfoS `GenericPLEG` podUID containerID oldState newState",
+                "1.21-1.34",
+            ),
+        ],
+        wordings: &[
+            w("GenericPLEG: ", PlegRelist(PlegType::Other)),
+            with("GenericPLEG", Cond::Exact, PlegRelist(PlegType::Other)),
+        ],
     },
     Family {
         source: "kubelet generic PLEG: container finished",
