@@ -40,9 +40,21 @@ pub struct Recorded<'t> {
 /// when it is none of them or names no object.
 pub fn read<'t>(msg: &'t str, line: &'t ParsedLine<'_>) -> Option<Recorded<'t>> {
     if msg.starts_with("Event occurred") {
-        let (namespace, name) = match line.field("object")?.split_once('/') {
-            Some((ns, n)) => (ns, n),
-            None => ("", line.field("object")?),
+        let object = line.field("object")?;
+        // JSON logging nests it: `"object":{"name":"n","namespace":"ns"}`.
+        let member = |key: &str| {
+            let at = object.find(&format!("\"{key}\""))? + key.len() + 2;
+            let rest = object[at..].trim_start().strip_prefix(':')?.trim_start();
+            let rest = rest.strip_prefix('"')?;
+            rest.find('"').map(|end| &rest[..end])
+        };
+        let (namespace, name) = if object.trim_start().starts_with('{') {
+            (member("namespace").unwrap_or(""), member("name")?)
+        } else {
+            match object.split_once('/') {
+                Some((ns, n)) => (ns, n),
+                None => ("", object),
+            }
         };
         return Some(Recorded {
             kind: line.field("kind").unwrap_or(""),
@@ -255,6 +267,14 @@ mod tests {
         assert_eq!(got.4, "");
         // A cut UID is no UID.
         assert_eq!(got.3, None);
+    }
+
+    #[test]
+    fn json_event_occurred_nests_its_object() {
+        let text = r#"{"ts":1764592208000.5,"caller":"record/event.go:389","msg":"Event occurred","v":3,"object":{"name":"web-0","namespace":"shop"},"fieldPath":"spec.containers{web}","kind":"Pod","apiVersion":"v1","type":"Normal","reason":"Killing","message":"Stopping container web"}"#;
+        let got = read_line(text).expect("a recorder line");
+        assert_eq!((got.1.as_str(), got.2.as_str()), ("shop", "web-0"));
+        assert_eq!(got.4, "Killing");
     }
 
     #[test]
