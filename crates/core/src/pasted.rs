@@ -385,7 +385,11 @@ pub fn crictl_inspectp(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>
                 .or_else(|| v.parse().ok())
         });
         let sb = PastedSandbox {
-            id: get("id").unwrap_or_default().to_string(),
+            // The ID `starts` checked, read from the whole text: a value may run past the next
+            // start (two `"id"` keys inside one quoted value of a mangled paste).
+            id: json_value(text, "id", start)
+                .unwrap_or_default()
+                .to_string(),
             namespace: get("namespace").unwrap_or_default().to_string(),
             name: get("name").unwrap_or_default().to_string(),
             uid: get("uid").map(str::to_string),
@@ -411,7 +415,7 @@ pub fn crictl_inspectp(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>
         if !missing.is_empty() {
             out.lacks.push(format!(
                 "sandbox {}: cut or incomplete, no {}{}",
-                &sb.id[..13],
+                sb.id.get(..13).unwrap_or(&sb.id),
                 missing.join(", "),
                 if sb.state.is_none() {
                     " (not judged: its state is unknown)"

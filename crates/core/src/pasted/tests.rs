@@ -472,3 +472,14 @@ fn a_pod_of_the_same_name_on_another_node_is_not_this_nodes_pod() {
     );
     assert_eq!(views.infer_node(), None);
 }
+
+#[test]
+fn an_id_whose_value_runs_past_the_next_id_key_is_read_whole() {
+    // Found by the pasted_views fuzz target (it panicked slicing an empty ID): the first `"id"`
+    // value holds the next `"id"` key.
+    let a = "a".repeat(64);
+    let text = format!(r#"{{"id":"{a}"id":"{a}","state":2}}"#);
+    let got = crictl_inspectp(&text, "i").unwrap();
+    assert_eq!(got.rows.len(), 2);
+    assert!(got.rows.iter().all(|r| r.id == a), "{:?}", got.rows);
+}
