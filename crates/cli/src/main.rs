@@ -401,6 +401,8 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         assume_pods_deleted: false,
         slow_start: args.rules.slow_start,
     };
+    // Every pasted sandbox read but none judged (a paste cut before each one's state).
+    let mut pasted_none_judged = false;
     let report = if let Some(dir) = &args.snapshot {
         let snap = snapshot::read(dir)?;
         let now = snap.meta.collected_at;
@@ -413,6 +415,13 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             crictl_pods: args.crictl_pods.clone(),
             crictl_inspectp: args.crictl_inspectp.clone(),
             kubectl_pods: args.kubectl_pods.clone(),
+            node_name: args
+                .sources
+                .node
+                .node_name
+                .clone()
+                .or_else(|| std::env::var("NODE_NAME").ok())
+                .filter(|n| !n.trim().is_empty()),
         };
         // Pasted views alone are enough for --offline: no log is then needed.
         let opts = if pastes.is_empty() {
@@ -423,6 +432,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         let mut gathered = gather::gather(&opts).await?;
         let now = jiff::Timestamp::now();
         let mut pasted_young = None;
+        let mut not_judged = Vec::new();
         let mut diagnosis = podcoroner_core::log_rules::diagnose_with_logs(
             &gathered.view,
             &gathered.events,
@@ -432,10 +442,19 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         if !pastes.is_empty() {
             let (views, sources) = podcoroner_node::pasted::read(&pastes);
             gathered.sources.extend(sources);
-            let mut found = podcoroner_core::pasted::judge(&views, config.min_age, now);
+            let (mut found, unjudged) =
+                podcoroner_core::pasted::judge_all(&views, config.min_age, now);
+            pasted_none_judged = !unjudged.is_empty() && unjudged.len() == views.sandboxes().len();
+            not_judged = unjudged;
             pasted_young = podcoroner_core::pasted::too_young(&views, config.min_age, now);
             if !opts.kubelet_logs.is_empty() || !opts.runtime_logs.is_empty() {
-                podcoroner_core::pasted::add_logs(&mut found, &gathered.events);
+                podcoroner_core::pasted::add_logs(
+                    &mut found,
+                    &views,
+                    &gathered.events,
+                    config.min_age,
+                    now,
+                );
             }
             diagnosis.findings.extend(found);
             diagnosis
@@ -451,7 +470,8 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             gathered.sources,
             &diagnosis,
         )
-        .with_too_young(&gathered.view, config.min_age);
+        .with_too_young(&gathered.view, config.min_age)
+        .with_not_judged(not_judged);
         match pasted_young {
             Some((count, until)) => {
                 report.with_more_too_young("sandboxes", count, until, config.min_age)
@@ -481,7 +501,11 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
     // rather than a pass.
     Ok(if failed {
         EXIT_FINDINGS
-    } else if gather::nothing_judged(&report.sources) {
+    } else if gather::nothing_judged(&report.sources)
+        || (pasted_none_judged
+            && report.findings.is_empty()
+            && !report.sources.values().any(|s| s.is_ok()))
+    {
         EXIT_ERROR
     } else {
         0

@@ -732,6 +732,25 @@ fn pasted_views_are_partial_sources_and_judged() {
         "{s}"
     );
 
+    // A paste cut before each sandbox's state (case 33): read, not judged, said in the
+    // report's NOT JUDGED block and its footer, and exit 2 with nothing else judged.
+    let cut = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/cases/33-notready-sandboxes-after-reboot-crictl-inspectp/crictl-inspectp.json");
+    let out = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args(["diagnose", "--offline", "--crictl-inspectp"])
+        .arg(&cut)
+        .output());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("NOT JUDGED\n  pod sandbox cf46d31391b99 of kube-system/svclb-xxx-bucket-service-9a49bf46-jg2h6"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not a clean bill: 1 pasted sandbox read but not judged"),
+        "{text}"
+    );
+
     // `-o json`: the pod is in the API (by UID), so its only NOTREADY sandbox is an info.
     let uid = "11111111-2222-4333-8444-555555555502";
     let pods = dir.path().join("crictl-pods.json");

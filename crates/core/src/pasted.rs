@@ -78,6 +78,9 @@ pub struct PastedPod {
     pub status: String,
     /// `metadata.uid` (`-o json` only; a table has none).
     pub uid: Option<String>,
+    /// NODE (`-o wide`; `spec.nodeName` from `-o json`); `None` when the paste does not say
+    /// (a table without `-o wide`, a pod not yet scheduled: `<none>`).
+    pub node: Option<String>,
     /// `file:line` of the row.
     pub origin: String,
     /// Whether the row's listing is of every namespace: a table with the NAMESPACE column,
@@ -96,6 +99,12 @@ pub struct Pasted<T> {
     /// What the paste cannot hold (`no pod UID or labels`, `cut after byte 232`), for the
     /// SOURCES block.
     pub lacks: Vec<String>,
+}
+
+/// `text` without the UTF-8 byte order mark an editor or a Windows tool may put before a paste
+/// (it would hide a table's first column name, `NAMESPACE`, or the first row's ID).
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
 fn is_hex_id(s: &str) -> bool {
@@ -152,6 +161,7 @@ pub fn human_duration(words: &str) -> Option<SignedDuration> {
 ///
 /// [`PasteError`] naming `origin` when no line is a row.
 pub fn crictl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>, PasteError> {
+    let text = without_bom(text);
     let mut out = Pasted {
         rows: Vec::new(),
         not_understood: Vec::new(),
@@ -243,6 +253,7 @@ pub fn crictl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedSandbo
 /// [`PasteError`] naming `origin` when there is no `NAME … STATUS` header, or naming
 /// `origin:line` for a row with fewer cells than NAME and STATUS need.
 pub fn kubectl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedPod>, PasteError> {
+    let text = without_bom(text);
     let cells = |l: &str| -> Vec<String> {
         l.trim()
             .split("  ")
@@ -291,6 +302,7 @@ pub fn kubectl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedPod>,
         let namespace = col("NAMESPACE").cloned();
         out.rows.push(PastedPod {
             all_namespaces: namespace.is_some(),
+            node: col("NODE").filter(|n| *n != "<none>").cloned(),
             namespace,
             name: name.clone(),
             status: status.clone(),
@@ -341,6 +353,7 @@ fn json_value<'t>(text: &'t str, key: &str, from: usize) -> Option<&'t str> {
 ///
 /// [`PasteError`] naming `origin` when no `"id"` holds a sandbox ID.
 pub fn crictl_inspectp(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>, PasteError> {
+    let text = without_bom(text);
     let needle = "\"id\"";
     let starts: Vec<usize> = text
         .match_indices(needle)
@@ -372,7 +385,11 @@ pub fn crictl_inspectp(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>
                 .or_else(|| v.parse().ok())
         });
         let sb = PastedSandbox {
-            id: get("id").unwrap_or_default().to_string(),
+            // The ID `starts` checked, read from the whole text: a value may run past the next
+            // start (two `"id"` keys inside one quoted value of a mangled paste).
+            id: json_value(text, "id", start)
+                .unwrap_or_default()
+                .to_string(),
             namespace: get("namespace").unwrap_or_default().to_string(),
             name: get("name").unwrap_or_default().to_string(),
             uid: get("uid").map(str::to_string),
@@ -398,7 +415,7 @@ pub fn crictl_inspectp(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>
         if !missing.is_empty() {
             out.lacks.push(format!(
                 "sandbox {}: cut or incomplete, no {}{}",
-                &sb.id[..13],
+                sb.id.get(..13).unwrap_or(&sb.id),
                 missing.join(", "),
                 if sb.state.is_none() {
                     " (not judged: its state is unknown)"
@@ -418,14 +435,125 @@ pub fn crictl_inspectp(text: &str, origin: &str) -> Result<Pasted<PastedSandbox>
     Ok(out)
 }
 
-/// The pasted views of one diagnosis.
+/// The pasted views of one diagnosis, each sandbox once: a sandbox pasted twice (the same file
+/// twice, or crictl's table beside `inspectp`, which prints its ID cut to 13 hex digits) is one,
+/// merged field by field as it is added, the first paste's row kept for evidence. Two rows are
+/// one sandbox when one ID begins the other and their pod names do not differ. Built by
+/// [`PastedViews::new`] and [`PastedViews::add_sandboxes`] only, so [`judge`] and [`too_young`]
+/// read merged sandboxes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PastedViews {
-    /// Every sandbox of every `crictl pods` and `crictl inspectp` paste.
-    pub sandboxes: Vec<PastedSandbox>,
+    /// Every sandbox of every `crictl pods` and `crictl inspectp` paste, merged.
+    sandboxes: Vec<PastedSandbox>,
+    /// The merged sandboxes by the first 12 hex digits of their ID, lowercased.
+    by_prefix: HashMap<String, Vec<usize>>,
     /// The pods of the `kubectl get pods` pastes, with the files' names; `None` when none was
     /// given (the pods' existence is then unknown).
     pub pods: Option<(Vec<PastedPod>, String)>,
+    /// The node the pasted CRI view is of, to read the API view's NODE column against (a pod of
+    /// the same name on another node is not this node's pod); `None` when unknown, and then NODE
+    /// is not read. `--node-name`, else [`PastedViews::infer_node`].
+    pub node: Option<String>,
+}
+
+impl PastedViews {
+    /// The views of `sandboxes` (merged) and `pods`.
+    pub fn new(
+        sandboxes: Vec<PastedSandbox>,
+        pods: Option<(Vec<PastedPod>, String)>,
+    ) -> PastedViews {
+        let mut v = PastedViews {
+            pods,
+            ..PastedViews::default()
+        };
+        v.add_sandboxes(sandboxes);
+        v
+    }
+
+    /// The node the pasted sandboxes are of, from the API view's NODE column: the node of most
+    /// of the listed pods that a pasted sandbox names (by namespace and name, or UID), since a
+    /// `crictl` paste is of one node; `None` on a tie, or when no such pod has a node.
+    pub fn infer_node(&self) -> Option<String> {
+        let (pods, _) = self.pods.as_ref()?;
+        let names: HashSet<(&str, &str)> = self
+            .sandboxes
+            .iter()
+            .map(|s| (s.namespace.as_str(), s.name.as_str()))
+            .collect();
+        let uids: HashSet<&str> = self
+            .sandboxes
+            .iter()
+            .filter_map(|s| s.uid.as_deref())
+            .collect();
+        let mut votes: HashMap<&str, usize> = HashMap::new();
+        for p in pods {
+            let Some(node) = p.node.as_deref() else {
+                continue;
+            };
+            let named = match &p.namespace {
+                Some(ns) => names.contains(&(ns.as_str(), p.name.as_str())),
+                None => self.sandboxes.iter().any(|s| s.name == p.name),
+            };
+            if named || p.uid.as_deref().is_some_and(|u| uids.contains(u)) {
+                *votes.entry(node).or_default() += 1;
+            }
+        }
+        let most = votes.values().copied().max()?;
+        let mut top = votes.iter().filter(|(_, v)| **v == most);
+        let (node, _) = top.next()?;
+        top.next().is_none().then(|| node.to_string())
+    }
+
+    /// The sandboxes, each once, in the order first pasted.
+    pub fn sandboxes(&self) -> &[PastedSandbox] {
+        &self.sandboxes
+    }
+
+    /// Adds pasted sandboxes, merging each into the one it repeats (linear: an index by ID
+    /// prefix). A merged sandbox keeps the longer ID, the first non-empty name and namespace,
+    /// and each field the first paste lacked.
+    pub fn add_sandboxes(&mut self, rows: impl IntoIterator<Item = PastedSandbox>) {
+        for s in rows {
+            let key = s.id[..s.id.len().min(12)].to_ascii_lowercase();
+            let same = |m: &PastedSandbox| {
+                let (a, b) = (m.id.to_ascii_lowercase(), s.id.to_ascii_lowercase());
+                let agree = |x: &str, y: &str| x.is_empty() || y.is_empty() || x == y;
+                (a.starts_with(&b) || b.starts_with(&a))
+                    && agree(&m.name, &s.name)
+                    && agree(&m.namespace, &s.namespace)
+            };
+            let found = self
+                .by_prefix
+                .get(&key)
+                .and_then(|is| is.iter().copied().find(|&i| same(&self.sandboxes[i])));
+            match found {
+                Some(i) => {
+                    let m = &mut self.sandboxes[i];
+                    if s.id.len() > m.id.len() {
+                        m.id = s.id.clone();
+                    }
+                    if m.namespace.is_empty() {
+                        m.namespace = s.namespace.clone();
+                    }
+                    if m.name.is_empty() {
+                        m.name = s.name.clone();
+                    }
+                    m.uid = m.uid.take().or_else(|| s.uid.clone());
+                    m.attempt = m.attempt.or(s.attempt);
+                    m.state = m.state.or(s.state);
+                    m.age = m.age.or(s.age);
+                    m.created_at = m.created_at.or(s.created_at);
+                }
+                None => {
+                    self.by_prefix
+                        .entry(key)
+                        .or_default()
+                        .push(self.sandboxes.len());
+                    self.sandboxes.push(s);
+                }
+            }
+        }
+    }
 }
 
 /// The pod a pasted sandbox belongs to: its UID when the paste has it, else namespace/name.
@@ -436,56 +564,19 @@ fn pod_key(s: &PastedSandbox) -> String {
     }
 }
 
-/// The pasted sandboxes, one per sandbox, aged: a sandbox pasted twice (the same file twice,
-/// or crictl's table beside `inspectp`, which prints its ID cut to 13 hex digits) is one,
-/// merged field by field, the first paste's row kept for evidence. Two rows are one sandbox
-/// when one ID begins the other and their pod names do not differ. A sandbox with `createdAt` and
-/// no CREATED column is aged from it to `now`.
-fn merged(views: &PastedViews, now: Timestamp) -> Vec<PastedSandbox> {
-    let mut at: HashMap<String, Vec<usize>> = HashMap::new();
-    let mut out: Vec<PastedSandbox> = Vec::new();
-    for s in &views.sandboxes {
-        let key = s.id[..s.id.len().min(12)].to_ascii_lowercase();
-        let same = |m: &PastedSandbox| {
-            let (a, b) = (m.id.to_ascii_lowercase(), s.id.to_ascii_lowercase());
-            let agree = |x: &str, y: &str| x.is_empty() || y.is_empty() || x == y;
-            (a.starts_with(&b) || b.starts_with(&a))
-                && agree(&m.name, &s.name)
-                && agree(&m.namespace, &s.namespace)
-        };
-        let found = at
-            .get(&key)
-            .and_then(|is| is.iter().copied().find(|&i| same(&out[i])));
-        match found {
-            Some(i) => {
-                let m = &mut out[i];
-                if s.id.len() > m.id.len() {
-                    m.id = s.id.clone();
-                }
-                if m.namespace.is_empty() {
-                    m.namespace = s.namespace.clone();
-                }
-                if m.name.is_empty() {
-                    m.name = s.name.clone();
-                }
-                m.uid = m.uid.take().or_else(|| s.uid.clone());
-                m.attempt = m.attempt.or(s.attempt);
-                m.state = m.state.or(s.state);
-                m.age = m.age.or(s.age);
-                m.created_at = m.created_at.or(s.created_at);
-            }
-            None => {
-                at.entry(key).or_default().push(out.len());
-                out.push(s.clone());
-            }
-        }
+impl PastedSandbox {
+    /// Its age as of the paste: crictl's CREATED, else (an `inspectp` or `crictl pods -o json`
+    /// paste, which does not say when it was taken) from `createdAt` to `now`.
+    pub fn age_at(&self, now: Timestamp) -> Option<SignedDuration> {
+        self.age
+            .or_else(|| self.created_at.map(|t| now.duration_since(t)))
     }
-    for s in &mut out {
-        s.age = s
-            .age
-            .or_else(|| s.created_at.map(|t| now.duration_since(t)));
+
+    /// When the paste was taken, at the earliest: `createdAt` plus CREATED's age, known when
+    /// the sandbox was pasted both as a table row and as `inspectp` (CREATED rounds down).
+    pub fn pasted_at(&self) -> Option<Timestamp> {
+        self.created_at?.checked_add(self.age?).ok()
     }
-    out
 }
 
 /// The pasted API view, indexed: pods by UID and by (namespace, name) (namespace `None` for a
@@ -496,17 +587,34 @@ struct ApiIndex<'p> {
     by_name: HashMap<(Option<&'p str>, &'p str), Vec<&'p PastedPod>>,
     namespaces: HashSet<&'p str>,
     all_namespaces: bool,
+    /// The pods on another node than the pasted sandboxes', by (namespace, name).
+    elsewhere: HashMap<(Option<&'p str>, &'p str), &'p PastedPod>,
 }
 
 impl<'p> ApiIndex<'p> {
-    fn new(pods: &'p [PastedPod]) -> ApiIndex<'p> {
+    /// The pods of `pods` on `node` (all of them when `node` is `None` or a pod's NODE is not
+    /// pasted); the pods on another node are kept apart in `elsewhere`, for evidence.
+    fn new(pods: &'p [PastedPod], node: Option<&str>) -> ApiIndex<'p> {
         let mut index = ApiIndex {
             by_uid: HashMap::new(),
             by_name: HashMap::new(),
             namespaces: HashSet::new(),
             all_namespaces: pods.iter().any(|p| p.all_namespaces),
+            elsewhere: HashMap::new(),
         };
         for p in pods {
+            if let Some(ns) = &p.namespace {
+                index.namespaces.insert(ns.as_str());
+            }
+            if let (Some(here), Some(there)) = (node, p.node.as_deref())
+                && here != there
+            {
+                index
+                    .elsewhere
+                    .entry((p.namespace.as_deref(), p.name.as_str()))
+                    .or_insert(p);
+                continue;
+            }
             if let Some(u) = &p.uid {
                 index.by_uid.entry(u.as_str()).or_insert(p);
             }
@@ -515,11 +623,15 @@ impl<'p> ApiIndex<'p> {
                 .entry((p.namespace.as_deref(), p.name.as_str()))
                 .or_default()
                 .push(p);
-            if let Some(ns) = &p.namespace {
-                index.namespaces.insert(ns.as_str());
-            }
         }
         index
+    }
+
+    /// A pod of the name of `s` that the API view puts on another node.
+    fn elsewhere(&self, s: &PastedSandbox) -> Option<&'p PastedPod> {
+        [Some(s.namespace.as_str()), None]
+            .into_iter()
+            .find_map(|ns| self.elsewhere.get(&(ns, s.name.as_str())).copied())
     }
 
     /// Whether the listing shows which pods of namespace `ns` exist: it is of every namespace
@@ -554,11 +666,11 @@ pub fn too_young(
     let min = SignedDuration::try_from(min_age).unwrap_or(SignedDuration::MAX);
     let mut count = 0;
     let mut until: Option<Timestamp> = None;
-    for s in merged(views, now) {
+    for s in views.sandboxes() {
         if s.state != Some(SandboxState::NotReady) {
             continue;
         }
-        if let Some(age) = s.age.filter(|a| *a < min) {
+        if let Some(age) = s.age_at(now).filter(|a| *a < min) {
             count += 1;
             let at = now.checked_add(min - age).unwrap_or(Timestamp::MAX);
             until = Some(until.map_or(at, |u| u.max(at)));
@@ -581,34 +693,93 @@ pub fn too_young(
 /// `crictl pods -o json`) is aged from it to `now`, since such a paste does not say when it was
 /// taken.
 pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) -> Vec<Finding> {
+    judge_all(views, min_age, now).0
+}
+
+/// A pasted sandbox read but not judged, and why: what the report's NOT JUDGED block lists, so
+/// that a paste whose sandboxes could not be judged never reads as a clean bill.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NotJudged {
+    /// The sandbox ID as pasted (13 hex digits from a table, 64 from `inspectp`).
+    pub sandbox_id: String,
+    /// `namespace/name` of its pod, empty when the paste does not name it.
+    pub pod: String,
+    /// `file:line` of its row or `"id"` key.
+    pub at: String,
+    /// Why it was not judged, and what paste would let it be.
+    pub why: String,
+}
+
+/// [`judge`]'s findings, and the pasted sandboxes it read but could not judge: a state the paste
+/// lacks (a table row cut before STATE, `inspectp` cut before `"state"`), a NOTREADY sandbox
+/// whose pod it does not name (cut before NAME), or one whose age it lacks (no CREATED, cut before
+/// `createdAt`) beside an API view that does not list its pod. One younger than `min_age` is
+/// [`too_young`]'s, not listed here.
+pub fn judge_all(
+    views: &PastedViews,
+    min_age: std::time::Duration,
+    now: Timestamp,
+) -> (Vec<Finding>, Vec<NotJudged>) {
+    let mut not_judged = Vec::new();
+    let mut skip = |s: &PastedSandbox, why: &str| {
+        not_judged.push(NotJudged {
+            sandbox_id: s.id.clone(),
+            pod: if s.name.is_empty() {
+                String::new()
+            } else {
+                format!("{}/{}", s.namespace, s.name)
+            },
+            at: s.origin.clone(),
+            why: why.to_string(),
+        })
+    };
     let min = SignedDuration::try_from(min_age).unwrap_or(SignedDuration::MAX);
-    let aged = merged(views, now);
+    let aged = views.sandboxes();
+    let ages: Vec<Option<SignedDuration>> = aged.iter().map(|s| s.age_at(now)).collect();
     // Each pod's sandboxes, and the API view's pods, indexed once: the rule is linear in the
     // sandboxes (a node leaking for months pastes thousands).
     let mut by_pod: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, s) in aged.iter().enumerate() {
         by_pod.entry(pod_key(s)).or_default().push(i);
     }
-    let api = views.pods.as_ref().map(|(pods, _)| ApiIndex::new(pods));
+    let api = views
+        .pods
+        .as_ref()
+        .map(|(pods, _)| ApiIndex::new(pods, views.node.as_deref()));
     let mut out = Vec::new();
-    for s in &aged {
+    for (i, s) in aged.iter().enumerate() {
+        let age = ages[i];
+        if s.state.is_none() {
+            skip(
+                s,
+                "its state is not in the paste (cut before STATE or \"state\"): paste the whole crictl pods or crictl inspectp output",
+            );
+        }
         if s.state != Some(SandboxState::NotReady) {
             continue;
         }
         // A row cut before NAME names no pod: its pod's absence cannot be claimed (the reader
         // says so in the source's detail).
         if s.uid.is_none() && s.name.is_empty() {
+            skip(
+                s,
+                "NOTREADY, but the row is cut before NAME: its pod is unknown",
+            );
             continue;
         }
-        let old = s.age.is_some_and(|a| a >= min);
-        let newer = by_pod[&pod_key(s)].iter().map(|&i| &aged[i]).find(|o| {
-            o.id != s.id
-                && match (o.age, s.age, o.attempt, s.attempt) {
-                    (Some(a), Some(b), _, _) if a != b => a < b,
-                    (_, _, Some(a), Some(b)) => a > b,
-                    _ => false,
-                }
-        });
+        let old = age.is_some_and(|a| a >= min);
+        let newer = by_pod[&pod_key(s)]
+            .iter()
+            .map(|&j| (&aged[j], ages[j]))
+            .find(|(o, o_age)| {
+                o.id != s.id
+                    && match (*o_age, age, o.attempt, s.attempt) {
+                        (Some(a), Some(b), _, _) if a != b => a < b,
+                        (_, _, Some(a), Some(b)) => a > b,
+                        _ => false,
+                    }
+            })
+            .map(|(o, _)| o);
         let pod_in_api = api.as_ref().map(|a| a.find(s));
         // A pasted listing shows whether a pod is gone only for the namespaces it covers:
         // `kubectl get pods` without `-A` lists one namespace (and prints no NAMESPACE column).
@@ -627,7 +798,7 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                 s.namespace,
                 s.name,
                 s.attempt.map_or("unknown".to_string(), |a| a.to_string()),
-                s.age.map_or(String::new(), |a| format!(
+                age.map_or(String::new(), |a| format!(
                     ", created {} before the paste",
                     human(a)
                 ))
@@ -655,7 +826,7 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                     s.id,
                     s.namespace,
                     s.name,
-                    human(s.age.unwrap_or_default())
+                    human(age.unwrap_or_default())
                 ),
             )
         } else {
@@ -671,6 +842,18 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                             pods.len()
                         ),
                     ));
+                    if let Some(p) = api.as_ref().and_then(|a| a.elsewhere(s)) {
+                        evidence.push(Evidence::new(
+                            EvidenceSource::Apiserver,
+                            format!(
+                                "{}: a pod {} is on node {} (NODE), not on {}: another pod of that name",
+                                p.origin,
+                                p.name,
+                                p.node.as_deref().unwrap_or_default(),
+                                views.node.as_deref().unwrap_or_default()
+                            ),
+                        ));
+                    }
                     (
                         Severity::Warning,
                         format!(
@@ -679,7 +862,7 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                             s.id,
                             s.namespace,
                             s.name,
-                            human(s.age.unwrap_or_default())
+                            human(age.unwrap_or_default())
                         ),
                     )
                 }
@@ -718,13 +901,21 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                             s.id,
                             s.namespace,
                             s.name,
-                            human(s.age.unwrap_or_default()),
+                            human(age.unwrap_or_default()),
                             s.namespace
                         ),
                     )
                 }
-                Some(None) => continue,
-                None if s.age.is_some() && !old => continue,
+                Some(None) => {
+                    if age.is_none() {
+                        skip(
+                            s,
+                            "NOTREADY, but its age is not in the paste (no CREATED, cut before createdAt), so the pasted API view's lack of its pod cannot be weighed against --min-age",
+                        );
+                    }
+                    continue;
+                }
+                None if age.is_some() && !old => continue,
                 None => (
                     Severity::Info,
                     format!(
@@ -734,8 +925,7 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
                         s.id,
                         s.namespace,
                         s.name,
-                        s.age
-                            .map_or(String::new(), |a| format!(" for {}", human(a)))
+                        age.map_or(String::new(), |a| format!(" for {}", human(a)))
                     ),
                 ),
             }
@@ -767,15 +957,25 @@ pub fn judge(views: &PastedViews, min_age: std::time::Duration, now: Timestamp) 
             gc_eligible: false,
         });
     }
-    out
+    (out, not_judged)
 }
 
 /// Adds to [`judge`]'s findings what the logs say of each sandbox, as for every
 /// `LeakedSandbox` (`rules::logs::enrich`: the GC trying and failing, with its cause, or not
 /// trying), and makes an info a warning when the kubelet's StopPodSandbox or RemovePodSandbox
-/// of it failed: the sandbox is then not the leftover the GC keeps but one it cannot remove.
-/// Call it only when logs were read (else "no attempt in the logs" says nothing).
-pub fn add_logs(findings: &mut [Finding], events: &[crate::event::LoggedEvent]) {
+/// of it failed (the sandbox is then not the leftover the GC keeps but one it cannot remove),
+/// or when the logs show its pod stopped for good (`stopped`: the recorder's `Killing` or a
+/// `SyncLoop DELETE`/`REMOVE`, no later record of the pod, the stop at least `min_age` before
+/// the paste). Each finding's pod UID is named from the logs when they link its name to one.
+/// `views` are the views `findings` were judged from. Call it only when logs were read (else
+/// "no attempt in the logs" says nothing).
+pub fn add_logs(
+    findings: &mut [Finding],
+    views: &PastedViews,
+    events: &[crate::event::LoggedEvent],
+    min_age: std::time::Duration,
+    now: Timestamp,
+) {
     crate::rules::logs::enrich(findings, events);
     for f in findings.iter_mut().filter(|f| f.severity == Severity::Info) {
         if f.evidence.iter().any(|e| {
@@ -787,7 +987,11 @@ pub fn add_logs(findings: &mut [Finding], events: &[crate::event::LoggedEvent]) 
                 .push_str("; the kubelet's attempts to stop or remove it fail (see the logs)");
         }
     }
+    let min = SignedDuration::try_from(min_age).unwrap_or(SignedDuration::MAX);
+    stopped::add_stops(findings, views, events, min, now);
 }
+
+mod stopped;
 
 #[cfg(test)]
 mod tests;

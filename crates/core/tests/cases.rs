@@ -187,6 +187,14 @@ const CASES: &[Case] = &[
                 cause: Some(Cause::NotFound),
                 ..WANT
             },
+            // the kubelet's event recorder: the pod stopped, its UID in the rejected event's dump
+            // (wrapped mid-word and cut at the end)
+            Want {
+                kind: EventKind::PodStopRecorded,
+                uid: Some("f60d3b37-9704-4142-8dc7-430a4725ecfe"),
+                pod: Some(("team-ns", "app-1-0")),
+                ..WANT
+            },
         ],
         // no StopPodSandbox / RemovePodSandbox attempts by the kubelet
         absent: &[

@@ -347,6 +347,7 @@ pub fn node_diagnosis(r: &FindingsReport, filters: &Filters) -> DiagnosisReport 
         summary: row.summary.unwrap_or_default(),
         findings: row.findings.into_iter().map(|f| f.finding).collect(),
         too_young: None,
+        not_judged: Vec::new(),
         // The agent's /findings carries no startup profile; its metrics do.
         startup_profile: Vec::new(),
     }

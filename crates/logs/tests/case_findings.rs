@@ -120,9 +120,7 @@ const CASES: &[Case] = &[
                 "crictl output and a grep of /var/log/messages for the sudo line",
             ),
         ],
-        offline_gap: "the warning expected.md asks for needs the API view: without one the pasted NotReady sandbox \
-                      06f0eea7928b1 (2 days old) is an info, since the newest sandbox of a live pod looks the same; \
-                      the logs hold only \"cleaning up after shim disconnected\", which every exiting sandbox logs",
+        offline_gap: "",
     },
     Case {
         slug: "04-containerd-containerstatus-notfound-hourly",
@@ -549,9 +547,9 @@ const CASES: &[Case] = &[
             ),
             ("find-empty-cni-files.txt", "find output over /var/lib/cni"),
         ],
-        offline_gap: "the info leftover expected.md names: the pasted inspectp JSON is cut inside metadata, \
-                      before \"state\", so the sandbox cf46d31391b99 is read but not judged (the source says so); \
-                      its summary's SANDBOX_NOTREADY is the reporter's prose, not crictl output",
+        offline_gap: "the info leftover expected.md names is a NOT JUDGED entry instead: the pasted inspectp \
+                      JSON is cut inside metadata, before \"state\", so the sandbox cf46d31391b99 may as well be \
+                      READY; its SANDBOX_NOTREADY is the reporter's prose, not crictl output",
     },
     Case {
         slug: "34-removepodsandbox-no-such-id-wrapped-ids",
@@ -876,7 +874,14 @@ fn pin_modified(path: &Path) {
 }
 
 /// The findings and the startup breakdowns of one run.
-fn diagnose(dir: &Path, run: &Run) -> (Vec<Finding>, Vec<podcoroner_core::startup::Breakdown>) {
+/// The findings, the startup breakdowns and the pasted sandboxes not judged of one run.
+type Diagnosed = (
+    Vec<Finding>,
+    Vec<podcoroner_core::startup::Breakdown>,
+    Vec<pasted::NotJudged>,
+);
+
+fn diagnose(dir: &Path, run: &Run) -> Diagnosed {
     let mut events = Vec::new();
     for (files, kind) in [
         (run.kubelet, LogKind::Kubelet),
@@ -896,6 +901,7 @@ fn diagnose(dir: &Path, run: &Run) -> (Vec<Finding>, Vec<podcoroner_core::startu
     view.node_name = run.node.to_string();
     let now: Timestamp = "2030-01-01T00:00:00Z".parse().unwrap();
     let mut d = diagnose_with_logs(&view, &events, &config(), now);
+    let mut not_judged = Vec::new();
     if run.pastes().next().is_some() {
         // What `diagnose --offline --crictl-pods … --crictl-inspectp … --kubectl-pods …`
         // adds (crates/node/src/pasted.rs reads the same tables with the same readers).
@@ -908,11 +914,11 @@ fn diagnose(dir: &Path, run: &Run) -> (Vec<Finding>, Vec<podcoroner_core::startu
                 "{f}: {:?}",
                 got.not_understood
             );
-            views.sandboxes.extend(got.rows);
+            views.add_sandboxes(got.rows);
         }
         for f in run.crictl_inspectp {
             let got = pasted::crictl_inspectp(&text(f), f).unwrap_or_else(|e| panic!("{e}"));
-            views.sandboxes.extend(got.rows);
+            views.add_sandboxes(got.rows);
         }
         if !run.kubectl_pods.is_empty() {
             let mut pods = Vec::new();
@@ -930,10 +936,13 @@ fn diagnose(dir: &Path, run: &Run) -> (Vec<Finding>, Vec<podcoroner_core::startu
                 format!("kubectl get pods {}", run.kubectl_pods.join(", ")),
             ));
         }
-        let mut found = pasted::judge(&views, config().min_age, now);
+        // As the CLI without --node-name: NODE is read against the node the paste infers.
+        views.node = views.infer_node();
+        let (mut found, unjudged) = pasted::judge_all(&views, config().min_age, now);
+        not_judged = unjudged;
         // As the CLI: only when a log was read.
         if !(run.kubelet.is_empty() && run.runtime.is_empty() && run.messages.is_empty()) {
-            pasted::add_logs(&mut found, &events);
+            pasted::add_logs(&mut found, &views, &events, config().min_age, now);
         }
         assert!(
             found.iter().all(|f| !f.gc_eligible),
@@ -947,7 +956,7 @@ fn diagnose(dir: &Path, run: &Run) -> (Vec<Finding>, Vec<podcoroner_core::startu
         d.skipped.iter().any(|s| s.kind == K::LeakedSandbox),
         "the skipped state rules are listed"
     );
-    (d.findings, d.startup)
+    (d.findings, d.startup, not_judged)
 }
 
 fn show(f: &Finding) -> String {
@@ -1042,7 +1051,7 @@ fn cases_diagnosed_offline() {
         );
         let mut any_start = false;
         for (n_run, run) in case.runs.iter().enumerate() {
-            let (found, breakdowns) = diagnose(&dir, run);
+            let (found, breakdowns, not_judged) = diagnose(&dir, run);
             if !breakdowns.is_empty() {
                 any_start = true;
                 startup.push_str(&format!(
@@ -1070,6 +1079,14 @@ fn cases_diagnosed_offline() {
             for f in &found {
                 golden.push_str(&f.to_text(&prefix));
             }
+            // The report's NOT JUDGED block: a pasted sandbox read but not judged is said.
+            for n in &not_judged {
+                golden.push_str(&format!(
+                    "- not judged: pod sandbox {} of {:?} ({}): {}\n",
+                    n.sandbox_id, n.pod, n.at, n.why
+                ));
+            }
+            any |= !not_judged.is_empty();
             for f in &found {
                 if run.never.contains(&f.kind) {
                     failures.push(format!("{here}: ruled out by expected.md: {}", show(f)));

@@ -34,6 +34,10 @@ pub struct DiagnosisReport {
     /// none (or for a report that does not know the view).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub too_young: Option<TooYoung>,
+    /// Pasted sandboxes read but not judged, each with why (`diagnose --offline` with a cut
+    /// paste: `podcoroner_core::pasted::judge_all`); absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_judged: Vec<podcoroner_core::pasted::NotJudged>,
     /// The node's startup profile: p50, p90 and max of each startup phase (and `total`, bound
     /// to ready) over the pods whose start the views and logs hold; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -325,6 +329,7 @@ impl DiagnosisReport {
             summary,
             findings: diagnosis.findings.iter().map(FindingView::from).collect(),
             too_young: None,
+            not_judged: Vec::new(),
             startup_profile: PhaseStatsView::rows(&podcoroner_core::startup::profile(
                 &diagnosis.startup,
             )),
@@ -357,6 +362,15 @@ impl DiagnosisReport {
         y.count += count;
         *y.counts.entry(what.to_string()).or_insert(0) += count;
         y.until = y.until.max(until);
+        self
+    }
+
+    /// With the pasted sandboxes read but not judged (`podcoroner_core::pasted::judge_all`).
+    pub fn with_not_judged(
+        mut self,
+        not_judged: Vec<podcoroner_core::pasted::NotJudged>,
+    ) -> DiagnosisReport {
+        self.not_judged = not_judged;
         self
     }
 

@@ -25,6 +25,10 @@ pub struct PastedFiles {
     pub crictl_inspectp: Vec<PathBuf>,
     /// `--kubectl-pods`: `kubectl get pods [-A] [-o wide]` (the table) or `-o json`.
     pub kubectl_pods: Vec<PathBuf>,
+    /// The node the pasted CRI view is of, when the user named it (`--node-name`): the kubectl
+    /// view's NODE column is read against it. Without it, the node of most listed pods whose
+    /// sandboxes are pasted (`PastedViews::infer_node`).
+    pub node_name: Option<String>,
 }
 
 impl PastedFiles {
@@ -45,7 +49,9 @@ type Read<T> = Result<Pasted<T>, String>;
 
 fn read_text(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    let text = String::from_utf8_lossy(&bytes);
+    // A byte order mark would hide `{` from `is_json` and a table's first column name.
+    Ok(pasted::without_bom(&text).to_string())
 }
 
 fn crictl_pods(path: &Path) -> Read<PastedSandbox> {
@@ -100,6 +106,7 @@ fn kubectl_pods(path: &Path) -> Read<PastedPod> {
                 name: p.pod.name,
                 status: p.phase,
                 uid: Some(p.pod.uid),
+                node: Some(p.node_name).filter(|n| !n.is_empty()),
                 origin: origin.clone(),
                 // `-o json` does not say whether it was `-A`.
                 all_namespaces: false,
@@ -173,23 +180,29 @@ pub fn read(files: &PastedFiles) -> (PastedViews, BTreeMap<String, SourceStatus>
     let mut views = PastedViews::default();
     let mut sources = BTreeMap::new();
     if !files.crictl_pods.is_empty() {
+        let mut rows = Vec::new();
         let s = read_all(
             &files.crictl_pods,
             "crictl pods",
             "sandboxes",
             crictl_pods,
-            &mut views.sandboxes,
+            &mut rows,
         );
+        views.add_sandboxes(rows);
         sources.insert("crictl_pods".to_string(), s);
     }
     if !files.crictl_inspectp.is_empty() {
+        let mut rows = Vec::new();
         let s = read_all(
             &files.crictl_inspectp,
             "crictl inspectp",
             "sandboxes",
             crictl_inspectp,
-            &mut views.sandboxes,
+            &mut rows,
         );
+        // Merged with the table's rows as they are added: `judge` and `too_young` read each
+        // sandbox once.
+        views.add_sandboxes(rows);
         sources.insert("crictl_inspectp".to_string(), s);
     }
     if !files.kubectl_pods.is_empty() {
@@ -210,6 +223,23 @@ pub fn read(files: &PastedFiles) -> (PastedViews, BTreeMap<String, SourceStatus>
                 .collect::<Vec<_>>()
                 .join(", ");
             views.pods = Some((pods, format!("kubectl get pods {names}")));
+        }
+        let mut s = s;
+        views.node = files.node_name.clone().or_else(|| views.infer_node());
+        let has_node = views
+            .pods
+            .as_ref()
+            .is_some_and(|(pods, _)| pods.iter().any(|p| p.node.is_some()));
+        if has_node {
+            let what = match (&views.node, &files.node_name) {
+                (Some(n), Some(_)) => format!("NODE read against {n} (--node-name)"),
+                (Some(n), None) => format!(
+                    "NODE read against {n}, the node of most listed pods whose sandboxes are pasted (--node-name sets it)"
+                ),
+                (None, _) => "NODE not read: the node of the pasted sandboxes is unknown (--node-name names it)".to_string(),
+            };
+            let d = s.detail.get_or_insert_with(String::new);
+            d.push_str(&format!("; {what}"));
         }
         sources.insert("kubectl_pods".to_string(), s);
     }

@@ -111,6 +111,7 @@ fn table_raw(report: &DiagnosisReport) -> String {
             y.until.round(jiff::Unit::Second).unwrap_or(y.until)
         );
     }
+    not_judged_block(&mut out, &report.not_judged);
     if !report.startup_profile.is_empty() {
         let _ = writeln!(out);
         let ends = match report.startup_profile.iter().find(|r| r.phase == "total") {
@@ -195,8 +196,50 @@ fn table_raw(report: &DiagnosisReport) -> String {
             not_understood.join(", ")
         );
     }
+    if !report.not_judged.is_empty() {
+        let n = report.not_judged.len();
+        let _ = writeln!(
+            out,
+            "not a clean bill: {n} pasted sandbox{} read but not judged (see NOT JUDGED)",
+            if n == 1 { "" } else { "es" }
+        );
+    }
     out
 }
+
+/// The NOT JUDGED block: each pasted sandbox read but not judged, with why (at most
+/// [`NOT_JUDGED_SHOWN`], then how many more).
+fn not_judged_block(out: &mut String, items: &[podcoroner_core::pasted::NotJudged]) {
+    if items.is_empty() {
+        return;
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "NOT JUDGED");
+    for n in items.iter().take(NOT_JUDGED_SHOWN) {
+        let pod = if n.pod.is_empty() {
+            String::new()
+        } else {
+            format!(" of {}", n.pod)
+        };
+        let _ = writeln!(
+            out,
+            "  pod sandbox {}{pod} ({}): {}",
+            podcoroner_core::rules::short(&n.sandbox_id),
+            n.at,
+            one_line(&n.why)
+        );
+    }
+    if items.len() > NOT_JUDGED_SHOWN {
+        let _ = writeln!(
+            out,
+            "  … and {} more (-o json lists them all)",
+            items.len() - NOT_JUDGED_SHOWN
+        );
+    }
+}
+
+/// How many not-judged sandboxes the table lists.
+const NOT_JUDGED_SHOWN: usize = 10;
 
 /// Renders a `gc` report for a terminal, control characters escaped as in [`table`].
 pub fn gc_table(report: &crate::api::GcReport) -> String {

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ids::{self, IdKind, Ids};
 use super::record::{Component, Format, Level, ParsedLine};
+use super::recorder;
 use super::text::contains;
 
 pub mod messages;
@@ -294,6 +295,26 @@ pub enum EventKind {
     /// `"SyncLoop (probe)" probe="readiness" status="ready" pod=…` (`kubelet.go`
     /// `syncLoopIteration`, V1): a readiness probe passed.
     ReadinessProbeReady,
+
+    // === kubelet: pod events as its event recorder logs them (`logs::recorder`) ===
+    /// The pod event `Killing` with the message `Stopping container <name>`
+    /// (`kuberuntime_container.go` `killContainer` when its caller gives no reason of its own:
+    /// the pod is being stopped, `killPodWithSyncResult`; a liveness or spec-change restart gives
+    /// its own message), in any of the recorder's shapes (`Event(v1.ObjectReference{…})`,
+    /// `"Event occurred" reason="Killing"`, `Server rejected event '&v1.Event{…}'`, …).
+    PodStopRecorded,
+    /// The pod events that end a pod the API keeps as Failed: `Evicted`
+    /// (`eviction/eviction_manager.go`), `DeadlineExceeded` (`active_deadline.go`),
+    /// `Preempting` (`lifecycle/predicate.go`, `events.PreemptContainer`): the kubelet keeps
+    /// such a pod's newest sandbox until the pod is deleted.
+    PodEndedRecorded,
+    /// A container's state change the generic PLEG saw in a relist (`pleg/generic.go`
+    /// `generateEvents`, V4), typed by its new state as the event it generates (`running`:
+    /// ContainerStarted, `exited`: ContainerDied, `non-existent`: ContainerRemoved, `unknown`:
+    /// ContainerChanged): legacy `GenericPLEG: <pod uid>/<container id>: running -> exited`,
+    /// structured `"GenericPLEG" podUID=… containerID=… oldState=… newState=…`. A record of the
+    /// relist, before the `SyncLoop (PLEG)` event the kubelet acts on.
+    PlegRelist(PlegType),
 }
 
 impl EventKind {
@@ -572,6 +593,7 @@ pub fn event_kind(line: &ParsedLine<'_>) -> Option<EventKind> {
     let h = head(line)?;
     Some(match h.kind {
         EventKind::Pleg(_) => EventKind::Pleg(pleg_type(line, h.msg)),
+        EventKind::PlegRelist(_) => EventKind::PlegRelist(relist(line, h.msg).0),
         k => k,
     })
 }
@@ -617,6 +639,32 @@ pub fn classify<'p>(line: &'p ParsedLine<'_>) -> Option<Event<'p>> {
         }
     }
 
+    if matches!(
+        kind,
+        EventKind::PodStopRecorded
+            | EventKind::PodEndedRecorded
+            | EventKind::ImagePulling
+            | EventKind::ImagePulled
+            | EventKind::ImagePullFailed
+            | EventKind::ContainerStartedLogged
+    ) && !msg.starts_with("Event occurred")
+        && let Some(r) = recorder::read(msg, line)
+    {
+        // A dump's involved object is the event's pod; IDs the dump's other fields look like
+        // (its ObjectMeta) are not the pod's. (`Event occurred`'s `object` field, text or JSON,
+        // is read by `ids::from_fields`.)
+        ids.pods.clear();
+        if r.kind == "Pod" || r.kind.is_empty() {
+            if let Some(u) = r.uid {
+                ids.pod_uid = Some(Cow::Borrowed(u));
+            }
+            ids.pods.push(ids::PodName {
+                namespace: (!r.namespace.is_empty()).then_some(Cow::Borrowed(r.namespace)),
+                name: Cow::Borrowed(r.name),
+                uid: r.uid.map(Cow::Borrowed),
+            });
+        }
+    }
     let text_for_flags = error.unwrap_or(msg);
     let not_found = matches!(
         kind,
@@ -666,6 +714,27 @@ pub fn classify<'p>(line: &'p ParsedLine<'_>) -> Option<Event<'p>> {
         }
     }
 
+    if let EventKind::PlegRelist(_) = kind {
+        let (t, legacy) = relist(line, msg);
+        kind = EventKind::PlegRelist(t);
+        if let Some((uid, cid)) = legacy {
+            if ids::is_pod_uid(uid) {
+                ids.set(IdKind::PodUid, uid);
+            }
+            if ids::is_full_id(cid) {
+                ids.set(IdKind::Container, cid);
+            }
+        }
+    }
+    // A gRPC status cut inside its code (`rpc error: code = Dea`, case 36): the record is cut,
+    // and a code prefix only one gRPC code begins with names that code (`Dea`:
+    // DeadlineExceeded), so its cause is read from it.
+    let grpc_cut = cut_grpc_code(text_for_flags);
+    let cause = match (cause, grpc_cut) {
+        (Some(Cause::Other), Some(Some(code))) => Some(cause_of(code, false)),
+        (c, _) => c,
+    };
+
     Some(Event {
         kind,
         severity: line.severity,
@@ -679,7 +748,7 @@ pub fn classify<'p>(line: &'p ParsedLine<'_>) -> Option<Event<'p>> {
         count,
         grace_period_secs,
         exit_code,
-        truncated: line.truncated,
+        truncated: line.truncated || grpc_cut.is_some(),
     })
 }
 
@@ -729,6 +798,8 @@ fn holds(w: &Wording, s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> bool
             line.field(name) == Some(value)
                 && line.field("message").is_some_and(|m| m.contains(phrase))
         }
+        Cond::Recorded(reason, message) => super::recorder::read(s, line)
+            .is_some_and(|r| r.reason == reason && r.message.starts_with(message)),
     }
 }
 
@@ -926,6 +997,66 @@ fn pleg_type(line: &ParsedLine<'_>, msg: &str) -> PlegType {
         Some("PodSync") => PlegType::PodSync,
         _ => PlegType::Other,
     }
+}
+
+/// The event type a generic PLEG relist line's new state generates, and for the legacy
+/// `GenericPLEG: <uid>/<cid>: <old> -> <new>` its pod UID and container ID.
+fn relist<'m>(line: &ParsedLine<'_>, msg: &'m str) -> (PlegType, Option<(&'m str, &'m str)>) {
+    let state_type = |s: &str| match s {
+        "running" => PlegType::ContainerStarted,
+        "exited" => PlegType::ContainerDied,
+        "non-existent" => PlegType::ContainerRemoved,
+        "unknown" => PlegType::ContainerChanged,
+        _ => PlegType::Other,
+    };
+    if let Some(rest) = msg.strip_prefix("GenericPLEG: ") {
+        let (ids, states) = rest.split_once(": ").unwrap_or((rest, ""));
+        let new = states.rsplit(" -> ").next().unwrap_or("").trim();
+        let legacy = ids.split_once('/');
+        let t = if states.contains(" -> ") {
+            state_type(new)
+        } else {
+            PlegType::Other
+        };
+        return (t, legacy);
+    }
+    (
+        line.field("newState").map_or(PlegType::Other, state_type),
+        None,
+    )
+}
+
+/// A gRPC status cut inside or right after its code (`…code = <prefix>` at the end of `err`, no
+/// ` desc = `, `<prefix>` the start of a gRPC code name of `google.golang.org/grpc/codes`):
+/// `Some` for such a cut status, holding the code when only one name begins with the prefix
+/// (`Dea`: DeadlineExceeded; `D` is DeadlineExceeded or DataLoss). `None` for a whole status.
+fn cut_grpc_code(err: &str) -> Option<Option<&'static str>> {
+    const CODES: &[&str] = &[
+        "Canceled",
+        "Unknown",
+        "InvalidArgument",
+        "DeadlineExceeded",
+        "NotFound",
+        "AlreadyExists",
+        "PermissionDenied",
+        "ResourceExhausted",
+        "FailedPrecondition",
+        "Aborted",
+        "OutOfRange",
+        "Unimplemented",
+        "Internal",
+        "Unavailable",
+        "DataLoss",
+        "Unauthenticated",
+    ];
+    let at = err.rfind("code = ")?;
+    let prefix = err[at + "code = ".len()..].trim_end();
+    if prefix.is_empty() || !prefix.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let mut fits = CODES.iter().filter(|c| c.starts_with(prefix));
+    let code = fits.next()?;
+    Some(fits.next().is_none().then_some(*code))
 }
 
 /// Legacy `event: &pleg.PodLifecycleEvent{ID:"<uid>", Type:"…", Data:"<id>"}`.

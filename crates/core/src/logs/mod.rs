@@ -36,6 +36,7 @@ mod kv;
 mod parse;
 mod prefix;
 pub mod record;
+pub mod recorder;
 mod shape;
 mod text;
 mod time;

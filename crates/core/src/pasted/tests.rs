@@ -137,6 +137,13 @@ fn inspectp_cut_and_nested() {
     assert!(crictl_inspectp("{\"id\": \"abc\"}", "x").is_err());
 }
 
+/// Each finding's sandbox ID and severity, in order.
+fn severities(f: &[Finding]) -> Vec<(String, Severity)> {
+    f.iter()
+        .map(|f| (f.sandbox_id.clone().unwrap(), f.severity))
+        .collect()
+}
+
 fn pods(rows: &str) -> Option<(Vec<PastedPod>, String)> {
     Some((
         kubectl_pods_table(rows, "k").unwrap().rows,
@@ -150,10 +157,7 @@ fn judged_by_the_keep_rules() {
     let sandboxes = crictl_pods_table(CRICTL_PODS_02, "c").unwrap().rows;
     // Pods gone from the pasted API view: warnings, never gc_eligible.
     let gone = judge(
-        &PastedViews {
-            sandboxes: sandboxes.clone(),
-            pods: pods(KUBECTL_02),
-        },
+        &PastedViews::new(sandboxes.clone(), pods(KUBECTL_02)),
         min,
         NOW,
     );
@@ -166,10 +170,7 @@ fn judged_by_the_keep_rules() {
     // Younger than min age: not judged.
     assert!(
         judge(
-            &PastedViews {
-                sandboxes: sandboxes.clone(),
-                pods: pods(KUBECTL_02)
-            },
+            &PastedViews::new(sandboxes.clone(), pods(KUBECTL_02)),
             std::time::Duration::from_secs(3600),
             NOW
         )
@@ -179,24 +180,14 @@ fn judged_by_the_keep_rules() {
     let live =
         pods("NAMESPACE  NAME  READY  STATUS\ndefault  nginx-849c964dbd-kcfdx  1/1  Running\n");
     let f = judge(
-        &PastedViews {
-            sandboxes: sandboxes[..1].to_vec(),
-            pods: live.clone(),
-        },
+        &PastedViews::new(sandboxes[..1].to_vec(), live.clone()),
         min,
         NOW,
     );
     assert_eq!(f.len(), 1);
     assert_eq!(f[0].severity, Severity::Info);
     // No API view: info, saying why.
-    let f = judge(
-        &PastedViews {
-            sandboxes: sandboxes[..1].to_vec(),
-            pods: None,
-        },
-        min,
-        NOW,
-    );
+    let f = judge(&PastedViews::new(sandboxes[..1].to_vec(), None), min, NOW);
     assert_eq!(f[0].severity, Severity::Info);
     assert!(f[0].summary.contains("without the API view"));
     // An older NOTREADY sandbox beside a newer one of the same live pod: a warning.
@@ -207,17 +198,14 @@ fn judged_by_the_keep_rules() {
     .unwrap()
     .rows;
     let f = judge(
-        &PastedViews {
-            sandboxes: two,
-            pods: pods("NAMESPACE  NAME  READY  STATUS\nshop  web-0  0/1  Running\n"),
-        },
+        &PastedViews::new(
+            two,
+            pods("NAMESPACE  NAME  READY  STATUS\nshop  web-0  0/1  Running\n"),
+        ),
         min,
         NOW,
     );
-    let sev: Vec<_> = f
-        .iter()
-        .map(|f| (f.sandbox_id.clone().unwrap(), f.severity))
-        .collect();
+    let sev = severities(&f);
     assert_eq!(
         sev,
         vec![
@@ -229,17 +217,7 @@ fn judged_by_the_keep_rules() {
     let cut = crictl_pods_table("9ae3dcda0548f  11 min", "f")
         .unwrap()
         .rows;
-    assert!(
-        judge(
-            &PastedViews {
-                sandboxes: cut,
-                pods: None
-            },
-            min,
-            NOW
-        )
-        .is_empty()
-    );
+    assert!(judge(&PastedViews::new(cut, None), min, NOW).is_empty());
 }
 
 #[test]
@@ -257,17 +235,17 @@ fn failing_gc_in_the_logs_makes_a_leftover_a_warning() {
         text: line.into(),
     }];
     let table = "d2a22654e52de  2 hours ago  NotReady  web-0  shop  0\n9ae3dcda0548f  2 hours ago  NotReady  web-1  shop  0\n";
-    let views = PastedViews {
-        sandboxes: crictl_pods_table(table, "c").unwrap().rows,
-        pods: None,
-    };
+    let views = PastedViews::new(crictl_pods_table(table, "c").unwrap().rows, None);
     let mut f = judge(&views, std::time::Duration::from_secs(600), NOW);
     assert!(f.iter().all(|f| f.severity == Severity::Info));
-    add_logs(&mut f, &events);
-    let by_id: Vec<_> = f
-        .iter()
-        .map(|f| (f.sandbox_id.clone().unwrap(), f.severity))
-        .collect();
+    add_logs(
+        &mut f,
+        &views,
+        &events,
+        std::time::Duration::from_secs(600),
+        NOW,
+    );
+    let by_id = severities(&f);
     assert_eq!(
         by_id,
         vec![
@@ -297,14 +275,7 @@ fn a_listing_of_one_namespace_shows_no_pod_of_another_gone() {
     // `kubectl get pods` without -A: no NAMESPACE column, the context's namespace only.
     let one_ns =
         pods("NAME   READY   STATUS    RESTARTS   AGE\nweb-0  1/1     Running   0          3d\n");
-    let f = judge(
-        &PastedViews {
-            sandboxes: sandboxes.clone(),
-            pods: one_ns,
-        },
-        min,
-        NOW,
-    );
+    let f = judge(&PastedViews::new(sandboxes.clone(), one_ns), min, NOW);
     assert_eq!(f.len(), 3);
     assert!(f.iter().all(|f| f.severity == Severity::Info), "{f:#?}");
     assert!(
@@ -314,14 +285,7 @@ fn a_listing_of_one_namespace_shows_no_pod_of_another_gone() {
     );
     // An -A table that lists other pods of the namespace covers it.
     let same_ns = pods("NAMESPACE  NAME  READY  STATUS\ndefault  web-0  1/1  Running\n");
-    let f = judge(
-        &PastedViews {
-            sandboxes,
-            pods: same_ns,
-        },
-        min,
-        NOW,
-    );
+    let f = judge(&PastedViews::new(sandboxes, same_ns), min, NOW);
     assert!(f.iter().all(|f| f.severity == Severity::Warning));
 }
 
@@ -334,10 +298,10 @@ fn a_row_cut_before_name_is_not_judged() {
         got.lacks
     );
     let f = judge(
-        &PastedViews {
-            sandboxes: got.rows,
-            pods: pods("NAMESPACE  NAME  READY  STATUS\ndefault  web-0  1/1  Running\n"),
-        },
+        &PastedViews::new(
+            got.rows,
+            pods("NAMESPACE  NAME  READY  STATUS\ndefault  web-0  1/1  Running\n"),
+        ),
         std::time::Duration::ZERO,
         NOW,
     );
@@ -356,10 +320,7 @@ fn a_sandbox_pasted_twice_is_judged_once() {
     let mut other = table[1].clone();
     other.id = "9ae3dcda0548f".to_string();
     other.name = "other".to_string();
-    let views = PastedViews {
-        sandboxes: [table.clone(), table, inspectp, vec![other]].concat(),
-        pods: None,
-    };
+    let views = PastedViews::new([table.clone(), table, inspectp, vec![other]].concat(), None);
     let f = judge(&views, std::time::Duration::from_secs(600), NOW);
     let ids: Vec<(&str, &str)> = f
         .iter()
@@ -389,10 +350,7 @@ fn a_sandbox_pasted_twice_is_judged_once() {
 #[test]
 fn young_pasted_sandboxes_are_counted_not_judged() {
     let sandboxes = crictl_pods_table(CRICTL_PODS_02, "c").unwrap().rows;
-    let views = PastedViews {
-        sandboxes,
-        pods: pods(KUBECTL_02),
-    };
+    let views = PastedViews::new(sandboxes, pods(KUBECTL_02));
     let hour = std::time::Duration::from_secs(3600);
     assert!(judge(&views, hour, NOW).is_empty());
     // 11 and 39 minutes old: the youngest is judged 49 minutes after the paste.
@@ -403,4 +361,125 @@ fn young_pasted_sandboxes_are_counted_not_judged() {
         too_young(&views, std::time::Duration::from_secs(600), NOW),
         None
     );
+}
+
+#[test]
+fn sandboxes_read_but_not_judged_are_listed_with_why() {
+    let min = std::time::Duration::from_secs(600);
+    // Cut before STATE, cut before NAME, and whole: two listed, one judged.
+    let table = "aaaaaaaaaaaa1  2 hours ago\naaaaaaaaaaaa2  2 hours ago  NotReady\naaaaaaaaaaaa3  2 hours ago  NotReady  web-0  shop  0\n";
+    let views = PastedViews::new(crictl_pods_table(table, "c").unwrap().rows, None);
+    let (found, not_judged) = judge_all(&views, min, NOW);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].sandbox_id.as_deref(), Some("aaaaaaaaaaaa3…"));
+    let got: Vec<_> = not_judged
+        .iter()
+        .map(|n| {
+            (
+                n.sandbox_id.as_str(),
+                n.at.as_str(),
+                n.why.split(':').next().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "aaaaaaaaaaaa1",
+                "c:1",
+                "its state is not in the paste (cut before STATE or \"state\")"
+            ),
+            (
+                "aaaaaaaaaaaa2",
+                "c:2",
+                "NOTREADY, but the row is cut before NAME"
+            ),
+        ]
+    );
+    // No age, beside an API view that lacks the pod: listed, not guessed.
+    let inspectp = r#"{"status": {"id": "cf46d31391b99e9ca5f9ca29f4db027108e170f164c730079f8e72dc9abbacfa", "metadata": {"attempt": 0, "name": "svclb-0", "namespace": "kube-system", "uid": "11111111-2222-4333-8444-555555555502"}, "state": "SANDBOX_NOTREADY""#;
+    let views = PastedViews::new(
+        crictl_inspectp(inspectp, "i").unwrap().rows,
+        pods("NAMESPACE  NAME  READY  STATUS\nkube-system  other  1/1  Running\n"),
+    );
+    let (found, not_judged) = judge_all(&views, min, NOW);
+    assert!(found.is_empty());
+    assert_eq!(not_judged.len(), 1);
+    assert!(not_judged[0].why.contains("its age is not in the paste"));
+}
+
+#[test]
+fn a_byte_order_mark_hides_no_column() {
+    let t = "\u{feff}NAMESPACE  NAME  READY  STATUS\nshop  web-0  1/1  Running\n";
+    let got = kubectl_pods_table(t, "k").unwrap();
+    assert_eq!(got.rows[0].namespace.as_deref(), Some("shop"));
+    assert!(got.rows[0].all_namespaces);
+    let c = crictl_pods_table(
+        "\u{feff}aaaaaaaaaaaa1  2 hours ago  NotReady  web-0  shop  0\n",
+        "c",
+    )
+    .unwrap();
+    assert_eq!(c.rows.len(), 1);
+    assert!(c.not_understood.is_empty());
+}
+
+#[test]
+fn a_pod_of_the_same_name_on_another_node_is_not_this_nodes_pod() {
+    let min = std::time::Duration::from_secs(600);
+    // `kubectl get pods -A -o wide`: web-0 runs on node-b; the pasted sandboxes are node-a's.
+    let wide = "NAMESPACE  NAME  READY  STATUS  RESTARTS  AGE  IP  NODE  NOMINATED NODE  READINESS GATES\n\
+                shop  web-0  1/1  Running  0  1h  10.0.0.1  node-b  <none>  <none>\n\
+                shop  web-1  1/1  Running  0  1h  10.0.0.2  node-a  <none>  <none>\n\
+                shop  web-2  1/1  Running  0  1h  10.0.0.3  node-a  <none>  <none>\n";
+    let table = "aaaaaaaaaaaa0  2 hours ago  NotReady  web-0  shop  0\n\
+                 aaaaaaaaaaaa1  2 hours ago  NotReady  web-1  shop  0\n\
+                 aaaaaaaaaaaa2  2 hours ago  Ready  web-2  shop  0\n";
+    let mut views = PastedViews::new(crictl_pods_table(table, "c").unwrap().rows, pods(wide));
+    assert_eq!(
+        views.pods.as_ref().unwrap().0[0].node.as_deref(),
+        Some("node-b")
+    );
+    // The node of most listed pods whose sandboxes are pasted.
+    assert_eq!(views.infer_node().as_deref(), Some("node-a"));
+    // Without the node, NODE is not read: web-0 counts as listed (info).
+    let f = judge(&views, min, NOW);
+    assert!(f.iter().all(|f| f.severity == Severity::Info), "{f:?}");
+    views.node = views.infer_node();
+    let f = judge(&views, min, NOW);
+    let sev = severities(&f);
+    assert_eq!(
+        sev,
+        vec![
+            ("aaaaaaaaaaaa0…".to_string(), Severity::Warning),
+            ("aaaaaaaaaaaa1…".to_string(), Severity::Info)
+        ]
+    );
+    assert!(
+        f[0].evidence
+            .iter()
+            .any(|e| e.detail.contains("is on node node-b (NODE), not on node-a")),
+        "{:?}",
+        f[0].evidence
+    );
+    // A tie names no node.
+    let tie = "NAMESPACE  NAME  READY  STATUS  RESTARTS  AGE  IP  NODE\nshop  web-0  1/1  Running  0  1h  10.0.0.1  node-b\nshop  web-1  1/1  Running  0  1h  10.0.0.2  node-a\n";
+    let views = PastedViews::new(
+        crictl_pods_table(&table[..table.rfind("aaaaaaaaaaaa2").unwrap()], "c")
+            .unwrap()
+            .rows,
+        pods(tie),
+    );
+    assert_eq!(views.infer_node(), None);
+}
+
+#[test]
+fn an_id_whose_value_runs_past_the_next_id_key_is_read_whole() {
+    // Found by the pasted_views fuzz target (it panicked slicing an empty ID): the first `"id"`
+    // value holds the next `"id"` key.
+    let a = "a".repeat(64);
+    let text = format!(r#"{{"id":"{a}"id":"{a}","state":2}}"#);
+    let got = crictl_inspectp(&text, "i").unwrap();
+    assert_eq!(got.rows.len(), 2);
+    assert!(got.rows.iter().all(|r| r.id == a), "{:?}", got.rows);
 }

@@ -37,6 +37,9 @@ pub enum Cond {
     Field(&'static str, &'static str),
     /// [`Cond::Field`], and the `message` field contains the phrase (third).
     FieldAndMessage(&'static str, &'static str, &'static str),
+    /// The line is a pod event in one of the recorder's shapes (`super::super::recorder`)
+    /// whose reason is the first and whose message starts with the second (`""`: any).
+    Recorded(&'static str, &'static str),
 }
 
 /// Which words of a wording find its lines with `grep -F`.
@@ -286,6 +289,12 @@ pub const FAMILIES: &[Family] = &[
                 "stopContainer: `failed to stop container %q`, `failed to kill container %q`, `an error occurs during waiting for container %q to be killed` (the error of `StopContainer for %q failed`)",
                 "2.0-2.x (pkg/cri/server in 1.6, 1.7)",
             ),
+            cite(
+                "containerd/containerd",
+                "internal/cri/server/container_stop.go",
+                "stopContainer: Debugf `Stop container %q with signal %v timed out` before Infof `Kill container %q` (the SIGKILL; also logged for a timeout of 0, so not read as a timeout); stopContainerRetryOnConnectionClosed: WithError Warnf `Shim ttrpc connection closed when stopping container %q, retry after %s` (2.x)",
+                "1.6-2.x",
+            ),
         ],
         wordings: &[
             structured_as(
@@ -300,6 +309,16 @@ pub const FAMILIES: &[Family] = &[
                 StopContainerFailed,
             ),
             with("StopContainer for ", Cond::Failed, StopContainerFailed),
+            with(
+                "Stop container \"",
+                Cond::Has("timed out"),
+                StopSignalTimedOut,
+            ),
+            with(
+                "Shim ttrpc connection closed when stopping container",
+                Cond::None,
+                StopContainerFailed,
+            ),
             structured(
                 "Container termination failed with gracePeriod",
                 StopContainerFailed,
@@ -1052,6 +1071,27 @@ pub const FAMILIES: &[Family] = &[
         )],
     },
     Family {
+        source: "kubelet generic PLEG: a container's state change in a relist (V4)",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/pleg/generic.go",
+                "generateEvents: glog.V(4).Infof (klog from 1.13) `GenericPLEG: %v/%v: %v -> %v` podID cid oldState newState (plegContainerRunning `running`, Exited `exited`, Unknown `unknown`, NonExistent `non-existent`)",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/pleg/generic.go",
+                "generateEvents: klog.V(4).InfoS `GenericPLEG` podUID containerID oldState newState",
+                "1.21-1.34",
+            ),
+        ],
+        wordings: &[
+            w("GenericPLEG: ", PlegRelist(PlegType::Other)),
+            with("GenericPLEG", Cond::Exact, PlegRelist(PlegType::Other)),
+        ],
+    },
+    Family {
         source: "kubelet generic PLEG: container finished",
         cites: &[cite(
             "kubernetes/kubernetes",
@@ -1253,6 +1293,152 @@ pub const FAMILIES: &[Family] = &[
             with(
                 "Event occurred",
                 Cond::Field("reason", "Started"),
+                ContainerStartedLogged,
+            ),
+        ],
+    },
+    Family {
+        source: "kubelet pod events as its event recorder logs them, every shape: a pod stopped, ended, pulled, started (V3+; failed writes at every level)",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/client-go/tools/record/event.go",
+                "StartLogging: logf(`Event(%#v): type: '%v' reason: '%v' %v`, e.InvolvedObject, e.Type, e.Reason, e.Message); the kubelet's makeEventRecorder calls StartLogging(klog.V(3).Infof) (cmd/kubelet/app/server.go) until it calls StartStructuredLogging(3) (`Event occurred`, the pulls and starts family)",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/client-go/tools/record/event.go",
+                "recordEvent: klog.Errorf(`Server rejected event '%#v': '%v' (will not retry!)`, event, err), `Unable to construct event '%#v': '%v' (will not retry!)`, `Unable to write event: '%v' (may retry after sleeping)` (the event a %#v dump of *v1.Event: InvolvedObject:v1.ObjectReference{Kind:\"Pod\", Namespace:…, Name:…, UID:…}, Reason:…, Message:…)",
+                "1.7-1.29",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/client-go/tools/record/event.go",
+                "recordEvent and recordToSink, contextual: Error(err, `Server rejected event (will not retry!)`, `event`, event), `Unable to construct event (will not retry!)`, `Unable to write event (may retry after sleeping)`, `Unable to write event (retry limit exceeded!)`, `Unable to write event (broadcaster is shut down)` (the event printed by (*v1.Event).String(): &Event{…,InvolvedObject:ObjectReference{Kind:Pod,Namespace:…,Name:…,UID:…,…},Reason:…,Message:…,Source:EventSource{…},…})",
+                "1.30-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_container.go",
+                "killContainer: when the caller gives no message, `Stopping container %s` with reason Killing (events.KillingContainer), recorded before PreStop and StopContainer",
+                "1.7-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/active_deadline.go",
+                "ShouldEvict: m.recorder.Eventf(pod, v1.EventTypeNormal, reason, message) with reason `DeadlineExceeded`; eviction/eviction_manager.go records reason `Evicted`, lifecycle/predicate.go's preemption `Preempting` (events.PreemptContainer)",
+                "1.7-1.34",
+            ),
+        ],
+        wordings: &[
+            with(
+                "Event occurred",
+                Cond::FieldAndMessage("reason", "Killing", "Stopping container"),
+                PodStopRecorded,
+            ),
+            with(
+                "Event occurred",
+                Cond::Field("reason", "Evicted"),
+                PodEndedRecorded,
+            ),
+            with(
+                "Event occurred",
+                Cond::Field("reason", "DeadlineExceeded"),
+                PodEndedRecorded,
+            ),
+            with(
+                "Event occurred",
+                Cond::Field("reason", "Preempting"),
+                PodEndedRecorded,
+            ),
+            with(
+                "Event(",
+                Cond::Recorded("Killing", "Stopping container"),
+                PodStopRecorded,
+            ),
+            with("Event(", Cond::Recorded("Evicted", ""), PodEndedRecorded),
+            with(
+                "Event(",
+                Cond::Recorded("DeadlineExceeded", ""),
+                PodEndedRecorded,
+            ),
+            with("Event(", Cond::Recorded("Preempting", ""), PodEndedRecorded),
+            with(
+                "Server rejected event",
+                Cond::Recorded("Killing", "Stopping container"),
+                PodStopRecorded,
+            ),
+            with(
+                "Server rejected event",
+                Cond::Recorded("Evicted", ""),
+                PodEndedRecorded,
+            ),
+            with(
+                "Server rejected event",
+                Cond::Recorded("DeadlineExceeded", ""),
+                PodEndedRecorded,
+            ),
+            with(
+                "Server rejected event",
+                Cond::Recorded("Preempting", ""),
+                PodEndedRecorded,
+            ),
+            with(
+                "Unable to write event",
+                Cond::Recorded("Killing", "Stopping container"),
+                PodStopRecorded,
+            ),
+            with(
+                "Unable to write event",
+                Cond::Recorded("Evicted", ""),
+                PodEndedRecorded,
+            ),
+            with(
+                "Unable to write event",
+                Cond::Recorded("DeadlineExceeded", ""),
+                PodEndedRecorded,
+            ),
+            with(
+                "Unable to write event",
+                Cond::Recorded("Preempting", ""),
+                PodEndedRecorded,
+            ),
+            with(
+                "Unable to construct event",
+                Cond::Recorded("Killing", "Stopping container"),
+                PodStopRecorded,
+            ),
+            with(
+                "Unable to construct event",
+                Cond::Recorded("Evicted", ""),
+                PodEndedRecorded,
+            ),
+            with(
+                "Unable to construct event",
+                Cond::Recorded("DeadlineExceeded", ""),
+                PodEndedRecorded,
+            ),
+            with(
+                "Unable to construct event",
+                Cond::Recorded("Preempting", ""),
+                PodEndedRecorded,
+            ),
+            with("Event(", Cond::Recorded("Pulling", ""), ImagePulling),
+            with("Event(", Cond::Recorded("Pulled", ""), ImagePulled),
+            with(
+                "Event(",
+                Cond::Recorded("Failed", "Failed to pull image"),
+                ImagePullFailed,
+            ),
+            with(
+                "Event(",
+                Cond::Recorded("BackOff", "Back-off pulling image"),
+                ImagePullFailed,
+            ),
+            with(
+                "Event(",
+                Cond::Recorded("Started", ""),
                 ContainerStartedLogged,
             ),
         ],

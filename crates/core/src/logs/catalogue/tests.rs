@@ -1158,7 +1158,7 @@ fn kubelet_families_are_cited_back_to_1_20() {
         ),
         (
             "kubelet generic PLEG: container finished",
-            "added with structured logging; the legacy V4 `GenericPLEG: %v/%v: %v -> %v` state changes are not read",
+            "added with structured logging; the legacy V4 `GenericPLEG: %v/%v: %v -> %v` state changes are the relist family's",
         ),
         (
             "pod_workers.go and kubelet_pods.go: the pod lifecycle",
@@ -1170,7 +1170,7 @@ fn kubelet_families_are_cited_back_to_1_20() {
         ),
         (
             "kubelet pod events as its event recorder logs them",
-            "`Event occurred` is the recorder's structured log of 1.21+; the legacy `Event(v1.ObjectReference{…}): type: … reason: …` is not read yet",
+            "`Event occurred` is the recorder's structured log of 1.21+; the legacy `Event(v1.ObjectReference{…}): type: … reason: …` of <= 1.20 is read by the recorder family (`logs::recorder`)",
         ),
         (
             "kubelet syncLoopIteration: a readiness probe result",
@@ -1274,4 +1274,74 @@ fn legacy_and_new_wordings_of_this_round() {
         error: Some("failed to find plugin \"flannel\""),
         ..ROW
     });
+}
+
+fn one(line: &str) -> Event<'static> {
+    let parsed = parse(line, &mut ParseContext::new(2025));
+    classify(&parsed).expect("a catalogued line").into_owned()
+}
+
+#[test]
+fn generic_pleg_relist_lines_of_both_eras() {
+    // kubelet <= 1.20 (pleg/generic.go generateEvents, V4).
+    let e = one(
+        "I0102 06:28:13.485985  250135 generic.go:155] GenericPLEG: 2302e97a-03d2-11e9-9447-005056911476/6cf761b38acb743ec5940d7f0b0a445c68066fe307c2fdbb75aaf2ea260713f0: running -> exited",
+    );
+    assert_eq!(e.kind, EventKind::PlegRelist(PlegType::ContainerDied));
+    assert_eq!(
+        e.ids.pod_uid.as_deref(),
+        Some("2302e97a-03d2-11e9-9447-005056911476")
+    );
+    assert_eq!(e.ids.container_id.as_deref(), Some(C_6CF7));
+    // 1.21+ (case 41's real v1.34.4 line).
+    let e = one(
+        r#"I1201 15:44:56.951053   18844 generic.go:199] "GenericPLEG" podUID="97c5d56c9ba83a00ab5d7a265b73ab6b" containerID="1ab04d6868929c51120cd576c33ab6fe75bc25ad652bd3e9b8d8da8d7dea29c1" oldState="non-existent" newState="running""#,
+    );
+    assert_eq!(e.kind, EventKind::PlegRelist(PlegType::ContainerStarted));
+    assert_eq!(
+        e.ids.pod_uid.as_deref(),
+        Some("97c5d56c9ba83a00ab5d7a265b73ab6b")
+    );
+    assert_eq!(
+        event_kind(&parse(
+            "I0102 06:28:13.485985  250135 generic.go:155] GenericPLEG: u/c: exited -> non-existent",
+            &mut ParseContext::new(2025)
+        )),
+        Some(EventKind::PlegRelist(PlegType::ContainerRemoved))
+    );
+}
+
+#[test]
+fn a_grpc_status_cut_inside_its_code_is_cut_and_read_only_when_unambiguous() {
+    // Case 36, line 7: cut at `code = Dea`; only DeadlineExceeded begins so.
+    let e = one(
+        "E0102 06:43:18.110305  250135 remote_runtime.go:169] ListPodSandbox with filter nil from runtime service failed: rpc error: code = Dea",
+    );
+    assert!(e.truncated);
+    assert_eq!(e.cause, Some(Cause::Timeout));
+    // `D` is DeadlineExceeded or DataLoss: cut, its cause unknown.
+    let e = one(
+        "E0102 06:43:18.110305  250135 remote_runtime.go:169] ListPodSandbox with filter nil from runtime service failed: rpc error: code = D",
+    );
+    assert!(e.truncated);
+    assert_eq!(e.cause, Some(Cause::Other));
+    // A whole status is not cut.
+    let e = one(
+        "E0102 06:43:18.110305  250135 remote_runtime.go:169] ListPodSandbox with filter nil from runtime service failed: rpc error: code = Unavailable desc = connection refused",
+    );
+    assert!(!e.truncated);
+}
+
+#[test]
+fn containerd_stop_timeout_and_closed_shim_wordings() {
+    let e = one(&format!(
+        r#"time="2025-01-02T06:28:13.485985Z" level=debug msg="Stop container \"{C_6CF7}\" with signal terminated timed out""#
+    ));
+    assert_eq!(e.kind, EventKind::StopSignalTimedOut);
+    assert_eq!(e.ids.container_id.as_deref(), Some(C_6CF7));
+    let e = one(&format!(
+        r#"time="2025-01-02T06:28:13.485985Z" level=warning msg="Shim ttrpc connection closed when stopping container \"{C_6CF7}\", retry after 100ms" error="ttrpc: closed""#
+    ));
+    assert_eq!(e.kind, EventKind::StopContainerFailed);
+    assert_eq!(e.ids.container_id.as_deref(), Some(C_6CF7));
 }
