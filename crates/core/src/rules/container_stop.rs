@@ -20,6 +20,10 @@ pub(super) enum StopCause {
     /// container … to be killed`, DeadlineExceeded): usually a process in D state on a hung
     /// mount.
     Timeout,
+    /// The runtime refuses the stop signal (`only SIGKILL is supported: invalid argument`, a
+    /// WebAssembly shim such as containerd-shim-spin), so every StopContainer fails before it
+    /// kills.
+    SigtermRefused,
     /// Anything else.
     Other,
 }
@@ -40,6 +44,8 @@ impl StopCause {
             || (t.contains("killing container") && t.contains(" failed: "))
         {
             StopCause::KillFailed
+        } else if t.contains("only sigkill is supported") {
+            StopCause::SigtermRefused
         } else if t.contains("uninterruptible sleep")
             || t.contains("with stop signal timed out")
             || t.contains("deadlineexceeded")
@@ -60,6 +66,9 @@ impl StopCause {
             StopCause::ShimGone => "the runtime's shim is gone",
             StopCause::KillFailed => "the kill failed",
             StopCause::Timeout => "SIGKILL was sent and the process did not exit in time",
+            StopCause::SigtermRefused => {
+                "the runtime's shim refuses the stop signal (only SIGKILL is supported)"
+            }
             StopCause::Other => "the runtime returned an error",
         }
     }
@@ -77,6 +86,11 @@ impl StopCause {
             StopCause::ShimGone => format!(
                 "{common}; with the shim gone, kill the process by PID and restart the runtime \
                  (systemctl restart containerd) so it reloads the task"
+            ),
+            StopCause::SigtermRefused => format!(
+                "the container's runtime handler (its RuntimeClass's shim) accepts only SIGKILL: \
+                 set the image's STOPSIGNAL to SIGKILL (or, from 1.33, the container's lifecycle.stopSignal), \
+                 or upgrade the shim; crictl stop -t 0 {short_id} kills it now"
             ),
             StopCause::KillFailed | StopCause::Timeout | StopCause::Other => format!(
                 "{common}; a D-state process waits on a hung NFS/FUSE/CSI mount (grep the pod \
@@ -104,6 +118,16 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
         EventKind::StopContainerFailed,
         EventKind::StopSignalTimedOut,
     ]) {
+        // A stop or kill answered NotFound (`an error occurred when try to find container`,
+        // `no such container`) found the container already gone: the deletion race, not a
+        // container that will not stop (FindContainerRace's).
+        let gone = e.event.cause == Some(Cause::NotFound) || {
+            let t = e.text.to_ascii_lowercase();
+            t.contains("code = notfound") || t.contains("no such container")
+        };
+        if gone {
+            continue;
+        }
         if let Some(key) = logs.container_key(e) {
             groups.entry(key).or_default().push(e);
         }

@@ -284,6 +284,12 @@ pub const FAMILIES: &[Family] = &[
                 "1.7-1.34",
             ),
             cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_container.go",
+                "killContainersWithSyncResult: ErrorS `Kill container failed` pod podUID containerName containerID",
+                "1.21-1.34",
+            ),
+            cite(
                 "containerd/containerd",
                 "internal/cri/server/container_stop.go",
                 "stopContainer: `failed to stop container %q`, `failed to kill container %q`, `an error occurs during waiting for container %q to be killed` (the error of `StopContainer for %q failed`)",
@@ -330,6 +336,7 @@ pub const FAMILIES: &[Family] = &[
             ),
             // SyncPod killing a container it must restart (its StopContainer failed).
             structured("killContainer for pod failed", StopContainerFailed),
+            structured("Kill container failed", StopContainerFailed),
             with("killContainer \"", Cond::Failed, StopContainerFailed),
         ],
     },

@@ -1127,6 +1127,34 @@ fn container_stop_failing_runtime_messages() {
             &[(FindingKind::ContainerStopFailing, Severity::Warning, C1)],
         ),
         case(
+            "1.21+: Kill container failed, the shim accepting only SIGKILL (Azure/AgentBaker#3092)",
+            &[
+                format!(
+                    r#"E0426 17:19:37.684031    1650 kuberuntime_container.go:752] "Kill container failed" err="rpc error: code = InvalidArgument desc = failed to stop container \"{C1}\": only SIGKILL is supported: invalid argument" pod="default/spin-0" podUID=c546b2d9-0000-4000-8000-000000000001 containerName="spin-hello" containerID={{Type:containerd ID:{C1}}}"#
+                ),
+                format!(
+                    r#"E0426 17:21:37.684031    1650 kuberuntime_container.go:752] "Kill container failed" err="rpc error: code = InvalidArgument desc = failed to stop container \"{C1}\": only SIGKILL is supported: invalid argument" pod="default/spin-0" podUID=c546b2d9-0000-4000-8000-000000000001 containerName="spin-hello" containerID={{Type:containerd ID:{C1}}}"#
+                ),
+            ],
+            &[(
+                FindingKind::ContainerStopFailing,
+                Severity::Warning,
+                "only SIGKILL is supported",
+            )],
+        ),
+        case(
+            "not a finding: a kill answered NotFound (the container is already gone)",
+            &[
+                format!(
+                    r#"E0114 18:02:18.924926    3044 kuberuntime_container.go:691] "Kill container failed" err="rpc error: code = NotFound desc = an error occurred when try to find container \"{C1}\": not found" pod="alloc-tests/alloc-mem-leak" podUID=5f3d2447-f535-4b3d-979c-216d4980cc3f containerName="c" containerID={{Type:containerd ID:{C1}}}"#
+                ),
+                format!(
+                    r#"E0114 18:04:18.924926    3044 kuberuntime_container.go:691] "Kill container failed" err="rpc error: code = NotFound desc = an error occurred when try to find container \"{C1}\": not found" pod="alloc-tests/alloc-mem-leak" podUID=5f3d2447-f535-4b3d-979c-216d4980cc3f containerName="c" containerID={{Type:containerd ID:{C1}}}"#
+                ),
+            ],
+            &[],
+        ),
+        case(
             "legacy: killContainer \"<name>\"(id=…) for pod … failed",
             &[
                 format!(
