@@ -48,6 +48,8 @@ struct Slot {
     prev_folded: bool,
     /// The event after it in the same file is of a [`FOLDED`] kind (set when that one is read).
     next_folded: bool,
+    /// Folded: the event goes at the next compaction.
+    gone: bool,
 }
 
 /// The current run of one pod and kind.
@@ -67,9 +69,10 @@ struct Run {
 /// Memory: the kept events, one entry per pod with a run, one per pod UID linked to a name.
 #[derive(Default)]
 pub struct Fold {
-    /// The events kept so far (`None`: folded, until the next compaction), and beside each
-    /// where it was read: two vectors, so that [`Fold::finish`] collects the events in place.
-    events: Vec<Option<LoggedEvent>>,
+    /// The events kept so far (with those folded since the last compaction, marked in their
+    /// slot), and beside each where it was read: two vectors, so that the events are never
+    /// copied into another vector (a troubled node's log keeps most of them).
+    events: Vec<LoggedEvent>,
     slots: Vec<Slot>,
     vacant: usize,
     seq: u64,
@@ -126,17 +129,34 @@ impl Fold {
             }
             None => self.interrupt(&e),
         }
-        self.events.push(Some(e));
+        self.events.push(e);
         self.slots.push(Slot {
             seq,
             prev_folded,
             next_folded: false,
+            gone: false,
         });
     }
 
     /// The kept events, in reading order.
-    pub fn finish(self) -> Vec<LoggedEvent> {
-        self.events.into_iter().flatten().collect()
+    pub fn finish(mut self) -> Vec<LoggedEvent> {
+        self.compact();
+        self.events
+    }
+
+    /// Drops the events folded since the last compaction, in place.
+    fn compact(&mut self) {
+        if self.vacant == 0 {
+            return;
+        }
+        let mut k = 0;
+        let slots = &self.slots;
+        self.events.retain(|_| {
+            k += 1;
+            !slots[k - 1].gone
+        });
+        self.slots.retain(|s| !s.gone);
+        self.vacant = 0;
     }
 
     /// A foldable record of the pod in `self.key` at `seq`: it extends the pod's run of its
@@ -173,21 +193,15 @@ impl Fold {
         let Ok(i) = self.slots.binary_search_by_key(&seq, |s| s.seq) else {
             return;
         };
-        let s = &self.slots[i];
-        if !(s.prev_folded && s.next_folded) || self.events[i].is_none() {
+        let s = &mut self.slots[i];
+        if !(s.prev_folded && s.next_folded) || s.gone {
             return;
         }
-        self.events[i] = None;
+        s.gone = true;
         self.folded += 1;
         self.vacant += 1;
         if self.vacant > 4096 && self.vacant * 2 > self.slots.len() {
-            let mut k = 0;
-            self.slots.retain(|_| {
-                k += 1;
-                self.events[k - 1].is_some()
-            });
-            self.events.retain(Option::is_some);
-            self.vacant = 0;
+            self.compact();
         }
     }
 
