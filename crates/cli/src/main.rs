@@ -429,7 +429,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         } else {
             node_options(&args.sources.node, args.sources.since, args.offline)?
         };
-        let mut gathered = gather::gather(&opts).await?;
+        let mut gathered = gather::gather_for_diagnosis(&opts).await?;
         let now = jiff::Timestamp::now();
         let mut pasted_young = None;
         let mut not_judged = Vec::new();

@@ -153,6 +153,10 @@ pub struct LogRead {
     pub understanding: podcoroner_core::logs::Understanding,
     /// Records before `since`, skipped.
     pub before_since: u64,
+    /// Events classified and not kept: folded by [`read_for_diagnosis`] (the middle records of
+    /// a pod's runs, [`Fold`](podcoroner_core::rules::fold::Fold)); 0 from [`read`]. The events
+    /// classified are `events.len() + folded`.
+    pub folded: u64,
     /// Every classified event, in the order read; oldest first when the source was read newest
     /// first ([`LogRead::newest_first`]).
     pub events: Vec<LoggedEvent>,
@@ -231,19 +235,72 @@ pub fn read_in_year(
     Ok(out)
 }
 
+/// [`read`] (or [`read_in_year`] with `year`) for a diagnosis: the events go through a
+/// [`Fold`](podcoroner_core::rules::fold::Fold) as they are read, which keeps what the rules
+/// read and folds the middle records of a pod's runs of readiness and startup records, so a
+/// healthy node's log costs memory by pods, not by lines. [`LogRead::folded`] counts what it
+/// folded. Whether the source was written newest first is judged on every event, as [`read`]
+/// does. `explain` and `collect` use [`read`]: they show every record.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_for_diagnosis(
+    source: &Source,
+    log: LogKind,
+    since: Option<Timestamp>,
+    year: Option<i32>,
+) -> Result<LogRead> {
+    let mut fold = podcoroner_core::rules::fold::Fold::new();
+    let mut order = TimeOrder::default();
+    let mut out = read_source(source, log, since, year, &mut |e| {
+        order.see(e.event.time);
+        fold.push(e);
+    })?;
+    out.folded = fold.folded();
+    let mut events = fold.finish();
+    if order.newest_first() {
+        events.reverse();
+        out.newest_first = true;
+    }
+    out.events = events;
+    Ok(out)
+}
+
+/// The consecutive timestamped pairs of a source that go back in time and forward.
+#[derive(Default)]
+struct TimeOrder {
+    last: Option<Timestamp>,
+    back: usize,
+    forward: usize,
+}
+
+impl TimeOrder {
+    fn see(&mut self, t: Option<Timestamp>) {
+        let Some(t) = t else { return };
+        if let Some(p) = self.last {
+            match t.cmp(&p) {
+                std::cmp::Ordering::Less => self.back += 1,
+                std::cmp::Ordering::Greater => self.forward += 1,
+                std::cmp::Ordering::Equal => {}
+            }
+        }
+        self.last = Some(t);
+    }
+
+    /// More pairs go back than forward, at least two of them.
+    fn newest_first(&self) -> bool {
+        self.back >= 2 && self.back > self.forward
+    }
+}
+
 /// Whether events were read newest first (`journalctl -r`, a paste in reverse): more of the
 /// consecutive timestamped pairs go back in time than forward, at least two of them.
 fn newest_first(events: &[LoggedEvent]) -> bool {
-    let times: Vec<Timestamp> = events.iter().filter_map(|e| e.event.time).collect();
-    let (mut back, mut forward) = (0usize, 0usize);
-    for w in times.windows(2) {
-        match w[1].cmp(&w[0]) {
-            std::cmp::Ordering::Less => back += 1,
-            std::cmp::Ordering::Greater => forward += 1,
-            std::cmp::Ordering::Equal => {}
-        }
+    let mut order = TimeOrder::default();
+    for e in events {
+        order.see(e.event.time);
     }
-    back >= 2 && back > forward
+    order.newest_first()
 }
 
 /// [`read`], handing each event to `on_event` in the order read instead of keeping it

@@ -30,7 +30,7 @@ use podcoroner_core::event::read_text_with;
 use podcoroner_core::log_rules::{LogKind, LoggedEvent, diagnose_with_logs};
 use podcoroner_core::logs::ParseContext;
 use podcoroner_core::{Config, EvidenceSource, Finding, FindingKind as K, NodeView, pasted};
-use podcoroner_logs::{Source, read};
+use podcoroner_logs::{Source, read_for_diagnosis};
 
 /// One offline diagnosis: the logs of one node.
 struct Run {
@@ -889,8 +889,9 @@ fn diagnose(dir: &Path, run: &Run) -> Diagnosed {
     ] {
         for f in files {
             pin_modified(&dir.join(f));
-            let got =
-                read(&Source::File(dir.join(f)), kind, None).unwrap_or_else(|e| panic!("{f}: {e}"));
+            // As `diagnose` reads: through the fold.
+            let got = read_for_diagnosis(&Source::File(dir.join(f)), kind, None, None)
+                .unwrap_or_else(|e| panic!("{f}: {e}"));
             events.extend(got.events);
         }
     }

@@ -87,6 +87,31 @@ pub fn log_source_name(kind: LogKind, index: usize) -> String {
 /// socket, an RPC failing), an unreadable manifest or pod directory, an unreadable or malformed
 /// `--pods` file. Each error names the endpoint, file or RPC.
 pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
+    gather_with(opts, false).await
+}
+
+/// [`gather`] for `diagnose`: the logs are read with
+/// [`podcoroner_logs::read_for_diagnosis`], which folds the records the rules do not need one by
+/// one (a pod's repeated readiness and startup records), so [`Gathered::events`] holds what the
+/// rules read, not every event; the `events` count of each log's status still counts every one.
+/// `explain` and `collect` use [`gather`].
+///
+/// # Errors
+/// As [`gather`].
+pub async fn gather_for_diagnosis(opts: &SourceOptions) -> anyhow::Result<Gathered> {
+    gather_with(opts, true).await
+}
+
+async fn gather_with(opts: &SourceOptions, fold: bool) -> anyhow::Result<Gathered> {
+    let read_log = |source: &podcoroner_logs::Source, kind, year| {
+        if fold {
+            podcoroner_logs::read_for_diagnosis(source, kind, opts.since, year)
+        } else if let Some(year) = year {
+            podcoroner_logs::read_in_year(source, kind, opts.since, year)
+        } else {
+            podcoroner_logs::read(source, kind, opts.since)
+        }
+    };
     let mut sources = BTreeMap::new();
     let mut events = Vec::new();
     let mut reads = Vec::new();
@@ -96,12 +121,7 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
     ] {
         for (i, source) in logs.iter().enumerate() {
             let name = log_source_name(kind, i);
-            reads.push((
-                name,
-                source,
-                kind,
-                podcoroner_logs::read(source, kind, opts.since)?,
-            ));
+            reads.push((name, source, kind, read_log(source, kind, None)?));
         }
     }
     // A yearless log (klog, syslog) beside one whose times carry their year is read in that
@@ -112,7 +132,7 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
             (dated, read.dated_year, &*source)
             && read.span.is_some()
         {
-            *read = podcoroner_logs::read_in_year(source, *kind, opts.since, year)?;
+            *read = read_log(source, *kind, Some(year))?;
             let mut s = log_status(source, read);
             let note = format!("yearless times read in {year}, the year of the other log");
             s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{d}; {note}")));
@@ -489,7 +509,7 @@ pub fn log_status(
         ("lines", read.lines),
         ("parsed", read.parsed),
         ("unparsed", read.unparsed),
-        ("events", read.events.len() as u64),
+        ("events", read.events.len() as u64 + read.folded),
         ("before_since", read.before_since),
     ] {
         s.counts.insert(k.to_string(), v as usize);

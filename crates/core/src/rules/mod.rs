@@ -21,6 +21,7 @@ mod container_race;
 mod container_stop;
 mod duplicate_ready_sandboxes;
 mod failed_pods;
+pub mod fold;
 pub(crate) mod leaked_sandbox;
 pub mod logs;
 mod manifests;

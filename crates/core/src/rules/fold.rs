@@ -1,0 +1,272 @@
+//! [`Fold`]: the events a diagnosis keeps, chosen as they are read, so that a pod logging the
+//! same record again and again costs a few records, not one per line.
+//!
+//! Folded: the middle records of a *run*, the records of one pod of one kind that no other
+//! record of that pod interrupts, for the two kinds a healthy node logs without end:
+//! `ReadinessProbeReady` (`SyncLoop (probe)` … `status="ready"`) and `PodStartupObserved`
+//! (`"Observed pod startup duration"`, with a valid SLI). The first and the last record of every
+//! run are kept. What the rules read of these kinds is kept exactly:
+//! - `startup::breakdown` reads the last `PodStartupObserved` of a pod (the last of its last
+//!   run) and the first `ReadinessProbeReady` at or after the pod's start, which is a record of
+//!   the pod of another kind (a `SyncLoop ADD`, a `Started container`, a PLEG
+//!   `ContainerStarted`): that record ends the run, so the first ready after it begins one;
+//! - `PodStatusFailing` and the sandbox wait ask whether the pod has such a record after a
+//!   position: the run's last record answers as its middle ones did;
+//! - `PodStartupMetricInvalid` counts and quotes every record with an impossible SLI: those are
+//!   never folded; the candidates of `SlowPodStartup` are the pods named, which every kept
+//!   record still names;
+//! - a folded record names one pod by `namespace/name` and nothing else (no UID, sandbox,
+//!   container or cut ID), so the identities the index links are those of its run's first
+//!   record;
+//! - the same-file neighbour joins (`container_race`, `teardown`) look at the record next to a
+//!   failure: a record is folded only when both records next to it are of these two kinds, so
+//!   no other record's neighbours change.
+//!
+//! The one thing it does not keep: a start time that no record of the pod gives (the CRI or API
+//! view's, or the kubelet's `observedRunningTime`) and that falls inside a run takes the
+//! readiness edge to the run's last record instead of a middle one.
+//!
+//! The decision is symmetric in reading order (first and last of a run swap), so a source read
+//! newest first folds to the same records.
+
+use jiff::Timestamp;
+
+use super::logs::FastMap;
+use crate::event::LoggedEvent;
+use crate::logs::EventKind;
+
+/// The kinds whose runs fold, each with its slot in a pod's runs.
+const FOLDED: [EventKind; 2] = [
+    EventKind::ReadinessProbeReady,
+    EventKind::PodStartupObserved,
+];
+
+/// Where one event kept so far was read.
+struct Slot {
+    seq: u64,
+    /// The event before it in the same file is of a [`FOLDED`] kind.
+    prev_folded: bool,
+    /// The event after it in the same file is of a [`FOLDED`] kind (set when that one is read).
+    next_folded: bool,
+    /// Folded: the event goes at the next compaction.
+    gone: bool,
+}
+
+/// The current run of one pod and kind.
+#[derive(Clone, Copy)]
+struct Run {
+    /// The run's last record so far.
+    last: u64,
+    last_time: Timestamp,
+    /// The time of the record before it in the run (the run's first, when `len == 2`).
+    prev_time: Option<Timestamp>,
+    len: usize,
+}
+
+/// The events kept for a diagnosis, pushed in reading order ([`Fold::push`]) and handed back
+/// with [`Fold::finish`]; see the module doc for what is folded and why the rules read the same.
+///
+/// Memory: the kept events, one entry per pod with a run, one per pod UID linked to a name.
+#[derive(Default)]
+pub struct Fold {
+    /// The events kept so far (with those folded since the last compaction, marked in their
+    /// slot), and beside each where it was read: two vectors, so that the events are never
+    /// copied into another vector (a troubled node's log keeps most of them).
+    events: Vec<LoggedEvent>,
+    slots: Vec<Slot>,
+    vacant: usize,
+    seq: u64,
+    /// `namespace/name` → its runs, one per [`FOLDED`] kind.
+    runs: FastMap<String, [Option<Run>; 2]>,
+    /// Pod UID → `namespace/name`, from records naming both.
+    uid_pod: FastMap<String, String>,
+    /// The last event read: of a folded kind, and its file.
+    last: Option<(bool, String)>,
+    key: String,
+    folded: u64,
+}
+
+impl Fold {
+    /// A fold with nothing read.
+    pub fn new() -> Fold {
+        Fold::default()
+    }
+
+    /// How many events were folded (read, classified and not kept) so far.
+    pub fn folded(&self) -> u64 {
+        self.folded
+    }
+
+    /// Reads the next event.
+    pub fn push(&mut self, e: LoggedEvent) {
+        let is_folded_kind = FOLDED.contains(&e.event.kind);
+        let same_file = self.last.as_ref().is_some_and(|(_, o)| *o == e.origin);
+        let prev_folded = same_file && self.last.as_ref().is_some_and(|(f, _)| *f);
+        if same_file
+            && is_folded_kind
+            && let Some(s) = self.slots.last_mut()
+        {
+            s.next_folded = true;
+        }
+        match &mut self.last {
+            Some((f, o)) => {
+                *f = is_folded_kind;
+                if *o != e.origin {
+                    o.clone_from(&e.origin);
+                }
+            }
+            None => self.last = Some((is_folded_kind, e.origin.clone())),
+        }
+        let seq = self.seq;
+        self.seq += 1;
+        match foldable(&e) {
+            Some((slot, t, ns, name)) => {
+                self.key.clear();
+                self.key.push_str(ns);
+                self.key.push('/');
+                self.key.push_str(name);
+                self.extend_run(slot, t, seq);
+            }
+            None => self.interrupt(&e),
+        }
+        self.events.push(e);
+        self.slots.push(Slot {
+            seq,
+            prev_folded,
+            next_folded: false,
+            gone: false,
+        });
+    }
+
+    /// The kept events, in reading order.
+    pub fn finish(mut self) -> Vec<LoggedEvent> {
+        self.compact();
+        self.events
+    }
+
+    /// Drops the events folded since the last compaction, in place.
+    fn compact(&mut self) {
+        if self.vacant == 0 {
+            return;
+        }
+        let mut k = 0;
+        let slots = &self.slots;
+        self.events.retain(|_| {
+            k += 1;
+            !slots[k - 1].gone
+        });
+        self.slots.retain(|s| !s.gone);
+        self.vacant = 0;
+    }
+
+    /// A foldable record of the pod in `self.key` at `seq`: it extends the pod's run of its
+    /// kind, and the run's last record so far, now in its middle, is folded when it may be.
+    fn extend_run(&mut self, slot: usize, t: Timestamp, seq: u64) {
+        let runs = match self.runs.get_mut(self.key.as_str()) {
+            Some(r) => r,
+            None => self.runs.entry(self.key.clone()).or_default(),
+        };
+        let Some(run) = &mut runs[slot] else {
+            runs[slot] = Some(Run {
+                last: seq,
+                last_time: t,
+                prev_time: None,
+                len: 1,
+            });
+            return;
+        };
+        let middle = run.last;
+        let between = run.prev_time.is_some_and(|p| {
+            (p <= run.last_time && run.last_time <= t) || (p >= run.last_time && run.last_time >= t)
+        });
+        run.prev_time = Some(run.last_time);
+        run.last = seq;
+        run.last_time = t;
+        run.len += 1;
+        if between {
+            self.fold(middle);
+        }
+    }
+
+    /// Folds the record at `seq` when both records next to it in its file are of folded kinds.
+    fn fold(&mut self, seq: u64) {
+        let Ok(i) = self.slots.binary_search_by_key(&seq, |s| s.seq) else {
+            return;
+        };
+        let s = &mut self.slots[i];
+        if !(s.prev_folded && s.next_folded) || s.gone {
+            return;
+        }
+        s.gone = true;
+        self.folded += 1;
+        self.vacant += 1;
+        if self.vacant > 4096 && self.vacant * 2 > self.slots.len() {
+            self.compact();
+        }
+    }
+
+    /// A record that is not foldable ends the runs of every pod it names (by `namespace/name`,
+    /// or by a UID linked to one), and links its UID to its pod.
+    fn interrupt(&mut self, e: &LoggedEvent) {
+        let ids = &e.event.ids;
+        let uid = ids
+            .pod_uid
+            .as_deref()
+            .or_else(|| ids.pods.first().and_then(|p| p.uid.as_deref()));
+        for p in &ids.pods {
+            let Some(ns) = p.namespace.as_deref() else {
+                continue;
+            };
+            self.key.clear();
+            self.key.push_str(ns);
+            self.key.push('/');
+            self.key.push_str(&p.name);
+            self.runs.remove(self.key.as_str());
+        }
+        if let (Some(uid), [p]) = (uid, ids.pods.as_slice())
+            && p.uid.as_deref().is_none_or(|u| u == uid)
+            && p.namespace.is_some()
+            && !self.uid_pod.contains_key(uid)
+        {
+            self.uid_pod.insert(uid.to_string(), self.key.clone());
+        }
+        if let Some(uid) = uid
+            && let Some(pod) = self.uid_pod.get(uid)
+        {
+            self.runs.remove(pod.as_str());
+        }
+    }
+}
+
+/// Whether `e` may fold: a record of a [`FOLDED`] kind with a time, naming exactly one pod by
+/// `namespace/name` and nothing else; a `PodStartupObserved` only with a valid SLI. Its slot in
+/// the pod's runs, its time and its pod's namespace and name.
+fn foldable(e: &LoggedEvent) -> Option<(usize, Timestamp, &str, &str)> {
+    let slot = FOLDED.iter().position(|k| *k == e.event.kind)?;
+    let t = e.event.time?;
+    let ids = &e.event.ids;
+    let [p] = ids.pods.as_slice() else {
+        return None;
+    };
+    if p.namespace.is_none()
+        || p.uid.is_some()
+        || ids.pod_uid.is_some()
+        || ids.sandbox_id.is_some()
+        || ids.container_id.is_some()
+        || ids.object_id.is_some()
+        || ids.container_name.is_some()
+        || !ids.partial.is_empty()
+    {
+        return None;
+    }
+    if e.event.kind == EventKind::PodStartupObserved {
+        let o = crate::startup::values::observed(e);
+        if o.slo_seconds.is_none_or(|v| v < 0.0) || o.e2e.is_some_and(|d| d.is_negative()) {
+            return None;
+        }
+    }
+    Some((slot, t, p.namespace.as_deref()?, &p.name))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,169 @@
+use super::*;
+use crate::event::{LogKind, read_text};
+
+fn ready(sec: u32, pod: &str) -> String {
+    format!(
+        "I0613 10:{:02}:{:02}.000000    1234 kubelet.go:2536] \"SyncLoop (probe)\" probe=\"readiness\" status=\"ready\" pod=\"{pod}\"",
+        sec / 60,
+        sec % 60
+    )
+}
+
+fn observed(sec: u32, pod: &str, slo: &str) -> String {
+    format!(
+        "I0613 10:{:02}:{:02}.000000    1234 pod_startup_latency_tracker.go:102] \"Observed pod startup duration\" pod=\"{pod}\" podStartSLOduration={slo} podStartE2EDuration=\"5.1s\" podCreationTimestamp=\"2025-06-13 10:00:00 +0000 UTC\" firstStartedPulling=\"0001-01-01 00:00:00 +0000 UTC\" lastFinishedPulling=\"0001-01-01 00:00:00 +0000 UTC\"",
+        sec / 60,
+        sec % 60
+    )
+}
+
+fn started(sec: u32, pod: &str) -> String {
+    format!(
+        "I0613 10:{:02}:{:02}.000000    1234 kubelet.go:2469] \"SyncLoop (PLEG): event for pod\" pod=\"{pod}\" event={{\"ID\":\"0b1c3f2e-5a8d-4c4e-9a51-0c6b0f3b9d11\",\"Type\":\"ContainerStarted\",\"Data\":\"{}\"}}",
+        sec / 60,
+        sec % 60,
+        "a".repeat(64)
+    )
+}
+
+/// The events of `lines`, all kept and folded: (kept lines, folded count).
+fn fold(lines: &[String]) -> (Vec<u64>, u64) {
+    let events = read_text(LogKind::Kubelet, "kubelet.log", 2025, &lines.join("\n"));
+    assert_eq!(events.len(), lines.len(), "every line is an event");
+    let mut f = Fold::new();
+    for e in events {
+        f.push(e);
+    }
+    let folded = f.folded();
+    (f.finish().iter().map(|e| e.line).collect(), folded)
+}
+
+#[test]
+fn a_run_keeps_its_first_and_last_record() {
+    let lines: Vec<String> = (0..6).map(|s| ready(s, "ns/a")).collect();
+    assert_eq!(fold(&lines), (vec![1, 6], 4));
+}
+
+#[test]
+fn two_pods_interleaved_fold_each_run_and_the_other_kind_does_not_end_a_run() {
+    let mut lines = Vec::new();
+    for s in 0..4 {
+        lines.push(ready(s * 3, "ns/a"));
+        lines.push(ready(s * 3 + 1, "ns/b"));
+        lines.push(observed(s * 3 + 2, "ns/a", "1.5"));
+    }
+    // a: ready at 1, 4, 7, 10; observed at 3, 6, 9, 12; b: ready at 2, 5, 8, 11.
+    let (kept, folded) = fold(&lines);
+    assert_eq!(kept, vec![1, 2, 3, 10, 11, 12]);
+    assert_eq!(folded, 6);
+}
+
+#[test]
+fn another_record_of_the_pod_ends_the_run_so_the_first_ready_after_a_start_is_kept() {
+    let lines = vec![
+        ready(0, "ns/a"),
+        ready(1, "ns/a"),
+        ready(2, "ns/a"),
+        started(3, "ns/a"),
+        ready(4, "ns/a"),
+        ready(5, "ns/a"),
+        ready(6, "ns/a"),
+    ];
+    // Lines 3 and 5 are next to the start: not folded, whatever their run.
+    assert_eq!(fold(&lines), (vec![1, 3, 4, 5, 7], 2));
+}
+
+#[test]
+fn a_start_linked_by_uid_ends_the_run_of_its_pod() {
+    let uid = "0b1c3f2e-5a8d-4c4e-9a51-0c6b0f3b9d11";
+    let by_uid = |sec: u32| {
+        format!(
+            "I0613 10:00:{sec:02}.000000    1234 kubelet.go:2469] \"SyncLoop (PLEG): event for pod\" event={{\"ID\":\"{uid}\",\"Type\":\"ContainerStarted\",\"Data\":\"{}\"}}",
+            "b".repeat(64)
+        )
+    };
+    let lines = vec![
+        started(0, "ns/a"),
+        ready(1, "ns/a"),
+        ready(2, "ns/a"),
+        ready(3, "ns/a"),
+        by_uid(4),
+        ready(5, "ns/a"),
+        ready(6, "ns/a"),
+        ready(7, "ns/a"),
+        ready(8, "ns/a"),
+    ];
+    let (kept, _) = fold(&lines);
+    assert!(
+        kept.contains(&6),
+        "the first ready after the start named by UID: {kept:?}"
+    );
+    assert_eq!(kept, vec![1, 2, 4, 5, 6, 9]);
+}
+
+#[test]
+fn an_impossible_sli_is_never_folded() {
+    let lines: Vec<String> = (0..5)
+        .map(|s| observed(s, "ns/a", "-9.223372036854776e+09"))
+        .collect();
+    assert_eq!(fold(&lines), (vec![1, 2, 3, 4, 5], 0));
+}
+
+#[test]
+fn times_going_back_keep_the_record() {
+    let lines = vec![
+        ready(0, "ns/a"),
+        ready(9, "ns/a"),
+        ready(5, "ns/a"),
+        ready(6, "ns/a"),
+    ];
+    assert_eq!(fold(&lines), (vec![1, 2, 3, 4], 0));
+}
+
+#[test]
+fn a_breakdown_reads_the_same_from_the_folded_records() {
+    use crate::model::NodeView;
+    let mut lines = Vec::new();
+    let mut sec = 0;
+    for round in 0..5 {
+        for p in ["ns/a", "ns/b", "ns/c"] {
+            if round % 2 == 0 {
+                lines.push(started(sec, p));
+                sec += 1;
+            }
+            for _ in 0..3 {
+                lines.push(ready(sec, p));
+                sec += 1;
+                lines.push(observed(sec, p, "2.5"));
+                sec += 1;
+            }
+        }
+    }
+    let text = lines.join("\n");
+    let all = read_text(LogKind::Kubelet, "kubelet.log", 2025, &text);
+    let mut f = Fold::new();
+    for e in all.clone() {
+        f.push(e);
+    }
+    assert!(f.folded() > 0);
+    let kept = f.finish();
+    let view = NodeView::empty();
+
+    let text =
+        |bs: Vec<crate::startup::Breakdown>| bs.iter().map(|b| b.to_text("")).collect::<String>();
+    let whole = text(crate::rules::startup_breakdowns(&view, &all));
+    assert!(whole.contains("readiness"), "{whole}");
+    assert_eq!(whole, text(crate::rules::startup_breakdowns(&view, &kept)));
+}
+
+#[test]
+fn a_long_run_compacts_and_keeps_its_ends() {
+    let lines: Vec<String> = (0..10_000).map(|s| ready(s % 3600, "ns/a")).collect();
+    // Times wrap at the hour: each wrap keeps the records around it.
+    let (kept, folded) = fold(&lines);
+    assert_eq!(kept.len() as u64 + folded, 10_000);
+    assert_eq!(kept.first(), Some(&1));
+    assert_eq!(kept.last(), Some(&10_000));
+    assert!(kept.contains(&3600) && kept.contains(&3601), "{kept:?}");
+    assert!(kept.len() < 12, "{kept:?}");
+}
