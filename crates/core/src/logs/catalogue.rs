@@ -181,6 +181,11 @@ pub enum EventKind {
     /// `Orphaned pod "<uid>" found, but volumes not yet removed.  Reducing cpu to minimum`
     /// (pod cgroup cleanup).
     OrphanedPodPendingVolumes,
+    /// Legacy `Orphaned pod "<uid>" found, removing` (kubelet 1.2-1.6 cleanupOrphanedPodDirs,
+    /// before every removal, successful or not): the kubelet starting to remove the directory;
+    /// not a failure (its failure is `Failed to remove orphaned pod "<uid>" dir; err: …`, an
+    /// [`EventKind::OrphanedPodVolumes`]).
+    OrphanedPodRemoving,
     /// `Could not construct volume information: …` / `"Could not construct volume information"`
     /// (volume reconstruction after a kubelet restart, `reconciler.go` / `reconstruct.go`): a
     /// volume under `pods/<uid>/volumes/` the kubelet cannot adopt again, so it never unmounts

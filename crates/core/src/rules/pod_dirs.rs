@@ -235,14 +235,31 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
                     over(&group)
                 ),
             ),
-            None => (
-                Severity::Warning,
-                format!(
-                    "the kubelet cannot remove the directory of orphaned pod {uid}: {what} are still present ({}{}){notes}",
-                    plural(group.len(), "record", "records"),
-                    over(&group)
-                ),
-            ),
+            None => {
+                // kubelet 1.2-1.6 says why: `Failed to remove orphaned pod "<uid>" dir; err: …`.
+                let failed = group.iter().rev().find_map(|e| {
+                    e.text
+                        .contains("Failed to remove orphaned pod")
+                        .then(|| {
+                            e.text
+                                .split_once("err: ")
+                                .map(|(_, r)| r.trim().to_string())
+                        })
+                        .flatten()
+                });
+                let why = match failed {
+                    Some(err) => format!("removing it fails: {err}"),
+                    None => format!("{what} are still present"),
+                };
+                (
+                    Severity::Warning,
+                    format!(
+                        "the kubelet cannot remove the directory of orphaned pod {uid}: {why} ({}{}){notes}",
+                        plural(group.len(), "record", "records"),
+                        over(&group)
+                    ),
+                )
+            }
         };
         let mut f = finding(
             FindingKind::OrphanedPodVolumes,

@@ -836,7 +836,7 @@ pub const FAMILIES: &[Family] = &[
             cite(
                 "kubernetes/kubernetes",
                 "pkg/kubelet/kubelet_volumes.go",
-                "cleanupOrphanedPodDirs: glog.Errorf `Orphaned pod %q found, but volume paths are still present on disk.` (1.6-1.9), then the aggregated `Orphaned pod %q found, but volume paths are still present on disk` (lower-case `orphaned pod …` in later releases) with `There were a total of %v errors similar to this. Turn up verbosity to see them.`",
+                "cleanupOrphanedPodDirs: glog.V(3).Infof `Orphaned pod %q found, removing` and glog.Errorf `Failed to remove orphaned pod %q dir; err: %v` (1.2-1.6); glog.Errorf `Orphaned pod %q found, but volume paths are still present on disk.` (1.6-1.9), then the aggregated `Orphaned pod %q found, but volume paths are still present on disk` (lower-case `orphaned pod …` in later releases) with `There were a total of %v errors similar to this. Turn up verbosity to see them.`",
                 "1.7-1.20",
             ),
         ],
@@ -854,7 +854,14 @@ pub const FAMILIES: &[Family] = &[
                 Cond::Has("volumes not yet removed"),
                 OrphanedPodPendingVolumes,
             ),
+            with(
+                "Orphaned pod \"",
+                Cond::Has("found, removing"),
+                OrphanedPodRemoving,
+            ),
             w("Orphaned pod \"", OrphanedPodVolumes),
+            // kubelet 1.2-1.6: `glog.Errorf("Failed to remove orphaned pod %q dir; err: %v", …)`.
+            w("Failed to remove orphaned pod \"", OrphanedPodVolumes),
             // kubelet 1.19-1.20 cleanupOrphanedPodDirs: the summary line
             // `klog.Errorf("%v : There were a total of %v errors similar to this. …", err, n)`
             // of an `fmt.Errorf("orphaned pod %q found, but …")` (lower case; case 13).

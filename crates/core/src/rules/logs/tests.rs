@@ -623,6 +623,29 @@ fn orphaned_pod_volumes() {
             )],
         ),
         case(
+            "kubelet 1.2-1.6: found, removing, then the removal fails (kubernetes/kubernetes#27651)",
+            &[
+                format!(
+                    r#"I0618 00:17:04.062975    9199 kubelet.go:2004] Orphaned pod "{UID1}" found, removing"#
+                ),
+                format!(
+                    r#"I0618 00:17:04.064022    9199 kubelet.go:2006] Failed to remove orphaned pod "{UID1}" dir; err: remove /var/lib/kubelet/pods/{UID1}/volumes/kubernetes.io~secret/default-token-qf0cp: device or resource busy"#
+                ),
+            ],
+            &[(
+                FindingKind::OrphanedPodVolumes,
+                Severity::Warning,
+                "device or resource busy",
+            )],
+        ),
+        case(
+            "not a finding: kubelet 1.2-1.6 announcing a removal (found, removing) that nothing says failed",
+            &[format!(
+                r#"I0618 00:17:04.062975    9199 kubelet.go:2004] Orphaned pod "{UID1}" found, removing"#
+            )],
+            &[],
+        ),
+        case(
             "the volumes directory cleaned up after the last error, none since: healed (info, kubernetes/kubernetes#105536)",
             &[
                 format!(
