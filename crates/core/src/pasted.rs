@@ -269,6 +269,8 @@ pub fn kubectl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedPod>,
     };
     let mut header: Option<Vec<String>> = None;
     let mut empty_listing = false;
+    // `kubectl get all` prints a table per kind, each with its header; only the pods' is read.
+    let mut other_table = false;
     for (i, line) in text.lines().enumerate() {
         let at = format!("{origin}:{}", i + 1);
         if line.trim().is_empty() || is_prompt(line) {
@@ -278,7 +280,35 @@ pub fn kubectl_pods_table(text: &str, origin: &str) -> Result<Pasted<PastedPod>,
             empty_listing = true;
             continue;
         }
-        let c = cells(line);
+        let mut c = cells(line);
+        let is_header = c.iter().any(|h| h == "NAME") && !c.iter().any(|h| h.contains('/'));
+        if is_header && !c.iter().any(|h| h == "STATUS") {
+            // Another kind's table (`NAME  TYPE  CLUSTER-IP …`, `NAME  READY  UP-TO-DATE …`).
+            other_table = true;
+            continue;
+        }
+        if is_header {
+            other_table = false;
+            if header.is_some() {
+                header = Some(c);
+                continue;
+            }
+        }
+        if other_table {
+            continue;
+        }
+        // `kubectl get all` names pods `pod/<name>`; rows of other kinds are not pods.
+        if let Some(name_at) = header
+            .as_ref()
+            .and_then(|h| h.iter().position(|x| x == "NAME"))
+            && let Some(cell) = c.get_mut(name_at)
+            && let Some((kind, name)) = cell.split_once('/')
+        {
+            if kind != "pod" && kind != "pods" {
+                continue;
+            }
+            *cell = name.to_string();
+        }
         if header.is_none() {
             if c.iter().any(|h| h == "NAME") && c.iter().any(|h| h == "STATUS") {
                 header = Some(c);

@@ -483,3 +483,24 @@ fn an_id_whose_value_runs_past_the_next_id_key_is_read_whole() {
     assert_eq!(got.rows.len(), 2);
     assert!(got.rows.iter().all(|r| r.id == a), "{:?}", got.rows);
 }
+
+#[test]
+fn kubectl_get_all_reads_its_pods_table_only() {
+    // kubernetes-sigs/kind#1714: `kubectl get all` prints a table per kind.
+    let text = "NAME                           READY   STATUS        RESTARTS   AGE\n\
+pod/author-64d579698f-x9nxv    2/2     Terminating   0          4d17h\n\
+\n\
+NAME                 TYPE        CLUSTER-IP     EXTERNAL-IP   PORT(S)    AGE\n\
+service/author       ClusterIP   10.96.14.150   <none>        8080/TCP   4d17h\n\
+\n\
+NAME                     READY   UP-TO-DATE   AVAILABLE   AGE\n\
+deployment.apps/author   0/1     1            0           4d17h\n";
+    let got = kubectl_pods_table(text, "all.txt").unwrap();
+    let names: Vec<(&str, &str)> = got
+        .rows
+        .iter()
+        .map(|p| (p.name.as_str(), p.status.as_str()))
+        .collect();
+    assert_eq!(names, vec![("author-64d579698f-x9nxv", "Terminating")]);
+    assert!(got.not_understood.is_empty(), "{:?}", got.not_understood);
+}
