@@ -131,7 +131,21 @@ pub(super) enum Caller {
 /// Whether a line reports a sandbox (or pod) teardown failure, and from which caller.
 pub(super) fn teardown_caller(e: &LoggedEvent) -> Option<Caller> {
     use EventKind::*;
+    // A kill answered "no such container" or NotFound found what it kills already gone: the
+    // teardown is done, not failing (kubernetes/kubernetes#28748: "not an error").
+    let gone = || {
+        let t = e
+            .event
+            .error
+            .as_deref()
+            .unwrap_or(&e.text)
+            .to_ascii_lowercase();
+        e.event.cause == Some(Cause::NotFound)
+            || t.contains("no such container")
+            || t.contains("code = notfound")
+    };
     match e.event.kind {
+        KillPodFailed | ErrorSyncingPod if gone() => None,
         StopSandboxBeforeRemoveFailed | RemoveSandboxFailed => Some(Caller::Gc),
         // `killPodWithSyncResult` logs "Failed to stop sandbox" with no error (ErrorS(nil, …));
         // dockershim's "Failed to stop sandbox "<id>": <err>" is the runtime side.

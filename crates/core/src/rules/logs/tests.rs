@@ -351,6 +351,11 @@ fn stuck_terminating_pod() {
     let empty = r#"plugin type=\\\"flannel\\\" failed (delete): failed to parse netconf: unexpected end of JSON input"#;
     check(vec![
         case(
+            "not a finding: a kill answered no such container (already gone, kubernetes/kubernetes#28748)",
+            &[r#"E0307 21:29:42.853422    3471 kubelet_pods.go:788] Failed killing the pod "foo-w49ss": failed to "KillContainer" for "POD" with KillContainerError: "no such container: \"6f47c1c9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1\"""#.to_string()],
+            &[],
+        ),
+        case(
             "KillPodSandbox fails for a pod: stuck terminating, with its sandbox and cause",
             &[kill_sandbox_failed(
                 "13:07:17.246702",
