@@ -167,16 +167,13 @@ fn names(logs: &Logs<'_>, e: &LoggedEvent, key: &str) -> bool {
     pod_key(logs, e).as_deref() == Some(key)
 }
 
-/// Whether `e` is a sandbox creation failure: one of [`FAILURES`], or the pod worker's
-/// `Error syncing pod` for `failed to "CreatePodSandbox"` (legacy `pod_workers.go:191] Error
-/// syncing pod <uid> (…), skipping: failed to "CreatePodSandbox" for …`, and the structured
-/// `"Error syncing pod, skipping" err="failed to \"CreatePodSandbox\" …"`), which an excerpt
-/// may hold alone.
-fn creation_failure(e: &LoggedEvent) -> bool {
-    FAILURES.contains(&e.event.kind)
-        || (e.event.kind == EventKind::ErrorSyncingPod
-            && (e.text.contains("failed to \"CreatePodSandbox\"")
-                || e.text.contains("failed to \\\"CreatePodSandbox\\\"")))
+/// Whether the pod worker's `Error syncing pod` record `e` is a sandbox creation failure:
+/// `failed to "CreatePodSandbox"` (legacy `pod_workers.go:191] Error syncing pod <uid> (…),
+/// skipping: failed to "CreatePodSandbox" for …`, and the structured `"Error syncing pod,
+/// skipping" err="failed to \"CreatePodSandbox\" …"`), which an excerpt may hold alone.
+fn syncing_failed_creation(e: &LoggedEvent) -> bool {
+    e.text.contains("failed to \"CreatePodSandbox\"")
+        || e.text.contains("failed to \\\"CreatePodSandbox\\\"")
 }
 
 /// The key of the failures no record ties to a pod (the CRI client's `RunPodSandbox from
@@ -190,7 +187,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     let mut failures: Vec<&LoggedEvent> = logs.of(FAILURES).collect();
     failures.extend(
         logs.of(&[EventKind::ErrorSyncingPod])
-            .filter(|e| creation_failure(e)),
+            .filter(|e| syncing_failed_creation(e)),
     );
     failures.sort_by_key(|e| e.event.time);
     for e in &failures {
@@ -202,13 +199,21 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     // A failure that names no pod is one of a named attempt when a named failure is within
     // ONE_ATTEMPT of it (the kubelet logs the CRI client's line and its own together); the
     // others stand for attempts of pods the excerpt does not name.
+    // The named failures' times, sorted once: each pod-less one looks up its nearest.
+    let mut named_times: Vec<jiff::Timestamp> = by_pod
+        .values()
+        .flatten()
+        .filter_map(|n| n.event.time)
+        .collect();
+    named_times.sort_unstable();
     let named_near = |e: &LoggedEvent| {
         e.event.time.is_some_and(|t| {
-            by_pod.values().flatten().any(|n| {
-                n.event
-                    .time
-                    .is_some_and(|u| (u.duration_since(t)).abs() < super::logs::ONE_ATTEMPT)
-            })
+            let at = named_times.partition_point(|u| *u < t);
+            [at.checked_sub(1), Some(at)]
+                .into_iter()
+                .flatten()
+                .filter_map(|i| named_times.get(i))
+                .any(|u| u.duration_since(t).abs() < super::logs::ONE_ATTEMPT)
         })
     };
     let podless: Vec<&LoggedEvent> = podless.into_iter().filter(|e| !named_near(e)).collect();
@@ -227,8 +232,9 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     for (key, group) in by_pod {
         let last = *group.last().expect("a group has a record");
         let stuck = stuck_teardowns(&group, out);
+        let class = last_class(&group);
         // A reserved name is no transient the next sync mends: once is enough.
-        let reserved = matches!(last_class(&group), Class::NameReserved(_));
+        let reserved = matches!(class, Class::NameReserved(_));
         if attempts(&group) < 2 && stuck.is_empty() && !reserved {
             continue;
         }
@@ -257,7 +263,6 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         {
             continue;
         }
-        let class = last_class(&group);
         match &class {
             Class::Timeout if out.iter().any(|f| f.kind == FindingKind::RuntimeUnhealthy) => {
                 continue;
