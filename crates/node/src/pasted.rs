@@ -119,11 +119,22 @@ fn kubectl_pods(path: &Path) -> Read<PastedPod> {
 
 /// Reads every file of `paths` with `read` into one status: `degraded` saying what the pastes
 /// lack and which lines were not understood, or `not_understood` when a file gave no row.
+/// A pasted file's reader.
+type Reader<T> = fn(&Path) -> Read<T>;
+
+/// A pasted CRI view as [`read`] takes it: its files, source key, command and reader.
+type SandboxView<'f> = (
+    &'f [PathBuf],
+    &'static str,
+    &'static str,
+    Reader<PastedSandbox>,
+);
+
 fn read_all<T>(
     paths: &[PathBuf],
     what: &str,
     unit: &str,
-    read: fn(&Path) -> Read<T>,
+    read: Reader<T>,
     rows: &mut Vec<T>,
 ) -> SourceStatus {
     let mut lacks: Vec<String> = Vec::new();
@@ -179,31 +190,31 @@ fn read_all<T>(
 pub fn read(files: &PastedFiles) -> (PastedViews, BTreeMap<String, SourceStatus>) {
     let mut views = PastedViews::default();
     let mut sources = BTreeMap::new();
-    if !files.crictl_pods.is_empty() {
-        let mut rows = Vec::new();
-        let s = read_all(
+    // The two pasted CRI views: (files, source key, command, reader).
+    let sandbox_views: [SandboxView<'_>; 2] = [
+        (
             &files.crictl_pods,
+            "crictl_pods",
             "crictl pods",
-            "sandboxes",
             crictl_pods,
-            &mut rows,
-        );
-        views.add_sandboxes(rows);
-        sources.insert("crictl_pods".to_string(), s);
-    }
-    if !files.crictl_inspectp.is_empty() {
-        let mut rows = Vec::new();
-        let s = read_all(
+        ),
+        (
             &files.crictl_inspectp,
+            "crictl_inspectp",
             "crictl inspectp",
-            "sandboxes",
             crictl_inspectp,
-            &mut rows,
-        );
-        // Merged with the table's rows as they are added: `judge` and `too_young` read each
-        // sandbox once.
+        ),
+    ];
+    for (paths, key, what, parse) in sandbox_views {
+        if paths.is_empty() {
+            continue;
+        }
+        let mut rows = Vec::new();
+        let s = read_all(paths, what, "sandboxes", parse, &mut rows);
+        // Merged with the rows of the views before as they are added: `judge` and
+        // `too_young` read each sandbox once.
         views.add_sandboxes(rows);
-        sources.insert("crictl_inspectp".to_string(), s);
+        sources.insert(key.to_string(), s);
     }
     if !files.kubectl_pods.is_empty() {
         let mut pods = Vec::new();

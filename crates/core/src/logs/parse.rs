@@ -95,24 +95,12 @@ fn shown_offset(p: &ParsedLine<'_>, ctx: &ParseContext) -> Option<jiff::tz::Offs
     jiff::tz::Offset::from_seconds(i32::try_from(seconds).ok()?).ok()
 }
 
-/// Whether the `time="…"` of a logfmt record carries its zone (`Z`, `+03:00`, `-0500`).
+/// Whether the `time="…"` of a logfmt record carries its zone (`Z`, `+03:00`, `-0500`), as
+/// the RFC 3339 reader finds it.
 fn zoned_logfmt_time(raw: &str) -> bool {
-    let Some(start) = raw.find("time=\"").map(|i| i + 6) else {
-        return false;
-    };
-    let Some(len) = raw[start..].find('"') else {
-        return false;
-    };
-    let t = &raw.as_bytes()[start..start + len];
-    match t.last() {
-        Some(b'Z' | b'z') => true,
-        Some(c) if c.is_ascii_digit() => {
-            // `…+03:00` / `…-0500`: a sign after the seconds.
-            let tail = &t[t.len().saturating_sub(6)..];
-            tail.contains(&b'+') || (t.len() > 19 && tail.contains(&b'-'))
-        }
-        _ => false,
-    }
+    raw.find("time=\"").is_some_and(|i| {
+        super::time::rfc3339(raw.as_bytes(), i + 6, jiff::tz::Offset::UTC).is_some_and(|t| t.zoned)
+    })
 }
 
 /// A record of a known shape starting at `s[0]` (`s` trimmed at the end; `raw` is the whole

@@ -183,6 +183,9 @@ pub(crate) struct FullTime {
     pub time: Timestamp,
     /// Index after the timestamp text.
     pub end: usize,
+    /// Whether the text carried its zone (`Z`, `±hh:mm`, `±hhmm`, `±hh`); `false` when it was
+    /// read in the context's offset.
+    pub zoned: bool,
 }
 
 /// Parses `YYYY-MM-DD[T ]hh:mm:ss[.frac][Z|±hh:mm|±hhmm|±hh]` at `at`.
@@ -202,6 +205,7 @@ pub(crate) fn rfc3339(b: &[u8], at: usize, default_offset: Offset) -> Option<Ful
     }
     let (hour, minute, second, nanos, mut i) = hms(b, at + 11)?;
     let mut offset = default_offset;
+    let zoned = matches!(b.get(i), Some(b'Z' | b'z' | b'+' | b'-'));
     match b.get(i) {
         Some(b'Z' | b'z') => {
             offset = Offset::UTC;
@@ -231,7 +235,11 @@ pub(crate) fn rfc3339(b: &[u8], at: usize, default_offset: Offset) -> Option<Ful
         nanos,
     };
     let time = civil_to_timestamp(i16::try_from(year).ok()?, t, offset)?;
-    Some(FullTime { time, end: i })
+    Some(FullTime {
+        time,
+        end: i,
+        zoned,
+    })
 }
 
 /// Parses an epoch time written as a decimal number of `unit_nanos`-nanosecond units, with an

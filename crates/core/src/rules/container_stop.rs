@@ -121,11 +121,7 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
         // A stop or kill answered NotFound (`an error occurred when try to find container`,
         // `no such container`) found the container already gone: the deletion race, not a
         // container that will not stop (FindContainerRace's).
-        let gone = e.event.cause == Some(Cause::NotFound) || {
-            let t = e.text.to_ascii_lowercase();
-            t.contains("code = notfound") || t.contains("no such container")
-        };
-        if gone {
+        if super::teardown::answered_gone(e) {
             continue;
         }
         if let Some(key) = logs.container_key(e) {

@@ -237,16 +237,15 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
             ),
             None => {
                 // kubelet 1.2-1.6 says why: `Failed to remove orphaned pod "<uid>" dir; err: …`.
-                let failed = group.iter().rev().find_map(|e| {
-                    e.text
-                        .contains("Failed to remove orphaned pod")
-                        .then(|| {
-                            e.text
-                                .split_once("err: ")
-                                .map(|(_, r)| r.trim().to_string())
-                        })
-                        .flatten()
-                });
+                let failed = group
+                    .iter()
+                    .rev()
+                    .filter(|e| e.text.contains("Failed to remove orphaned pod"))
+                    .find_map(|e| {
+                        e.text
+                            .split_once("err: ")
+                            .map(|(_, r)| r.trim().to_string())
+                    });
                 let why = match failed {
                     Some(err) => format!("removing it fails: {err}"),
                     None => format!("{what} are still present"),

@@ -131,21 +131,10 @@ pub(super) enum Caller {
 /// Whether a line reports a sandbox (or pod) teardown failure, and from which caller.
 pub(super) fn teardown_caller(e: &LoggedEvent) -> Option<Caller> {
     use EventKind::*;
-    // A kill answered "no such container" or NotFound found what it kills already gone: the
-    // teardown is done, not failing (kubernetes/kubernetes#28748: "not an error").
-    let gone = || {
-        let t = e
-            .event
-            .error
-            .as_deref()
-            .unwrap_or(&e.text)
-            .to_ascii_lowercase();
-        e.event.cause == Some(Cause::NotFound)
-            || t.contains("no such container")
-            || t.contains("code = notfound")
-    };
     match e.event.kind {
-        KillPodFailed | ErrorSyncingPod if gone() => None,
+        // A kill that found what it kills already gone: the teardown is done, not failing
+        // (kubernetes/kubernetes#28748: "not an error").
+        KillPodFailed | ErrorSyncingPod if answered_gone(e) => None,
         StopSandboxBeforeRemoveFailed | RemoveSandboxFailed => Some(Caller::Gc),
         // `killPodWithSyncResult` logs "Failed to stop sandbox" with no error (ErrorS(nil, …));
         // dockershim's "Failed to stop sandbox "<id>": <err>" is the runtime side.
@@ -161,6 +150,21 @@ pub(super) fn teardown_caller(e: &LoggedEvent) -> Option<Caller> {
         | DestroyNetworkFailed => Some(Caller::Unknown),
         _ => None,
     }
+}
+
+/// Whether a stop or kill record `e` was answered NotFound or `no such container` (dockershim):
+/// what it stops or kills is already gone, the deletion race. Read from its error (the whole
+/// line when it has none).
+pub(super) fn answered_gone(e: &LoggedEvent) -> bool {
+    let t = e
+        .event
+        .error
+        .as_deref()
+        .unwrap_or(&e.text)
+        .to_ascii_lowercase();
+    e.event.cause == Some(Cause::NotFound)
+        || t.contains("no such container")
+        || t.contains("code = notfound")
 }
 
 /// How telling a cause is: a specific CNI cause beats a transient one (`cni plugin not
