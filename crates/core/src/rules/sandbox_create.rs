@@ -140,31 +140,34 @@ fn failed_sandbox(e: &LoggedEvent) -> Option<String> {
         .or_else(|| e.event.ids.sandbox_id.as_deref().map(str::to_string))
 }
 
-/// The teardown findings (in `out`, from the rules before) of the sandboxes whose creation
-/// `group` failed: `SandboxStopFailing`, and `StuckTerminatingPod` (without the API view, the
-/// kill `SyncPod` makes of a failed sandbox reads as a pod stuck terminating; it is the create
-/// path's). Their positions in `out`.
-fn stuck_teardowns(group: &[&LoggedEvent], out: &[Finding]) -> Vec<usize> {
-    let failed: Vec<String> = group.iter().filter_map(|e| failed_sandbox(e)).collect();
-    out.iter()
-        .enumerate()
-        .filter(|(_, f)| {
-            matches!(
-                f.kind,
-                FindingKind::SandboxStopFailing | FindingKind::StuckTerminatingPod
-            ) && f.sandbox_id.as_ref().is_some_and(|s| {
-                failed
-                    .iter()
-                    .any(|id| id == s || s.starts_with(id.trim_end_matches('…')))
-            })
+/// The teardown findings of the sandboxes whose creation `group` failed, looked up in
+/// `teardowns` (the sandbox ID of each `SandboxStopFailing` and `StuckTerminatingPod` in `out`
+/// from the rules before, with its position; without the API view, the kill `SyncPod` makes of
+/// a failed sandbox reads as a pod stuck terminating: it is the create path's). A cut failed ID
+/// (`…`) matches every finding's ID it begins. Their positions in `out`, each once.
+fn stuck_teardowns(group: &[&LoggedEvent], teardowns: &BTreeMap<&str, Vec<usize>>) -> Vec<usize> {
+    let mut at: Vec<usize> = group
+        .iter()
+        .filter_map(|e| failed_sandbox(e))
+        .flat_map(|id| {
+            let prefix = id.trim_end_matches('…').to_string();
+            with_prefix(teardowns, &prefix)
+                .flat_map(|(_, v)| v.iter().copied())
+                .collect::<Vec<_>>()
         })
-        .map(|(i, _)| i)
-        .collect()
+        .collect();
+    at.sort_unstable();
+    at.dedup();
+    at
 }
 
-/// Whether `e` names the pod `key` (its UID or `namespace/name`).
-fn names(logs: &Logs<'_>, e: &LoggedEvent, key: &str) -> bool {
-    pod_key(logs, e).as_deref() == Some(key)
+/// The entries of `ids` whose key begins with `prefix`, in key order.
+fn with_prefix<'m, V>(
+    ids: &'m BTreeMap<&str, V>,
+    prefix: &'m str,
+) -> impl Iterator<Item = (&'m &'m str, &'m V)> + 'm {
+    ids.range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+        .take_while(move |(k, _)| k.starts_with(prefix))
 }
 
 /// Whether the pod worker's `Error syncing pod` record `e` is a sandbox creation failure:
@@ -224,6 +227,31 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         return;
     }
     let created: Vec<&LoggedEvent> = logs.of(CREATED).collect();
+    // Each creation's pod, found once: the pods below look theirs up.
+    let mut created_of: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
+    for c in &created {
+        if let Some(k) = pod_key(logs, c) {
+            created_of.entry(k).or_default().push(c);
+        }
+    }
+    // What the rules before reported, looked up by sandbox ID rather than scanned per pod.
+    let mut teardown_ids: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut leaked_ids: BTreeMap<&str, ()> = BTreeMap::new();
+    for (i, f) in out.iter().enumerate() {
+        let Some(id) = f.sandbox_id.as_deref() else {
+            continue;
+        };
+        match f.kind {
+            FindingKind::SandboxStopFailing | FindingKind::StuckTerminatingPod => {
+                teardown_ids.entry(id).or_default().push(i);
+            }
+            FindingKind::LeakedSandbox => {
+                leaked_ids.insert(id, ());
+            }
+            _ => {}
+        }
+    }
+    let runtime_unhealthy = out.iter().any(|f| f.kind == FindingKind::RuntimeUnhealthy);
     // The pods still waiting, by the class of their latest failure.
     let mut waiting: BTreeMap<Class, Vec<Waiting<'_>>> = BTreeMap::new();
     let mut earliest: Option<&LoggedEvent> = None;
@@ -231,16 +259,16 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     let mut folded: BTreeMap<Class, Vec<usize>> = BTreeMap::new();
     for (key, group) in by_pod {
         let last = *group.last().expect("a group has a record");
-        let stuck = stuck_teardowns(&group, out);
+        let stuck = stuck_teardowns(&group, &teardown_ids);
         let class = last_class(&group);
         // A reserved name is no transient the next sync mends: once is enough.
         let reserved = matches!(class, Class::NameReserved(_));
         if attempts(&group) < 2 && stuck.is_empty() && !reserved {
             continue;
         }
-        if created
-            .iter()
-            .any(|c| after(c, last) && names(logs, c, &key))
+        if created_of
+            .get(&key)
+            .is_some_and(|cs| cs.iter().any(|c| after(c, last)))
         {
             continue;
         }
@@ -264,17 +292,14 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             continue;
         }
         match &class {
-            Class::Timeout if out.iter().any(|f| f.kind == FindingKind::RuntimeUnhealthy) => {
+            Class::Timeout if runtime_unhealthy => {
                 continue;
             }
             Class::NameReserved(holder)
-                if out.iter().any(|f| {
-                    f.kind == FindingKind::LeakedSandbox
-                        && f.sandbox_id.as_deref().is_some_and(|s| {
-                            !holder.is_empty()
-                                && (s == holder || s.starts_with(holder.trim_end_matches('…')))
-                        })
-                }) =>
+                if !holder.is_empty()
+                    && with_prefix(&leaked_ids, holder.trim_end_matches('…'))
+                        .next()
+                        .is_some() =>
             {
                 continue;
             }
@@ -291,8 +316,15 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     taken.sort_unstable();
     taken.dedup();
     let mut teardowns: BTreeMap<usize, Finding> = BTreeMap::new();
-    for i in taken.into_iter().rev() {
-        teardowns.insert(i, out.remove(i));
+    if !taken.is_empty() {
+        let kept: Vec<Finding> = std::mem::take(out);
+        for (i, f) in kept.into_iter().enumerate() {
+            if taken.binary_search(&i).is_ok() {
+                teardowns.insert(i, f);
+            } else {
+                out.push(f);
+            }
+        }
     }
     // No pod got a sandbox since the first of these failures: nothing on the node can start.
     let pods_waiting: usize = waiting.values().map(Vec::len).sum();
