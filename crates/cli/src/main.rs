@@ -408,8 +408,12 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         let now = snap.meta.collected_at;
         let diagnosis =
             podcoroner_core::log_rules::diagnose_with_logs(&snap.view, &snap.events, &config, now);
-        DiagnosisReport::new(&snap.meta.node, now, snap.sources, &diagnosis)
-            .with_too_young(&snap.view, config.min_age)
+        let report = DiagnosisReport::new(&snap.meta.node, now, snap.sources, &diagnosis)
+            .with_too_young(&snap.view, config.min_age);
+        // The process ends after the report: freeing a troubled node's findings one by one
+        // would only cost time (see the end of this function).
+        std::mem::forget(diagnosis);
+        report
     } else {
         let pastes = podcoroner_node::pasted::PastedFiles {
             crictl_pods: args.crictl_pods.clone(),
@@ -472,6 +476,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         )
         .with_too_young(&gathered.view, config.min_age)
         .with_not_judged(not_judged);
+        std::mem::forget(diagnosis);
         match pasted_young {
             Some((count, until)) => {
                 report.with_more_too_young("sandboxes", count, until, config.min_age)
@@ -499,7 +504,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
     };
     // Never a silent clean bill: a log not understood, with nothing else judged, is an error
     // rather than a pass.
-    Ok(if failed {
+    let code = if failed {
         EXIT_FINDINGS
     } else if gather::nothing_judged(&report.sources)
         || (pasted_none_judged
@@ -509,7 +514,11 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         EXIT_ERROR
     } else {
         0
-    })
+    };
+    // `diagnose` returns to `main`, which exits: the report's memory goes back with the process
+    // rather than finding by finding (a troubled node's tens of thousands of findings).
+    std::mem::forget(report);
+    Ok(code)
 }
 
 async fn collect(args: CollectArgs) -> anyhow::Result<u8> {

@@ -110,7 +110,6 @@ pub(crate) fn hms(b: &[u8], at: usize) -> Option<(i8, i8, i8, i32, usize)> {
 /// Month names as journalctl and syslog print them under the C locale and under the locales
 /// seen in pasted journals (French `sept.`, `févr.`, `déc.`; German `Mär`, `Okt`, `Dez`; Spanish
 /// `ene`, `abr`, `ago`, `dic`): glibc's `%b` abbreviations, any case, a trailing `.` included.
-/// Longest first, so `juil.` is not read as `jui`.
 const MONTH_NAMES: &[(&str, i8)] = &[
     ("janv.", 1),
     ("févr.", 2),
@@ -149,15 +148,29 @@ const MONTH_NAMES: &[(&str, i8)] = &[
 /// The name must be followed by a space.
 pub(crate) fn month_name(b: &[u8], at: usize) -> Option<(i8, usize)> {
     let rest = b.get(at..)?;
-    for &(name, month) in MONTH_NAMES {
-        let n = name.as_bytes();
-        if rest.len() > n.len() && rest[n.len()] == b' ' && eq_ignore_case_utf8(&rest[..n.len()], n)
-        {
-            return Some((month, n.len()));
-        }
+    // A name begins with one of these letters (a klog `I0613`, a `2025-…` does not).
+    if !matches!(
+        rest.first()?.to_ascii_lowercase(),
+        b'a' | b'd' | b'e' | b'f' | b'j' | b'm' | b'n' | b'o' | b's'
+    ) {
+        return None;
     }
-    None
+    // No name holds a space, so the one that can match is as long as the word before the first
+    // space: a line's first word (a klog `I0613`, a `2025-06-13T…`) is ruled out by one short
+    // scan instead of a comparison with every name.
+    let head = &rest[..rest.len().min(MONTH_NAME_MAX_BYTES + 1)];
+    let len = memchr::memchr(b' ', head)?;
+    if head[..len].iter().any(u8::is_ascii_digit) {
+        return None;
+    }
+    MONTH_NAMES.iter().find_map(|&(name, month)| {
+        let n = name.as_bytes();
+        (n.len() == len && eq_ignore_case_utf8(&rest[..len], n)).then_some((month, len))
+    })
 }
+
+/// The longest of [`MONTH_NAMES`] in bytes (`févr.`).
+const MONTH_NAME_MAX_BYTES: usize = 6;
 
 /// ASCII-case-insensitive comparison that also folds the Latin-1 capitals of `é`, `û`, `ä`
 /// (`FÉVR.`, `AOÛT`, `MÄR`).
@@ -281,6 +294,24 @@ pub(crate) fn epoch_decimal(s: &str, unit_nanos: i128) -> Option<Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn month_names_are_read_by_their_word_alone() {
+        let longest = MONTH_NAMES.iter().map(|(n, _)| n.len()).max();
+        assert_eq!(longest, Some(MONTH_NAME_MAX_BYTES));
+        for (name, _) in MONTH_NAMES {
+            let line = format!("{} 13 07:44:44", name.to_uppercase());
+            assert!(month_name(line.as_bytes(), 0).is_some(), "{line}");
+        }
+        assert_eq!(month_name("févr. 13 07:44:44".as_bytes(), 0), Some((2, 6)));
+        assert_eq!(month_name(b"x Jun 26", 2), Some((6, 3)));
+        assert_eq!(month_name(b"JUIL. 4", 0), Some((7, 5)));
+        // A name must be the whole word before the space.
+        assert_eq!(month_name(b"June 26", 0), None);
+        assert_eq!(month_name(b"Ju 26", 0), None);
+        assert_eq!(month_name(b"I0613 07:44:44", 0), None);
+        assert_eq!(month_name(b"Jun", 0), None);
+    }
 
     fn ctx(year: i32) -> ParseContext {
         ParseContext::new(year)

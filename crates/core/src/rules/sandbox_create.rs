@@ -161,13 +161,17 @@ fn stuck_teardowns(group: &[&LoggedEvent], teardowns: &BTreeMap<&str, Vec<usize>
     at
 }
 
-/// The entries of `ids` whose key begins with `prefix`, in key order.
-fn with_prefix<'m, V>(
-    ids: &'m BTreeMap<&str, V>,
+/// The entries of `ids` (finding positions by sandbox ID) whose ID begins with `prefix`, in
+/// ID order.
+fn with_prefix<'m>(
+    ids: &'m BTreeMap<&str, Vec<usize>>,
     prefix: &'m str,
-) -> impl Iterator<Item = (&'m &'m str, &'m V)> + 'm {
-    ids.range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
-        .take_while(move |(k, _)| k.starts_with(prefix))
+) -> impl Iterator<Item = (&'m &'m str, &'m Vec<usize>)> + 'm {
+    ids.range::<str, _>((
+        std::ops::Bound::Included(prefix),
+        std::ops::Bound::Unbounded,
+    ))
+    .take_while(move |(k, _)| k.starts_with(prefix))
 }
 
 /// Whether the pod worker's `Error syncing pod` record `e` is a sandbox creation failure:
@@ -236,7 +240,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     }
     // What the rules before reported, looked up by sandbox ID rather than scanned per pod.
     let mut teardown_ids: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    let mut leaked_ids: BTreeMap<&str, ()> = BTreeMap::new();
+    let mut leaked_ids: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, f) in out.iter().enumerate() {
         let Some(id) = f.sandbox_id.as_deref() else {
             continue;
@@ -246,7 +250,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                 teardown_ids.entry(id).or_default().push(i);
             }
             FindingKind::LeakedSandbox => {
-                leaked_ids.insert(id, ());
+                leaked_ids.entry(id).or_default().push(i);
             }
             _ => {}
         }

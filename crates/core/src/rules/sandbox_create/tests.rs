@@ -235,3 +235,34 @@ fn a_reserved_sandbox_name_is_reported_after_one_attempt_even_with_its_holder_cu
         "{found:#?}"
     );
 }
+
+#[test]
+fn a_cut_failed_sandbox_id_finds_every_teardown_it_begins() {
+    use std::collections::BTreeMap;
+    let teardowns: BTreeMap<&str, Vec<usize>> = [
+        ("fdd0244e…", vec![0]),
+        ("fdd0244e492f7aa", vec![3, 1]),
+        ("fdd0245", vec![2]),
+    ]
+    .into_iter()
+    .collect();
+    let ids = |prefix: &str| -> Vec<usize> {
+        super::with_prefix(&teardowns, prefix)
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect()
+    };
+    // In ID order: `…` sorts after the hex digits.
+    assert_eq!(ids("fdd0244e"), vec![3, 1, 0]);
+    assert_eq!(ids("fdd0244e492f7aa"), vec![3, 1]);
+    assert_eq!(ids("fdd0246"), Vec::<usize>::new());
+    // Through a record: the ID the failed ADD names, cut, and each teardown once, in order.
+    let cut = read_text(
+        LogKind::Runtime,
+        "containerd.log",
+        2026,
+        "time=\"2026-12-01T20:40:00Z\" level=error msg=\"RunPodSandbox for &PodSandboxMetadata{Name:a,Uid:u,Namespace:n,Attempt:0,} failed, error\" error=\"failed to setup network for sandbox \\\"fdd0244e…\\\": plugin type=\\\"x\\\" failed (add): boom\"\n",
+    );
+    let group: Vec<&LoggedEvent> = cut.iter().collect();
+    assert_eq!(group.len(), 1, "{cut:#?}");
+    assert_eq!(super::stuck_teardowns(&group, &teardowns), vec![0, 1, 3]);
+}
