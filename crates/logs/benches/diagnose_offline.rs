@@ -18,6 +18,10 @@
 //! binary) from the page cache, best of [`RUNS`] (`PODCORONER_BENCH_RUNS`) wall time, and the peak RSS (`%M` of
 //! `/usr/bin/time`). A run longer than `PODCORONER_BENCH_TIMEOUT_S` (default 900 s) is stopped
 //! and shown as such.
+//!
+//! `PODCORONER_BENCH_BASELINE=/path/to/podcoroner` (an older build, say) runs that binary too on
+//! every file, right after the release binary, and prints its wall and peak beside; its report
+//! must equal the release binary's (less `generated_at`), or the row says so.
 
 #![allow(missing_docs)]
 // A benchmark reports on stdout.
@@ -106,6 +110,8 @@ fn main() {
         rg_args.push("-e".to_string());
         rg_args.push((*key).to_string());
     }
+    let baseline: Option<PathBuf> =
+        std::env::var_os("PODCORONER_BENCH_BASELINE").map(PathBuf::from);
     let started = Instant::now();
     println!(
         "diagnose --offline beside rg -c -F ({} patterns); {} cores, load average at start {}",
@@ -113,9 +119,12 @@ fn main() {
         std::thread::available_parallelism().map_or(1, usize::from),
         loadavg()
     );
+    if let Some(b) = &baseline {
+        println!("baseline: {}", b.display());
+    }
     println!(
-        "{:<15} {:>6} {:>10} {:>8} {:>7} {:>9} {:>9}  result",
-        "log", "MiB", "diagnose s", "rg s", "x rg", "peak MiB", "x prev"
+        "{:<15} {:>6} {:>10} {:>8} {:>7} {:>9} {:>9} {:>7} {:>9}  result",
+        "log", "MiB", "diagnose s", "rg s", "x rg", "peak MiB", "x prev", "base s", "base MiB"
     );
     for kind in kinds {
         let files = input(kind, &[mib / 4, mib / 2, mib]);
@@ -141,11 +150,30 @@ fn main() {
                 (r.wall, r)
             })
             .1;
+            let base = baseline.as_ref().map(|b| {
+                node_log::best_of(runs, || {
+                    let r = diagnose(b, file, timeout);
+                    (r.wall, r)
+                })
+                .1
+            });
             let secs = run.wall.as_secs_f64();
             let growth = prev.map_or("-".to_string(), |p| format!("{:.2}", secs / p));
             prev = Some(secs);
+            let (base_s, base_mib, same) = match &base {
+                Some(b) => (
+                    format!("{:.3}", b.wall.as_secs_f64()),
+                    format!("{:.1}", b.peak_kib as f64 / 1024.0),
+                    if b.report == run.report {
+                        ""
+                    } else {
+                        "; THE BASELINE'S REPORT DIFFERS"
+                    },
+                ),
+                None => ("-".to_string(), "-".to_string(), ""),
+            };
             println!(
-                "{:<15} {:>6.0} {:>10} {:>8.3} {:>7} {:>9.1} {:>9}  {}; rg: {} lines",
+                "{:<15} {:>6.0} {:>10} {:>8.3} {:>7} {:>9.1} {:>9} {:>7} {:>9}  {}; rg: {} lines{same}",
                 kind.name(),
                 bytes as f64 / MIB as f64,
                 if run.timed_out {
@@ -157,6 +185,8 @@ fn main() {
                 format!("{:.2}", secs / rg_time.0.as_secs_f64()),
                 run.peak_kib as f64 / 1024.0,
                 growth,
+                base_s,
+                base_mib,
                 run.summary,
                 rg_time.1
             );
@@ -174,6 +204,8 @@ struct Run {
     peak_kib: u64,
     timed_out: bool,
     summary: String,
+    /// A hash of the JSON report's lines less its `generated_at`.
+    report: u64,
 }
 
 /// `podcoroner diagnose --offline` on `file` under `/usr/bin/time` (and `timeout`).
@@ -210,11 +242,21 @@ fn diagnose(podcoroner: &Path, file: &Path, timeout: u64) -> Run {
     } else {
         format!("{findings} findings from {events} events")
     };
+    let report = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        out.stdout
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.trim_ascii_start().starts_with(b"\"generated_at\""))
+            .for_each(|l| l.hash(&mut h));
+        h.finish()
+    };
     Run {
         wall,
         peak_kib,
         timed_out,
         summary,
+        report,
     }
 }
 
