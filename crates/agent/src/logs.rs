@@ -72,7 +72,7 @@ pub fn load_events(path: &std::path::Path) -> VecDeque<LoggedEvent> {
             Some(LoggedEvent {
                 event,
                 log,
-                origin: s.origin,
+                origin: s.origin.into(),
                 line: s.line,
                 text: s.text,
             })
@@ -108,7 +108,7 @@ pub fn save_events(shared: &Shared) {
             } else {
                 "kubelet".into()
             },
-            origin: e.origin.clone(),
+            origin: e.origin.to_string(),
             line: e.line,
             year: e.event.time.map_or(2000, |t| {
                 i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year())
@@ -218,7 +218,7 @@ fn ingest(
     events.push_back(LoggedEvent {
         event: event.into_owned(),
         log: kind,
-        origin: origin.to_string(),
+        origin: Arc::from(origin),
         line,
         text: text.to_string(),
     });

@@ -264,12 +264,17 @@ fn event_matches(
     names: &BTreeSet<(String, String)>,
 ) -> bool {
     let i = &e.event.ids;
-    let whole = [&i.pod_uid, &i.sandbox_id, &i.container_id, &i.object_id]
-        .into_iter()
-        .flatten()
-        .any(|id| ids.iter().any(|k| id_matches(id, k)));
+    let whole = [
+        i.pod_uid.as_deref(),
+        i.sandbox_id.as_deref(),
+        i.container_id.as_deref(),
+        i.object_id(),
+    ]
+    .into_iter()
+    .flatten()
+    .any(|id| ids.iter().any(|k| id_matches(id, k)));
     let partial = i
-        .partial
+        .partial()
         .iter()
         .any(|p| p.prefix.len() >= 6 && ids.iter().any(|k| k.starts_with(p.prefix.as_ref())));
     let named = i.pods.iter().any(|p| {

@@ -1784,7 +1784,7 @@ fn matches(e: &Event<'_>, w: &Want) -> bool {
         && eq(e.ids.pod_uid.as_deref(), w.uid)
         && eq(e.ids.sandbox_id.as_deref(), w.sandbox)
         && eq(e.ids.container_id.as_deref(), w.container)
-        && eq(e.ids.object_id.as_deref(), w.object)
+        && eq(e.ids.object_id(), w.object)
         && w.pod.is_none_or(|(ns, name)| {
             e.ids
                 .pods
@@ -1792,9 +1792,9 @@ fn matches(e: &Event<'_>, w: &Want) -> bool {
                 .any(|p| p.namespace.as_deref() == Some(ns) && p.name == name)
         })
         && w.partial
-            .is_none_or(|pre| e.ids.partial.iter().any(|p| p.prefix == pre))
+            .is_none_or(|pre| e.ids.partial().iter().any(|p| p.prefix == pre))
         && (w.cause.is_none() || e.cause == w.cause)
-        && (w.count.is_none() || e.count == w.count)
+        && (w.count.is_none() || e.count() == w.count)
         && (w.source.is_none() || e.config_source == w.source)
         && w.time
             .is_none_or(|t| e.time.map(|x| x.to_string()).as_deref() == Some(t))
@@ -1871,15 +1871,15 @@ fn cases() {
         }
         // no partial ID is ever reported as a full one
         for e in &events {
-            for p in &e.ids.partial {
+            for p in e.ids.partial() {
                 let full = [
-                    &e.ids.pod_uid,
-                    &e.ids.sandbox_id,
-                    &e.ids.container_id,
-                    &e.ids.object_id,
+                    e.ids.pod_uid.as_deref(),
+                    e.ids.sandbox_id.as_deref(),
+                    e.ids.container_id.as_deref(),
+                    e.ids.object_id(),
                 ];
                 assert!(
-                    !full.iter().any(|f| f.as_deref() == Some(&*p.prefix)),
+                    !full.iter().any(|f| *f == Some(&*p.prefix)),
                     "{}: {p:?}",
                     case.slug
                 );

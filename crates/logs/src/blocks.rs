@@ -29,7 +29,7 @@ use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use jiff::Timestamp;
 use podcoroner_core::logs::{LineAssembler, ParseContext, classify, non_record, parse};
@@ -49,6 +49,8 @@ const MAX_CUT_SEARCH_LINES: usize = 256;
 pub(crate) struct StreamOpts<'a> {
     /// The file (or `journald:<unit>`).
     pub origin: &'a str,
+    /// [`Self::origin`], the one copy its events share.
+    pub shared_origin: Arc<str>,
     /// Whose log.
     pub log: LogKind,
     /// Records before this are counted and skipped.
@@ -64,6 +66,7 @@ impl<'a> StreamOpts<'a> {
     pub(crate) fn new(origin: &'a str, log: LogKind, since: Option<Timestamp>) -> Self {
         StreamOpts {
             origin,
+            shared_origin: Arc::from(origin),
             log,
             since,
             block_bytes: BLOCK_BYTES,
@@ -462,7 +465,7 @@ fn handle(
         read.events.push(LoggedEvent {
             event: event.into_owned(),
             log: opts.log,
-            origin: opts.origin.to_string(),
+            origin: Arc::clone(&opts.shared_origin),
             line,
             text: cut(text),
         });

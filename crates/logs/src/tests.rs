@@ -339,7 +339,7 @@ fn journal_directory_reads_only_the_units_entries_in_order() {
         got.events[0].event.ids.pods[199].name,
         "cart-6b7c8d9e5-00199"
     );
-    assert!(got.events.iter().all(|e| e.origin == origin));
+    assert!(got.events.iter().all(|e| *e.origin == *origin));
     let lines: Vec<u64> = got.events.iter().map(|e| e.line).collect();
     assert_eq!(lines, [1, 2, 3, 4, 5, 6, 7]);
     assert_eq!(

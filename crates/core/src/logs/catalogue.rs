@@ -472,6 +472,11 @@ pub enum Cause {
 }
 
 /// A classified log line.
+///
+/// The figures only some kinds carry (a roll-up's count, a kill's grace period, a finished
+/// container's exit code) share one slot, read through [`Event::count`],
+/// [`Event::grace_period_secs`] and [`Event::exit_code`]: a diagnosis keeps most records of a
+/// troubled node's log, and each of them carries at most one of these.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event<'p> {
     /// What happened.
@@ -493,17 +498,48 @@ pub struct Event<'p> {
     pub not_found: bool,
     /// `SyncLoop` config source.
     pub config_source: Option<ConfigSource>,
-    /// How many errors a roll-up line stands for (`numErrs=N`, `There were a total of N errors`).
-    pub count: Option<u32>,
-    /// `gracePeriod=N` / `with N second grace period`, in seconds.
-    pub grace_period_secs: Option<i64>,
-    /// `exitCode=N` of a finished container.
-    pub exit_code: Option<i64>,
+    /// The one figure of its kind the line gives, if any.
+    figure: Option<Figure>,
     /// The line was cut: IDs and text may be incomplete.
     pub truncated: bool,
 }
 
+/// The figure an [`Event`] of some kinds carries; each kind carries at most one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Figure {
+    /// How many errors a roll-up line stands for.
+    Count(u32),
+    /// A kill's grace period, in seconds.
+    GracePeriodSecs(i64),
+    /// A finished container's exit code.
+    ExitCode(i64),
+}
+
 impl Event<'_> {
+    /// How many errors a roll-up line stands for (`numErrs=N`, `There were a total of N errors`).
+    pub fn count(&self) -> Option<u32> {
+        match self.figure {
+            Some(Figure::Count(n)) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// `gracePeriod=N` / `with N second grace period`, in seconds.
+    pub fn grace_period_secs(&self) -> Option<i64> {
+        match self.figure {
+            Some(Figure::GracePeriodSecs(n)) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// `exitCode=N` of a finished container.
+    pub fn exit_code(&self) -> Option<i64> {
+        match self.figure {
+            Some(Figure::ExitCode(n)) => Some(n),
+            _ => None,
+        }
+    }
+
     /// Copies the borrowed parts, detaching the event from its line.
     pub fn into_owned(self) -> Event<'static> {
         Event {
@@ -516,9 +552,7 @@ impl Event<'_> {
             cause: self.cause,
             not_found: self.not_found,
             config_source: self.config_source,
-            count: self.count,
-            grace_period_secs: self.grace_period_secs,
-            exit_code: self.exit_code,
+            figure: self.figure,
             truncated: self.truncated,
         }
     }
@@ -689,22 +723,21 @@ pub fn classify<'p>(line: &'p ParsedLine<'_>) -> Option<Event<'p>> {
         EventKind::SyncLoop(_) => config_source(line, msg),
         _ => None,
     };
-    let count = match kind {
+    let figure = match kind {
         EventKind::OrphanedPodVolumes => line
             .field("numErrs")
             .and_then(|n| n.parse().ok())
-            .or_else(|| total_errors(msg)),
-        _ => None,
-    };
-    let grace_period_secs = match kind {
+            .or_else(|| total_errors(msg))
+            .map(Figure::Count),
         EventKind::KillingContainer => line
             .field("gracePeriod")
             .and_then(|g| g.parse().ok())
-            .or_else(|| legacy_grace(msg)),
-        _ => None,
-    };
-    let exit_code = match kind {
-        EventKind::ContainerFinished => line.field("exitCode").and_then(|c| c.parse().ok()),
+            .or_else(|| legacy_grace(msg))
+            .map(Figure::GracePeriodSecs),
+        EventKind::ContainerFinished => line
+            .field("exitCode")
+            .and_then(|c| c.parse().ok())
+            .map(Figure::ExitCode),
         _ => None,
     };
     if let EventKind::Pleg(_) = kind {
@@ -750,9 +783,7 @@ pub fn classify<'p>(line: &'p ParsedLine<'_>) -> Option<Event<'p>> {
         cause,
         not_found,
         config_source,
-        count,
-        grace_period_secs,
-        exit_code,
+        figure,
         truncated: line.truncated || grpc_cut.is_some(),
     })
 }

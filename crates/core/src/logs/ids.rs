@@ -68,7 +68,12 @@ pub struct PartialId<'p> {
 }
 
 /// The identities one line names. Each slot holds the first one found; fields come before text.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// The identities few records name (an ID of unstated kind, a container name, a cut ID) are
+/// kept apart in one box, read through [`Ids::object_id`], [`Ids::container_name`] and
+/// [`Ids::partial`]: a diagnosis keeps most records of a troubled node's log, and a record that
+/// names none of them costs one pointer for the three.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Ids<'p> {
     /// Pods named by name (the SyncLoop lists, `pod=`, legacy full names).
     pub pods: Vec<PodName<'p>>,
@@ -78,12 +83,33 @@ pub struct Ids<'p> {
     pub sandbox_id: Option<Cow<'p, str>>,
     /// Container ID (64 hex).
     pub container_id: Option<Cow<'p, str>>,
+    /// The rarely named identities; `None` when the line names none of them.
+    rare: Option<Box<RareIds<'p>>>,
+}
+
+/// The identities of [`Ids`] few lines name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct RareIds<'p> {
     /// A container or sandbox ID of unstated kind (64 hex).
-    pub object_id: Option<Cow<'p, str>>,
+    object_id: Option<Cow<'p, str>>,
     /// Container name (`containerName=`, the container part of a `k8s_…` runtime name).
-    pub container_name: Option<Cow<'p, str>>,
+    container_name: Option<Cow<'p, str>>,
     /// IDs cut by the end of a truncated line.
-    pub partial: Vec<PartialId<'p>>,
+    partial: Vec<PartialId<'p>>,
+}
+
+impl std::fmt::Debug for Ids<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ids")
+            .field("pods", &self.pods)
+            .field("pod_uid", &self.pod_uid)
+            .field("sandbox_id", &self.sandbox_id)
+            .field("container_id", &self.container_id)
+            .field("object_id", &self.object_id())
+            .field("container_name", &self.container_name())
+            .field("partial", &self.partial())
+            .finish()
+    }
 }
 
 impl<'p> Ids<'p> {
@@ -93,9 +119,37 @@ impl<'p> Ids<'p> {
             && self.pod_uid.is_none()
             && self.sandbox_id.is_none()
             && self.container_id.is_none()
-            && self.object_id.is_none()
-            && self.container_name.is_none()
-            && self.partial.is_empty()
+            && self.object_id().is_none()
+            && self.container_name().is_none()
+            && self.partial().is_empty()
+    }
+
+    /// A container or sandbox ID of unstated kind (64 hex): containerd's `id=` on shim events.
+    pub fn object_id(&self) -> Option<&str> {
+        self.rare.as_ref()?.object_id.as_deref()
+    }
+
+    /// Container name (`containerName=`, the container part of a `k8s_…` runtime name).
+    pub fn container_name(&self) -> Option<&str> {
+        self.rare.as_ref()?.container_name.as_deref()
+    }
+
+    /// IDs cut by the end of a truncated line, in the order found.
+    pub fn partial(&self) -> &[PartialId<'p>] {
+        self.rare.as_ref().map_or(&[], |r| &r.partial)
+    }
+
+    /// The rare slots, made when first written.
+    fn rare_mut(&mut self) -> &mut RareIds<'p> {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
+    /// Sets the container name unless one is set.
+    pub(crate) fn set_container_name(&mut self, name: &'p str) {
+        let r = self.rare_mut();
+        if r.container_name.is_none() {
+            r.container_name = Some(Cow::Borrowed(name));
+        }
     }
 
     /// Copies the borrowed parts.
@@ -106,16 +160,20 @@ impl<'p> Ids<'p> {
             pod_uid: own(self.pod_uid),
             sandbox_id: own(self.sandbox_id),
             container_id: own(self.container_id),
-            object_id: own(self.object_id),
-            container_name: own(self.container_name),
-            partial: self
-                .partial
-                .into_iter()
-                .map(|p| PartialId {
-                    kind: p.kind,
-                    prefix: Cow::Owned(p.prefix.into_owned()),
+            rare: self.rare.map(|r| {
+                Box::new(RareIds {
+                    object_id: own(r.object_id),
+                    container_name: own(r.container_name),
+                    partial: r
+                        .partial
+                        .into_iter()
+                        .map(|p| PartialId {
+                            kind: p.kind,
+                            prefix: Cow::Owned(p.prefix.into_owned()),
+                        })
+                        .collect(),
                 })
-                .collect(),
+            }),
         }
     }
 
@@ -126,7 +184,7 @@ impl<'p> Ids<'p> {
             IdKind::PodUid => &mut self.pod_uid,
             IdKind::Sandbox => &mut self.sandbox_id,
             IdKind::Container => &mut self.container_id,
-            IdKind::Object => &mut self.object_id,
+            IdKind::Object => &mut self.rare_mut().object_id,
         };
         if slot.is_none() {
             *slot = Some(Cow::Borrowed(id));
@@ -134,10 +192,14 @@ impl<'p> Ids<'p> {
         if self.container_id.is_some() && self.container_id == self.sandbox_id {
             self.container_id = None;
         }
-        if self.object_id.is_some()
-            && (self.object_id == self.sandbox_id || self.object_id == self.container_id)
+        if let Some(r) = &mut self.rare
+            && r.object_id.is_some()
+            && (r.object_id == self.sandbox_id || r.object_id == self.container_id)
         {
-            self.object_id = None;
+            r.object_id = None;
+            if **r == RareIds::default() {
+                self.rare = None;
+            }
         }
     }
 
@@ -153,23 +215,20 @@ impl<'p> Ids<'p> {
         // A prefix of an ID the line names in full adds nothing (case 01 cuts a Docker path
         // holding the sandbox ID).
         let known = [
-            &self.pod_uid,
-            &self.sandbox_id,
-            &self.container_id,
-            &self.object_id,
+            self.pod_uid.as_deref(),
+            self.sandbox_id.as_deref(),
+            self.container_id.as_deref(),
+            self.object_id(),
         ];
         if known
             .iter()
-            .any(|f| f.as_deref().is_some_and(|f| f.starts_with(prefix)))
+            .any(|f| f.is_some_and(|f| f.starts_with(prefix)))
         {
             return;
         }
-        if !self
-            .partial
-            .iter()
-            .any(|p| p.kind == kind && p.prefix == prefix)
-        {
-            self.partial.push(PartialId {
+        let partial = &mut self.rare_mut().partial;
+        if !partial.iter().any(|p| p.kind == kind && p.prefix == prefix) {
+            partial.push(PartialId {
                 kind,
                 prefix: Cow::Borrowed(prefix),
             });
@@ -323,8 +382,8 @@ pub(crate) fn from_fields<'p>(
                     ids.add_pod(p);
                 }
             }
-            "containerName" if ids.container_name.is_none() && !v.is_empty() => {
-                ids.container_name = Some(Cow::Borrowed(v));
+            "containerName" if ids.container_name().is_none() && !v.is_empty() => {
+                ids.set_container_name(v);
             }
             "event" => {
                 // PLEG event: &{ID:<pod uid> Type:… Data:<container id>} or its JSON form.
@@ -629,8 +688,8 @@ fn runtime_names<'p>(text: &'p str, ids: &mut Ids<'p>) {
         }
         if let Some(c) = container {
             let c = c.split('.').next().unwrap_or(c);
-            if c != "POD" && ids.container_name.is_none() {
-                ids.container_name = Some(Cow::Borrowed(c));
+            if c != "POD" {
+                ids.set_container_name(c);
             }
         }
         ids.add_pod(PodName {
@@ -811,7 +870,7 @@ mod tests {
             scan(&t, Some(IdKind::Sandbox), false).sandbox_id.as_deref(),
             Some(SB)
         );
-        assert_eq!(scan(&t, None, false).object_id.as_deref(), Some(SB));
+        assert_eq!(scan(&t, None, false).object_id(), Some(SB));
         // volume names are not pod UIDs, pods/<uid>/ paths are
         let t = "/var/lib/kubelet/pods/f97942cf-337e-11e7-b2b1-005056b7dc12/volumes/kubernetes.io~vsphere-volume/pvc-f969cb9e-337e-11e7-b2b1-005056b7dc12";
         let ids = scan(t, None, false);
@@ -839,8 +898,8 @@ mod tests {
         let ids = scan(r#"ContainerStatus for "4b31f1c4af5594effb2cf9"#, None, true);
         assert_eq!(ids.container_id, None);
         assert_eq!(
-            ids.partial,
-            vec![PartialId {
+            ids.partial(),
+            [PartialId {
                 kind: IdKind::Container,
                 prefix: Cow::Borrowed("4b31f1c4af5594effb2cf9")
             }]
@@ -848,12 +907,12 @@ mod tests {
         // case 08: cut inside a UUID
         let ids = scan(r#"Orphaned pod "0ea83064-3383-11e7-"#, None, true);
         assert_eq!(ids.pod_uid, None);
-        assert_eq!(ids.partial[0].kind, IdKind::PodUid);
-        assert_eq!(ids.partial[0].prefix, "0ea83064-3383-11e7-");
+        assert_eq!(ids.partial()[0].kind, IdKind::PodUid);
+        assert_eq!(ids.partial()[0].prefix, "0ea83064-3383-11e7-");
         // the same text, not cut: nothing partial
         assert!(
             scan(r#"Orphaned pod "0ea83064-3383-11e7-"#, None, false)
-                .partial
+                .partial()
                 .is_empty()
         );
     }

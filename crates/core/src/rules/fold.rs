@@ -29,6 +29,8 @@
 //! The decision is symmetric in reading order (first and last of a run swap), so a source read
 //! newest first folds to the same records.
 
+use std::sync::Arc;
+
 use jiff::Timestamp;
 
 use super::logs::FastMap;
@@ -81,7 +83,7 @@ pub struct Fold {
     /// Pod UID → `namespace/name`, from records naming both.
     uid_pod: FastMap<String, String>,
     /// The last event read: of a folded kind, and its file.
-    last: Option<(bool, String)>,
+    last: Option<(bool, Arc<str>)>,
     key: String,
     folded: u64,
 }
@@ -100,7 +102,10 @@ impl Fold {
     /// Reads the next event.
     pub fn push(&mut self, e: LoggedEvent) {
         let is_folded_kind = FOLDED.contains(&e.event.kind);
-        let same_file = self.last.as_ref().is_some_and(|(_, o)| *o == e.origin);
+        let same_file = self
+            .last
+            .as_ref()
+            .is_some_and(|(_, o)| Arc::ptr_eq(o, &e.origin) || *o == e.origin);
         let prev_folded = same_file && self.last.as_ref().is_some_and(|(f, _)| *f);
         if same_file
             && is_folded_kind
@@ -111,7 +116,7 @@ impl Fold {
         match &mut self.last {
             Some((f, o)) => {
                 *f = is_folded_kind;
-                if *o != e.origin {
+                if !Arc::ptr_eq(o, &e.origin) {
                     o.clone_from(&e.origin);
                 }
             }
@@ -129,6 +134,8 @@ impl Fold {
             }
             None => self.interrupt(&e),
         }
+        grow(&mut self.events);
+        grow(&mut self.slots);
         self.events.push(e);
         self.slots.push(Slot {
             seq,
@@ -238,6 +245,18 @@ impl Fold {
     }
 }
 
+/// Below this many entries a full vector of kept events doubles as any vector does.
+const GROW_DOUBLING_UP_TO: usize = 1 << 16;
+
+/// Makes room for one more entry in a full `v`: by doubling while it is small, then by a quarter
+/// of its length, so a troubled node's log, which keeps most of its records, leaves at most a
+/// quarter of the kept events' size unused instead of as much again.
+fn grow<T>(v: &mut Vec<T>) {
+    if v.len() == v.capacity() && v.len() >= GROW_DOUBLING_UP_TO {
+        v.reserve_exact(v.len() / 4);
+    }
+}
+
 /// Whether `e` may fold: a record of a [`FOLDED`] kind with a time, naming exactly one pod by
 /// `namespace/name` and nothing else; a `PodStartupObserved` only with a valid SLI. Its slot in
 /// the pod's runs, its time and its pod's namespace and name.
@@ -253,9 +272,9 @@ fn foldable(e: &LoggedEvent) -> Option<(usize, Timestamp, &str, &str)> {
         || ids.pod_uid.is_some()
         || ids.sandbox_id.is_some()
         || ids.container_id.is_some()
-        || ids.object_id.is_some()
-        || ids.container_name.is_some()
-        || !ids.partial.is_empty()
+        || ids.object_id().is_some()
+        || ids.container_name().is_some()
+        || !ids.partial().is_empty()
     {
         return None;
     }

@@ -222,9 +222,13 @@ impl<'a> Logs<'a> {
         for (i, e) in all.iter().enumerate() {
             logs.by_kind.entry(e.event.kind).or_default().push(i);
             let ids = &e.event.ids;
-            for id in [&ids.sandbox_id, &ids.container_id, &ids.object_id]
-                .into_iter()
-                .flatten()
+            for id in [
+                ids.sandbox_id.as_deref(),
+                ids.container_id.as_deref(),
+                ids.object_id(),
+            ]
+            .into_iter()
+            .flatten()
             {
                 full_ids.insert(id);
             }
@@ -349,7 +353,7 @@ impl<'a> Logs<'a> {
     pub(super) fn sandbox_key(&self, e: &LoggedEvent) -> Option<String> {
         let i = &e.event.ids;
         i.sandbox_id.as_deref().map(str::to_string).or_else(|| {
-            i.partial
+            i.partial()
                 .iter()
                 .find(|p| matches!(p.kind, IdKind::Sandbox | IdKind::Object))
                 .map(|p| Self::complete(&p.prefix, &self.full_ids))
@@ -362,10 +366,10 @@ impl<'a> Logs<'a> {
         let i = &e.event.ids;
         i.container_id
             .as_deref()
-            .or(i.object_id.as_deref())
+            .or(i.object_id())
             .map(str::to_string)
             .or_else(|| {
-                i.partial
+                i.partial()
                     .iter()
                     .find(|p| matches!(p.kind, IdKind::Container | IdKind::Object))
                     .map(|p| Self::complete(&p.prefix, &self.full_ids))
@@ -377,7 +381,7 @@ impl<'a> Logs<'a> {
         own_uid(e).or_else(|| {
             e.event
                 .ids
-                .partial
+                .partial()
                 .iter()
                 .find(|p| p.kind == IdKind::PodUid)
                 .map(|p| Self::complete(&p.prefix, &self.all_uids))

@@ -174,7 +174,7 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
         let cleaned = related(EventKind::OrphanedPodVolumesCleaned);
         let at_least = group
             .iter()
-            .filter_map(|e| e.event.count)
+            .filter_map(|e| e.event.count())
             .max()
             .unwrap_or(1);
         let subpaths = group.iter().any(|e| e.text.contains("subpath"));

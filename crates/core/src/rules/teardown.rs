@@ -1162,8 +1162,7 @@ impl<'e> Latest<'e> {
 
     /// Whether some record added was logged [`after`] `f`.
     pub(super) fn any_after(&self, f: &LoggedEvent) -> bool {
-        let later_in =
-            |m: &HashMap<&str, u64>| m.get(f.origin.as_str()).is_some_and(|&l| l > f.line);
+        let later_in = |m: &HashMap<&str, u64>| m.get(&*f.origin).is_some_and(|&l| l > f.line);
         match f.event.time {
             Some(t) => self.time.is_some_and(|s| s > t) || later_in(&self.untimed_line),
             None => later_in(&self.line),

@@ -17,7 +17,7 @@ pub(crate) fn events(kubelet: &str, runtime: &str) -> Vec<LoggedEvent> {
                 out.push(LoggedEvent {
                     event: e.into_owned(),
                     log,
-                    origin: origin.to_string(),
+                    origin: origin.into(),
                     line: i as u64 + 1,
                     text: l.to_string(),
                 });

@@ -69,8 +69,13 @@ fn check(row: &Row) {
         row.container,
         "container: {l}"
     );
-    assert_eq!(e.ids.object_id.as_deref(), row.object, "object: {l}");
-    let partial: Vec<(IdKind, &str)> = e.ids.partial.iter().map(|p| (p.kind, &*p.prefix)).collect();
+    assert_eq!(e.ids.object_id(), row.object, "object: {l}");
+    let partial: Vec<(IdKind, &str)> = e
+        .ids
+        .partial()
+        .iter()
+        .map(|p| (p.kind, &*p.prefix))
+        .collect();
     assert_eq!(partial, row.partial, "partial: {l}");
     match row.error {
         Some(want) => {
@@ -86,7 +91,7 @@ fn check(row: &Row) {
         None => assert_eq!(e.error, None, "error: {l}"),
     }
     assert_eq!(e.config_source, row.source, "source: {l}");
-    assert_eq!(e.count, row.count, "count: {l}");
+    assert_eq!(e.count(), row.count, "count: {l}");
     assert_eq!(e.time, p.time);
     assert_eq!(e.severity, p.severity);
     // detaching keeps everything
@@ -1037,8 +1042,8 @@ fn partial_ids_are_never_full() {
     let e = classify(&p).unwrap();
     assert_eq!(e.ids.pod_uid, None);
     assert_eq!(
-        e.ids.partial,
-        vec![PartialId {
+        e.ids.partial(),
+        [PartialId {
             kind: IdKind::PodUid,
             prefix: Cow::Borrowed("0fbdedac-ebfe-11e9-a2b6-00")
         }]
