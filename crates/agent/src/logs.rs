@@ -9,7 +9,7 @@
 //! (their lines are not read again) and re-reads at most [`SAVE_EVERY`] of lines.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -46,7 +46,7 @@ struct SavedEvents {
 const EVENTS_SCHEMA: &str = "podcoroner.events/v1";
 
 /// Loads the events saved by [`save`]; anything unreadable is an empty list (logged).
-pub fn load_events(path: &std::path::Path) -> VecDeque<LoggedEvent> {
+pub fn load_events(path: &Path) -> VecDeque<LoggedEvent> {
     let Ok(bytes) = std::fs::read(path) else {
         return VecDeque::new();
     };
@@ -179,6 +179,19 @@ struct Lookback {
     skipped: u64,
 }
 
+/// `path` as its records name their file: one string per file, made when the file read changes
+/// (a rotation) rather than for every record.
+fn origin_of(last: &mut Option<(PathBuf, Arc<str>)>, path: &Path) -> Arc<str> {
+    match last {
+        Some((p, o)) if p.as_path() == path => Arc::clone(o),
+        _ => {
+            let o: Arc<str> = Arc::from(path.display().to_string());
+            *last = Some((path.to_path_buf(), Arc::clone(&o)));
+            o
+        }
+    }
+}
+
 /// Parses and classifies one record, keeping its event; counts it. Returns whether the event
 /// should wake the evaluator ([`wakes`]).
 #[allow(clippy::too_many_arguments)]
@@ -189,7 +202,7 @@ fn ingest(
     ctx: &mut ParseContext,
     understanding: &mut Understanding,
     text: &str,
-    origin: &str,
+    origin: &Arc<str>,
     line: u64,
     lookback: &mut Lookback,
 ) -> bool {
@@ -218,7 +231,7 @@ fn ingest(
     events.push_back(LoggedEvent {
         event: event.into_owned(),
         log: kind,
-        origin: Arc::from(origin),
+        origin: Arc::clone(origin),
         line,
         text: text.to_string(),
     });
@@ -285,6 +298,7 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
     let mut asm = LineAssembler::new();
     let mut understanding = Understanding::default();
     let mut dropped_seen = 0;
+    let mut origin = None;
     let mut health = tokio::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
@@ -297,13 +311,13 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                 for l in &batch.lines {
                     if let Some(rec) = asm.push(&l.text) {
                         let (text, first) = (rec.text.to_string(), rec.first_line);
-                        new |= ingest(&shared, name, kind, &mut ctx, &mut understanding, &text, &l.origin.display().to_string(), first, &mut lookback);
+                        new |= ingest(&shared, name, kind, &mut ctx, &mut understanding, &text, &origin_of(&mut origin, &l.origin), first, &mut lookback);
                     }
                 }
                 // A record is complete once the next begins, or when the writer pauses.
                 if batch.caught_up && let Some(rec) = asm.finish() {
                     let (text, first) = (rec.text.to_string(), rec.first_line);
-                    new |= ingest(&shared, name, kind, &mut ctx, &mut understanding, &text, &path.display().to_string(), first, &mut lookback);
+                    new |= ingest(&shared, name, kind, &mut ctx, &mut understanding, &text, &origin_of(&mut origin, &path), first, &mut lookback);
                 }
                 if batch.caught_up {
                     // The history is read: from now on every record counts, whatever its clock.
@@ -389,7 +403,7 @@ pub async fn journal_loop(
     let (mut rx, handle) = follower.spawn();
     let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
     let mut ctx = ParseContext::new(year);
-    let origin = format!("journald:{key}");
+    let origin: Arc<str> = Arc::from(format!("journald:{key}"));
     let mut understanding = Understanding::default();
     let mut n: u64 = 0;
     let mut health = tokio::time::interval(Duration::from_secs(1));

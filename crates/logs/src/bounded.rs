@@ -157,7 +157,8 @@ fn has_long_line_in(
     let bounds: Vec<(u64, u64)> = (0..ranges)
         .map(|k| (len * k / ranges, len * (k + 1) / ranges))
         .collect();
-    let scans: Vec<io::Result<Fragments>> = std::thread::scope(|scope| {
+    // `Ok(None)`: a range holds a long line by itself.
+    let scans: Vec<io::Result<Option<Fragments>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = bounds
             .iter()
             .map(|&(start, end)| scope.spawn(move || fragments(file, start, end, max, chunk_bytes)))
@@ -167,13 +168,15 @@ fn has_long_line_in(
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect()
     });
-    if scans.iter().any(|s| s.as_ref().is_ok_and(|f| f.long)) {
+    if scans.iter().any(|s| matches!(s, Ok(None))) {
         return Ok(true);
     }
     // The line open at the end of the ranges so far.
     let mut open = 0u64;
     for scan in scans {
-        let f = scan?;
+        let Some(f) = scan? else {
+            return Ok(true);
+        };
         if f.newline {
             if open + f.lead > max {
                 return Ok(true);
@@ -189,7 +192,7 @@ fn has_long_line_in(
     Ok(false)
 }
 
-/// The line lengths one range of a file shows on its own.
+/// The line lengths one range of a file shows on its own, when none of them is too long.
 struct Fragments {
     /// Bytes before the range's first newline (the whole range when it has none).
     lead: u64,
@@ -197,18 +200,17 @@ struct Fragments {
     newline: bool,
     /// Bytes after its last newline.
     tail: u64,
-    /// A line, or a piece of one, longer than the limit lies in the range.
-    long: bool,
 }
 
-/// Scans bytes `start..end` of `file`, `chunk_bytes` at a time, for [`has_long_line_in`].
+/// Scans bytes `start..end` of `file`, `chunk_bytes` at a time, for [`has_long_line_in`]:
+/// `None` when a line, or a piece of one, longer than `max` lies in the range.
 fn fragments(
     file: &File,
     start: u64,
     end: u64,
     max: u64,
     chunk_bytes: usize,
-) -> io::Result<Fragments> {
+) -> io::Result<Option<Fragments>> {
     let mut buf = vec![0u8; chunk_bytes.max(1)];
     let (mut pos, mut run) = (start, 0u64);
     let mut lead = None;
@@ -228,34 +230,22 @@ fn fragments(
             let piece = run + (nl - from) as u64;
             lead.get_or_insert(piece);
             if piece > max {
-                return Ok(Fragments::long());
+                return Ok(None);
             }
             run = 0;
             from = nl + 1;
         }
         run += (n - from) as u64;
         if run > max {
-            return Ok(Fragments::long());
+            return Ok(None);
         }
         pos += n as u64;
     }
-    Ok(Fragments {
+    Ok(Some(Fragments {
         lead: lead.unwrap_or(run),
         newline: lead.is_some(),
         tail: run,
-        long: false,
-    })
-}
-
-impl Fragments {
-    fn long() -> Fragments {
-        Fragments {
-            lead: 0,
-            newline: false,
-            tail: 0,
-            long: true,
-        }
-    }
+    }))
 }
 
 #[cfg(test)]

@@ -117,8 +117,6 @@ fn kubectl_pods(path: &Path) -> Read<PastedPod> {
     })
 }
 
-/// Reads every file of `paths` with `read` into one status: `degraded` saying what the pastes
-/// lack and which lines were not understood, or `not_understood` when a file gave no row.
 /// A pasted file's reader.
 type Reader<T> = fn(&Path) -> Read<T>;
 
@@ -130,6 +128,8 @@ type SandboxView<'f> = (
     Reader<PastedSandbox>,
 );
 
+/// Reads every file of `paths` with `read` into one status: `degraded` saying what the pastes
+/// lack and which lines were not understood, or `not_understood` when a file gave no row.
 fn read_all<T>(
     paths: &[PathBuf],
     what: &str,

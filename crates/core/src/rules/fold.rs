@@ -126,10 +126,7 @@ impl Fold {
         self.seq += 1;
         match foldable(&e) {
             Some((slot, t, ns, name)) => {
-                self.key.clear();
-                self.key.push_str(ns);
-                self.key.push('/');
-                self.key.push_str(name);
+                pod_key_into(&mut self.key, ns, name);
                 self.extend_run(slot, t, seq);
             }
             None => self.interrupt(&e),
@@ -224,10 +221,7 @@ impl Fold {
             let Some(ns) = p.namespace.as_deref() else {
                 continue;
             };
-            self.key.clear();
-            self.key.push_str(ns);
-            self.key.push('/');
-            self.key.push_str(&p.name);
+            pod_key_into(&mut self.key, ns, &p.name);
             self.runs.remove(self.key.as_str());
         }
         if let (Some(uid), [p]) = (uid, ids.pods.as_slice())
@@ -243,6 +237,15 @@ impl Fold {
             self.runs.remove(pod.as_str());
         }
     }
+}
+
+/// Writes `namespace/name` into `key`, the one buffer the runs are looked up with (no string
+/// made per record).
+fn pod_key_into(key: &mut String, namespace: &str, name: &str) {
+    key.clear();
+    key.push_str(namespace);
+    key.push('/');
+    key.push_str(name);
 }
 
 /// Below this many entries a full vector of kept events doubles as any vector does.

@@ -146,32 +146,27 @@ fn failed_sandbox(e: &LoggedEvent) -> Option<String> {
 /// a failed sandbox reads as a pod stuck terminating: it is the create path's). A cut failed ID
 /// (`…`) matches every finding's ID it begins. Their positions in `out`, each once.
 fn stuck_teardowns(group: &[&LoggedEvent], teardowns: &BTreeMap<&str, Vec<usize>>) -> Vec<usize> {
-    let mut at: Vec<usize> = group
-        .iter()
-        .filter_map(|e| failed_sandbox(e))
-        .flat_map(|id| {
-            let prefix = id.trim_end_matches('…').to_string();
-            with_prefix(teardowns, &prefix)
-                .flat_map(|(_, v)| v.iter().copied())
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let mut at = Vec::new();
+    for id in group.iter().filter_map(|e| failed_sandbox(e)) {
+        at.extend(with_prefix(teardowns, id.trim_end_matches('…')));
+    }
     at.sort_unstable();
     at.dedup();
     at
 }
 
-/// The entries of `ids` (finding positions by sandbox ID) whose ID begins with `prefix`, in
+/// The finding positions of `ids` (positions by sandbox ID) whose ID begins with `prefix`, in
 /// ID order.
-fn with_prefix<'m>(
+fn with_prefix<'m, 'p>(
     ids: &'m BTreeMap<&str, Vec<usize>>,
-    prefix: &'m str,
-) -> impl Iterator<Item = (&'m &'m str, &'m Vec<usize>)> + 'm {
+    prefix: &'p str,
+) -> impl Iterator<Item = usize> + use<'m, 'p> {
     ids.range::<str, _>((
         std::ops::Bound::Included(prefix),
         std::ops::Bound::Unbounded,
     ))
     .take_while(move |(k, _)| k.starts_with(prefix))
+    .flat_map(|(_, at)| at.iter().copied())
 }
 
 /// Whether the pod worker's `Error syncing pod` record `e` is a sandbox creation failure:
