@@ -318,23 +318,30 @@ impl Drop for Daemon {
 }
 
 /// A first start (no saved read position) reads the kubelet log back `log_lookback` (1 h by
-/// default), not only what comes next: a pod seen 30 minutes ago has a timeline, one seen 2 hours
-/// ago does not, and `/readyz` says how far back it read and how many older records it skipped.
-/// A restart then resumes at its saved position and reads no line twice.
+/// default, and never before this machine booted), not only what comes next: a pod seen inside
+/// that window has a timeline, one seen before it does not, and `/readyz` says how far back it
+/// read and how many older records it skipped. A restart then resumes at its saved position and
+/// reads no line twice.
 #[test]
 fn a_first_start_reads_the_log_back_log_lookback() {
     let dir = ok(tempfile::tempdir());
     let log = dir.path().join("kubelet.log");
-    let line = |mins: i64, pod: &str| {
-        let t = jiff::Timestamp::now() - jiff::SignedDuration::from_mins(mins);
+    let line = |t: jiff::Timestamp, pod: &str| {
         format!(
             "I{}    1234 kubelet.go:2431] \"SyncLoop ADD\" source=\"api\" pods=[\"shop/{pod}\"]\n",
             t.strftime("%m%d %H:%M:%S%.6f")
         )
     };
+    // The window the daemon reads: since max(now - 1 h, boot time), as node-problem-detector's
+    // lookback, so that the test holds on a machine booted minutes ago.
+    let now = jiff::Timestamp::now();
+    let from = (now - jiff::SignedDuration::from_hours(1)).max(booted());
+    let inside = from + now.duration_since(from) / 2;
     ok(std::fs::write(
         &log,
-        line(120, "old-0") + &line(30, "recent-0") + &line(1, "recent-1"),
+        line(from - jiff::SignedDuration::from_mins(30), "old-0")
+            + &line(inside, "recent-0")
+            + &line(now - jiff::SignedDuration::from_secs(1), "recent-1"),
     ));
     let config = format!("kubelet_log: {}\n", log.display());
     let port = free_port();
@@ -370,7 +377,7 @@ fn a_first_start_reads_the_log_back_log_lookback() {
     ok(std::fs::OpenOptions::new()
         .append(true)
         .open(&log)
-        .and_then(|mut f| f.write_all(line(0, "after-0").as_bytes())));
+        .and_then(|mut f| f.write_all(line(jiff::Timestamp::now(), "after-0").as_bytes())));
     let daemon_ = Daemon(Some(daemon(dir.path(), port, &config)));
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -385,6 +392,17 @@ fn a_first_start_reads_the_log_back_log_lookback() {
     assert!(!body.contains("first start"), "{body}");
     assert_eq!(get(port, "/pods/shop%2Fafter-0/timeline").0, 200);
     daemon_.terminate();
+}
+
+/// When this machine booted: `btime` of `/proc/stat`, as the daemon reads it.
+fn booted() -> jiff::Timestamp {
+    let stat = ok(std::fs::read_to_string("/proc/stat"));
+    let secs = stat
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))
+        .and_then(|s| s.trim().parse::<i64>().ok())
+        .expect("btime in /proc/stat");
+    ok(jiff::Timestamp::from_second(secs))
 }
 
 /// The bundled sample with the default `--min-age 10m`: the table and the JSON say how many
