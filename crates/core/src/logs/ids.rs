@@ -242,6 +242,11 @@ impl<'p> Ids<'p> {
             self.pod_uid = Some(uid.clone());
         }
         if !self.pods.contains(&pod) {
+            // Most records name one pod, and a kept record keeps this vector's room (its owned
+            // copy is collected in place): room for one, not the four a first push makes.
+            if self.pods.is_empty() {
+                self.pods.reserve_exact(1);
+            }
             self.pods.push(pod);
         }
     }

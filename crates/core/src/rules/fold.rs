@@ -72,7 +72,7 @@ struct Run {
 #[derive(Default)]
 pub struct Fold {
     /// The events kept so far (with those folded since the last compaction, marked in their
-    /// slot), and beside each where it was read: two vectors, so that the events are never
+    /// slot and emptied of their line and names), and beside each where it was read: two vectors, so that the events are never
     /// copied into another vector (a troubled node's log keeps most of them).
     events: Vec<LoggedEvent>,
     slots: Vec<Slot>,
@@ -204,7 +204,13 @@ impl Fold {
         s.gone = true;
         self.folded += 1;
         self.vacant += 1;
-        if self.vacant > 4096 && self.vacant * 2 > self.slots.len() {
+        // What the folded record holds on the heap (its line, its pod's name) goes now; only its
+        // place in the vector waits for the compaction.
+        let e = &mut self.events[i];
+        e.text = String::new();
+        e.event.ids = crate::logs::Ids::default();
+        e.event.error = None;
+        if self.vacant > COMPACT_AFTER && self.vacant * 4 > self.slots.len() {
             self.compact();
         }
     }
@@ -247,6 +253,11 @@ fn pod_key_into(key: &mut String, namespace: &str, name: &str) {
     key.push('/');
     key.push_str(name);
 }
+
+/// Folded records are dropped from the vectors once there are more than this many and they are
+/// more than a quarter of the entries: each compaction moves at most four entries per record it
+/// drops, and the vectors hold at most a third more entries than the records kept.
+const COMPACT_AFTER: usize = 1024;
 
 /// Below this many entries a full vector of kept events doubles as any vector does.
 const GROW_DOUBLING_UP_TO: usize = 1 << 16;
