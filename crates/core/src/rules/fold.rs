@@ -5,7 +5,9 @@
 //! record of that pod interrupts, for the two kinds a healthy node logs without end:
 //! `ReadinessProbeReady` (`SyncLoop (probe)` … `status="ready"`) and `PodStartupObserved`
 //! (`"Observed pod startup duration"`, with a valid SLI). The first and the last record of every
-//! run are kept. What the rules read of these kinds is kept exactly:
+//! run are kept. A `SyncLoop UPDATE` of the pod ([`NOT_ANCHORS`]) does not interrupt a run: no
+//! rule reads that kind, so none asks what comes before or after one. What the rules read of
+//! the folded kinds is kept exactly:
 //! - `startup::breakdown` reads the last `PodStartupObserved` of a pod (the last of its last
 //!   run) and the first `ReadinessProbeReady` at or after the pod's start, which is a record of
 //!   the pod of another kind (a `SyncLoop ADD`, a `Started container`, a PLEG
@@ -18,9 +20,10 @@
 //! - a folded record names one pod by `namespace/name` and nothing else (no UID, sandbox,
 //!   container or cut ID), so the identities the index links are those of its run's first
 //!   record;
-//! - the same-file neighbour joins (`container_race`, `teardown`) look at the record next to a
-//!   failure: a record is folded only when both records next to it are of these two kinds, so
-//!   no other record's neighbours change.
+//! - the one rule that reads a record's neighbours in its file, `container_race` (a NotFound
+//!   line cut before its error joins the burst beside it; one naming no container joins the
+//!   `RemoveContainer` before it), reads them only around records of [`RACE_KINDS`]: a record
+//!   next to one of those is never folded, so their neighbours do not change.
 //!
 //! The one thing it does not keep: a start time that no record of the pod gives (the CRI or API
 //! view's, or the kubelet's `observedRunningTime`) and that falls inside a run takes the
@@ -33,9 +36,10 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
+use super::container_race::RACE_KINDS;
 use super::logs::FastMap;
 use crate::event::LoggedEvent;
-use crate::logs::EventKind;
+use crate::logs::{EventKind, SyncOp};
 
 /// The kinds whose runs fold, each with its slot in a pod's runs.
 const FOLDED: [EventKind; 2] = [
@@ -43,13 +47,17 @@ const FOLDED: [EventKind; 2] = [
     EventKind::PodStartupObserved,
 ];
 
+/// The kinds of record that do not end a pod's runs: no rule reads them by kind, so no rule
+/// asks what comes before or after one of them. `SyncLoop UPDATE`, which a healthy node logs for
+/// every status change of every pod.
+const NOT_ANCHORS: [EventKind; 1] = [EventKind::SyncLoop(SyncOp::Update)];
+
 /// Where one event kept so far was read.
 struct Slot {
     seq: u64,
-    /// The event before it in the same file is of a [`FOLDED`] kind.
-    prev_folded: bool,
-    /// The event after it in the same file is of a [`FOLDED`] kind (set when that one is read).
-    next_folded: bool,
+    /// The event before or after it in the same file is of a kind whose rule reads its
+    /// neighbours ([`RACE_KINDS`]; the one after sets it when it is read).
+    beside_reader: bool,
     /// Folded: the event goes at the next compaction.
     gone: bool,
 }
@@ -82,7 +90,7 @@ pub struct Fold {
     runs: FastMap<String, [Option<Run>; 2]>,
     /// Pod UID → `namespace/name`, from records naming both.
     uid_pod: FastMap<String, String>,
-    /// The last event read: of a folded kind, and its file.
+    /// The last event read: whether its rule reads its neighbours, and its file.
     last: Option<(bool, Arc<str>)>,
     key: String,
     folded: u64,
@@ -101,26 +109,26 @@ impl Fold {
 
     /// Reads the next event.
     pub fn push(&mut self, e: LoggedEvent) {
-        let is_folded_kind = FOLDED.contains(&e.event.kind);
+        let reads_neighbours = RACE_KINDS.contains(&e.event.kind);
         let same_file = self
             .last
             .as_ref()
             .is_some_and(|(_, o)| Arc::ptr_eq(o, &e.origin) || *o == e.origin);
-        let prev_folded = same_file && self.last.as_ref().is_some_and(|(f, _)| *f);
+        let prev_reads_neighbours = same_file && self.last.as_ref().is_some_and(|(r, _)| *r);
         if same_file
-            && is_folded_kind
+            && reads_neighbours
             && let Some(s) = self.slots.last_mut()
         {
-            s.next_folded = true;
+            s.beside_reader = true;
         }
         match &mut self.last {
-            Some((f, o)) => {
-                *f = is_folded_kind;
+            Some((r, o)) => {
+                *r = reads_neighbours;
                 if !Arc::ptr_eq(o, &e.origin) {
                     o.clone_from(&e.origin);
                 }
             }
-            None => self.last = Some((is_folded_kind, e.origin.clone())),
+            None => self.last = Some((reads_neighbours, e.origin.clone())),
         }
         let seq = self.seq;
         self.seq += 1;
@@ -136,8 +144,7 @@ impl Fold {
         self.events.push(e);
         self.slots.push(Slot {
             seq,
-            prev_folded,
-            next_folded: false,
+            beside_reader: prev_reads_neighbours,
             gone: false,
         });
     }
@@ -192,13 +199,13 @@ impl Fold {
         }
     }
 
-    /// Folds the record at `seq` when both records next to it in its file are of folded kinds.
+    /// Folds the record at `seq` unless a record next to it in its file reads its neighbours.
     fn fold(&mut self, seq: u64) {
         let Ok(i) = self.slots.binary_search_by_key(&seq, |s| s.seq) else {
             return;
         };
         let s = &mut self.slots[i];
-        if !(s.prev_folded && s.next_folded) || s.gone {
+        if s.beside_reader || s.gone {
             return;
         }
         s.gone = true;
@@ -223,12 +230,15 @@ impl Fold {
             .pod_uid
             .as_deref()
             .or_else(|| ids.pods.first().and_then(|p| p.uid.as_deref()));
+        let ends_runs = !NOT_ANCHORS.contains(&e.event.kind);
         for p in &ids.pods {
             let Some(ns) = p.namespace.as_deref() else {
                 continue;
             };
             pod_key_into(&mut self.key, ns, &p.name);
-            self.runs.remove(self.key.as_str());
+            if ends_runs {
+                self.runs.remove(self.key.as_str());
+            }
         }
         if let (Some(uid), [p]) = (uid, ids.pods.as_slice())
             && p.uid.as_deref().is_none_or(|u| u == uid)
@@ -237,7 +247,8 @@ impl Fold {
         {
             self.uid_pod.insert(uid.to_string(), self.key.clone());
         }
-        if let Some(uid) = uid
+        if ends_runs
+            && let Some(uid) = uid
             && let Some(pod) = self.uid_pod.get(uid)
         {
             self.runs.remove(pod.as_str());

@@ -69,8 +69,63 @@ fn another_record_of_the_pod_ends_the_run_so_the_first_ready_after_a_start_is_ke
         ready(5, "ns/a"),
         ready(6, "ns/a"),
     ];
-    // Lines 3 and 5 are next to the start: not folded, whatever their run.
+    // Line 3 ends the run before the start, line 5 begins the one after it.
     assert_eq!(fold(&lines), (vec![1, 3, 4, 5, 7], 2));
+}
+
+fn update(sec: u32, pod: &str) -> String {
+    format!(
+        "I0613 10:{:02}:{:02}.000000    1234 kubelet.go:2441] \"SyncLoop UPDATE\" source=\"api\" pods=[\"{pod}\"]",
+        sec / 60,
+        sec % 60
+    )
+}
+
+#[test]
+fn a_syncloop_update_of_the_pod_does_not_end_its_run() {
+    let lines = vec![
+        ready(0, "ns/a"),
+        ready(1, "ns/a"),
+        update(2, "ns/a"),
+        ready(3, "ns/a"),
+        ready(4, "ns/a"),
+    ];
+    // One run of five readiness records from line 1 to 5: the two between its ends go, the
+    // UPDATE stays.
+    assert_eq!(fold(&lines), (vec![1, 3, 5], 2));
+    // Any other record of the pod ends the run: with a start instead, both sides keep their ends.
+    let mut with_start = lines.clone();
+    with_start[2] = started(2, "ns/a");
+    assert_eq!(fold(&with_start), (vec![1, 2, 3, 4, 5], 0));
+}
+
+#[test]
+fn a_record_beside_a_line_whose_rule_reads_its_neighbours_is_kept() {
+    let id = "c".repeat(64);
+    let race = format!(
+        "E0613 10:00:02.000000    1234 remote_runtime.go:432] \"ContainerStatus from runtime service failed\" err=\"rpc error: code = NotFound desc = an error occurred when try to find container \\\"{id}\\\": not found\" containerID=\"{id}\""
+    );
+    let lines = vec![
+        ready(0, "ns/a"),
+        ready(1, "ns/a"),
+        race,
+        ready(3, "ns/a"),
+        ready(4, "ns/a"),
+        ready(5, "ns/a"),
+    ];
+    let events = read_text(LogKind::Kubelet, "kubelet.log", 2025, &lines.join("\n"));
+    assert!(
+        RACE_KINDS.contains(&events[2].event.kind),
+        "{:?}",
+        events[2].event.kind
+    );
+    // The race line names no pod, so pod a's run goes on through it; the records next to it
+    // (lines 2 and 4) are kept so that `container_race` sees the same neighbours, line 5 goes.
+    assert_eq!(fold(&lines), (vec![1, 2, 3, 4, 6], 1));
+    // Beside another pod's start, which reads no neighbour, they go.
+    let mut beside_start = lines.clone();
+    beside_start[2] = started(2, "ns/b");
+    assert_eq!(fold(&beside_start), (vec![1, 3, 6], 3));
 }
 
 #[test]
