@@ -8,9 +8,15 @@
 //! the [`ParseContext`] at its block's start: the context at the end of the last block merged
 //! so far (the year and the New Year state rarely change from one block to the next). The
 //! calling thread merges the blocks in order, checks each guess against the real context at
-//! the block's start ([`ParseContext::resolves_like`]) and parses a block again, with the right
-//! context, when the guess was wrong. Line numbers are counted per block and shifted when
-//! merged.
+//! the block's start ([`ParseContext::resolves_like`]) and, when the guess was wrong, mends the
+//! block: each worker keeps the text of its block's first records, up to the first whose time
+//! carries its own year ([`Head`]), and the merging thread parses those again with the right
+//! context. When that ends in exactly the context the worker had after them, the rest of the
+//! block parses the same from either start (a record's parse depends only on its text and the
+//! context), so the worker's records after the head stand; otherwise the whole block is parsed
+//! again. A log whose year or zone changes every few records (the excerpts of many bug reports
+//! read as one file) so costs the merging thread a few records per block, not the block. Line
+//! numbers are counted per block and shifted when merged.
 //!
 //! Where the blocks come from:
 //! - a plain file: each worker reads its own blocks with positional reads. Block `k` runs from
@@ -132,7 +138,7 @@ pub(crate) fn read_file(
             });
         }
         drop(msg_tx);
-        merge_blocks(&msg_rx, ctx, out, on_event, &shared, None, reread)
+        merge_blocks(&msg_rx, opts, ctx, out, on_event, &shared, None, reread)
     })
 }
 
@@ -184,7 +190,16 @@ pub(crate) fn read_stream(
             });
         }
         drop(msg_tx);
-        merge_blocks(&msg_rx, ctx, out, on_event, &shared, Some(pool_tx), reread)
+        merge_blocks(
+            &msg_rx,
+            opts,
+            ctx,
+            out,
+            on_event,
+            &shared,
+            Some(pool_tx),
+            reread,
+        )
     })
 }
 
@@ -195,7 +210,44 @@ pub(crate) fn read_stream(
 struct BlockRead {
     ctx_in: ParseContext,
     ctx_out: ParseContext,
+    /// The block's first records, read apart; `None` when no record of the first
+    /// [`MAX_HEAD_RECORDS`] carries its year, and `read` holds them all.
+    head: Option<Head>,
+    /// The records after the head, and every physical line of the block in `lines`.
     read: LogRead,
+}
+
+/// The first records of a block, up to where the context no longer depends on the guess it
+/// started from: their text, kept to parse them again, what they gave, and the context after
+/// them. The worker parses them from its guess and from a probe that differs in year, last time
+/// and zone ([`probe`]); the head ends where the two contexts meet (its records set the year,
+/// the last time and the zone), or, when they have not met after [`MAX_HEAD_RECORDS`], at the
+/// first record whose time carries its year, which leaves only the zone to the guess. Either way [`mend`] checks the
+/// context after them, so where it ends is a matter of speed, never of what is read.
+struct Head {
+    /// Each record's text and its first line, counted from the block's first line.
+    records: Vec<(String, u64)>,
+    /// What they gave (`lines` stays 0: the block's lines are counted in [`BlockRead::read`]).
+    read: LogRead,
+    ctx_after: ParseContext,
+}
+
+/// A block's head is kept for at most this many records: a log whose times never carry their
+/// year (klog alone) has none, and a wrong guess there parses the whole block again.
+const MAX_HEAD_RECORDS: usize = 256;
+
+/// A context that differs from `guess` in year, last time and zone, and in nothing the records
+/// cannot set (the source's `not_after` and `message_only`).
+fn probe(guess: &ParseContext) -> ParseContext {
+    let mut p = guess.clone();
+    p.year = guess.year.wrapping_add(1);
+    p.last = match guess.last {
+        Some(_) => None,
+        None => Some(Timestamp::UNIX_EPOCH),
+    };
+    p.offset = jiff::tz::Offset::from_seconds(guess.offset.seconds().wrapping_add(3_600) % 86_400)
+        .unwrap_or(jiff::tz::Offset::UTC);
+    p
 }
 
 /// How to get a block's bytes again, to parse it again with the right context.
@@ -286,8 +338,10 @@ impl Drop for StopOnDrop<'_> {
 /// Takes parsed blocks in any order and merges them into `out` in stream order, parsing again
 /// (with `reread`) the blocks whose guessed context was wrong. Spent stream buffers go back to
 /// `pool`. Returns the first reading error.
+#[allow(clippy::too_many_arguments)]
 fn merge_blocks(
     msgs: &Receiver<Msg>,
+    opts: &StreamOpts<'_>,
     mut ctx: ParseContext,
     out: &mut LogRead,
     on_event: &mut dyn FnMut(LoggedEvent),
@@ -311,7 +365,7 @@ fn merge_blocks(
             Err(_) => return Err(std::io::Error::other("a log reading thread stopped")),
         }
         while let Some((mut read, redo)) = waiting.remove(&next) {
-            if !read.ctx_in.resolves_like(&ctx) {
+            if !read.ctx_in.resolves_like(&ctx) && !mend(&mut read, &ctx, opts) {
                 *read = reread(&redo, ctx.clone())?;
             }
             ctx = read.ctx_out;
@@ -324,6 +378,9 @@ fn merge_blocks(
                 Redo::Range { start, end } => end - start,
                 Redo::Data(data) => data.len() as u64,
             });
+            if let Some(head) = read.head {
+                merge(out, head.read, lines_before, on_event);
+            }
             merge(out, read.read, lines_before, on_event);
             lines_before += lines;
             if let (Some(pool), Redo::Data(mut data)) = (&pool, redo) {
@@ -335,6 +392,42 @@ fn merge_blocks(
         }
     }
     Ok(())
+}
+
+/// Parses the head of a block read from a wrong guess again, from `ctx`, the real context at its
+/// start: `true` when that ends in the context the worker had after it, so the head's new
+/// records and the worker's records after it are what parsing the block from `ctx` gives;
+/// `false` (nothing changed) when the block has no head or the contexts differ.
+fn mend(read: &mut BlockRead, ctx: &ParseContext, opts: &StreamOpts<'_>) -> bool {
+    let Some(head) = &mut read.head else {
+        return false;
+    };
+    let mut again_ctx = ctx.clone();
+    let mut again = LogRead::default();
+    for (text, line) in &head.records {
+        handle(text, *line, &mut again_ctx, opts, &mut again);
+    }
+    if again_ctx != head.ctx_after {
+        return false;
+    }
+    head.read = again;
+    read.ctx_in = ctx.clone();
+    #[cfg(test)]
+    MENDED.with(|m| m.set(m.get() + 1));
+    true
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Blocks [`mend`] mended on this thread (the merging one), for the tests.
+    static MENDED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Adds `later`, read from the same block after `read`, to it.
+fn append(read: &mut LogRead, later: LogRead) {
+    let mut events = std::mem::take(&mut read.events);
+    merge(read, later, 0, &mut |e| events.push(e));
+    read.events = events;
 }
 
 /// Adds one block's read to the stream's, its line numbers shifted by `lines_before`.
@@ -379,35 +472,119 @@ fn merge(
 /// Assembles, parses and classifies one block (whole lines, the last one's newline optional)
 /// from `ctx`; line numbers count from the block's first line.
 fn parse_block(data: &[u8], ctx: ParseContext, opts: &StreamOpts<'_>) -> BlockRead {
-    let ctx_in = ctx.clone();
-    let mut ctx = ctx;
-    let mut read = LogRead::default();
+    let mut block = BlockRead {
+        ctx_in: ctx.clone(),
+        ctx_out: ctx,
+        head: None,
+        read: LogRead::default(),
+    };
+    let mut reading_head = Some(ReadingHead::new(&block.ctx_in));
+    let mut record = |text: &str, line: u64, block: &mut BlockRead| match &mut reading_head {
+        Some(r) => {
+            if r.push(text, line, block, opts)
+                && let Some(r) = reading_head.take()
+            {
+                r.end(block);
+            }
+        }
+        None => {
+            handle(text, line, &mut block.ctx_out, opts, &mut block.read);
+        }
+    };
     let mut asm = LineAssembler::new();
-    let mut push = |line: &[u8], ctx: &mut ParseContext, read: &mut LogRead| {
-        read.lines += 1;
+    let mut push = |line: &[u8], block: &mut BlockRead| {
+        block.read.lines += 1;
         let text = match std::str::from_utf8(line) {
             Ok(s) => Cow::Borrowed(s),
             Err(_) => String::from_utf8_lossy(line),
         };
         if let Some(rec) = asm.push(&text) {
-            handle(rec.text, rec.first_line, ctx, opts, read);
+            record(rec.text, rec.first_line, block);
         }
     };
     let mut start = 0;
     for nl in memchr::memchr_iter(b'\n', data) {
-        push(&data[start..nl], &mut ctx, &mut read);
+        push(&data[start..nl], &mut block);
         start = nl + 1;
     }
     if start < data.len() {
-        push(&data[start..], &mut ctx, &mut read);
+        push(&data[start..], &mut block);
     }
     if let Some(rec) = asm.finish() {
-        handle(rec.text, rec.first_line, &mut ctx, opts, &mut read);
+        record(rec.text, rec.first_line, &mut block);
     }
-    BlockRead {
-        ctx_in,
-        ctx_out: ctx,
-        read,
+    // A block that ended before its head did.
+    if let Some(r) = reading_head {
+        r.end(&mut block);
+    }
+    block
+}
+
+/// The head of a block being read (see [`Head`]).
+struct ReadingHead {
+    /// Its records so far.
+    records: Vec<(String, u64)>,
+    /// What the records up to the first whose time carries its year gave, or all of them once
+    /// the probe met the guess.
+    upto_dated: LogRead,
+    /// How many records `upto_dated` holds, and the context after them; `None` while no record
+    /// set the year.
+    dated: Option<(usize, ParseContext)>,
+    /// What the records after those gave.
+    after_dated: LogRead,
+    /// The probe's context ([`probe`]).
+    probe: ParseContext,
+}
+
+impl ReadingHead {
+    fn new(guess: &ParseContext) -> ReadingHead {
+        ReadingHead {
+            records: Vec::new(),
+            upto_dated: LogRead::default(),
+            dated: None,
+            after_dated: LogRead::default(),
+            probe: probe(guess),
+        }
+    }
+
+    /// Reads one record of the block from `block.ctx_out`; `true` when the head is complete: the
+    /// probe met the guess, or it holds [`MAX_HEAD_RECORDS`] records.
+    fn push(
+        &mut self,
+        text: &str,
+        line: u64,
+        block: &mut BlockRead,
+        opts: &StreamOpts<'_>,
+    ) -> bool {
+        self.records.push((text.to_string(), line));
+        let dated = handle(text, line, &mut block.ctx_out, opts, &mut self.after_dated);
+        let _ = parse(text, &mut self.probe);
+        let met = self.probe == block.ctx_out;
+        if (dated && self.dated.is_none()) || met {
+            append(&mut self.upto_dated, std::mem::take(&mut self.after_dated));
+            self.dated = Some((self.records.len(), block.ctx_out.clone()));
+        }
+        met || self.records.len() >= MAX_HEAD_RECORDS
+    }
+
+    /// Hands the head to `block` (none when no record set the year) and the records after it to
+    /// `block.read`, which keeps its line count.
+    fn end(self, block: &mut BlockRead) {
+        let lines = block.read.lines;
+        block.read = self.after_dated;
+        match self.dated {
+            Some((n, ctx_after)) => {
+                let mut records = self.records;
+                records.truncate(n);
+                block.head = Some(Head {
+                    records,
+                    read: self.upto_dated,
+                    ctx_after,
+                });
+            }
+            None => append(&mut block.read, self.upto_dated),
+        }
+        block.read.lines = lines;
     }
 }
 
@@ -424,19 +601,21 @@ fn guarded_parse(
     .map_err(|_| std::io::Error::other("the log parser panicked on a block"))
 }
 
-/// Parses and classifies one record into `read`.
+/// Parses and classifies one record into `read`. Whether its time carries its own year
+/// ([`carries_year`]), so that `ctx`'s year and last time are now the record's.
 fn handle(
     text: &str,
     line: u64,
     ctx: &mut ParseContext,
     opts: &StreamOpts<'_>,
     read: &mut LogRead,
-) {
+) -> bool {
     let parsed = parse(text, ctx);
+    let dated = parsed.time.is_some() && carries_year(&parsed);
     if let Some(t) = parsed.time {
         if opts.since.is_some_and(|s| t < s) {
             read.before_since += 1;
-            return;
+            return dated;
         }
         read.span = Some(match read.span {
             None => (t, t),
@@ -445,7 +624,7 @@ fn handle(
     }
     read.understanding.count(text, parsed.is_parsed(), line);
     if let Some(t) = parsed.time
-        && carries_year(&parsed)
+        && dated
     {
         read.dated_year = Some(i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year()));
     }
@@ -458,7 +637,7 @@ fn handle(
                 text: cut(text),
             });
         }
-        return;
+        return dated;
     }
     read.parsed += 1;
     if let Some(event) = classify(&parsed) {
@@ -470,6 +649,7 @@ fn handle(
             text: cut(text),
         });
     }
+    dated
 }
 
 /// Whether a record's time carries its own year: an RFC 3339, CRI or journald envelope, a JSON

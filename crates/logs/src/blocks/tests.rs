@@ -2,8 +2,8 @@
 //! every record parsed and classified with one [`ParseContext`]): the same counts, span,
 //! unparsed samples and events, in the same order, for every block size and worker count, on
 //! every file of `testdata/cases/`, on all of them joined, and on a generated log whose year
-//! and New Year state change all the time (so that guessed contexts are wrong and blocks are
-//! parsed again).
+//! and New Year state change all the time, and on one whose zone and year change every few
+//! records (so that guessed contexts are wrong and blocks are mended or parsed again).
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -227,6 +227,50 @@ fn a_log_whose_year_keeps_changing_reads_as_one_loop_does() {
     check(&data, "generated", None, BLOCKS);
     let since = "2020-01-01T00:00:00Z".parse().ok();
     check(&data, "generated since 2020", since, &[300]);
+}
+
+/// A log read as one file from the excerpts of bug reports from nodes in other years and zones:
+/// every 7 records the zone (learned from a journal's RFC 3339 time beside the klog header of
+/// the same moment) and the year change, and yearless klog lines follow.
+fn zones_and_years() -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..700usize {
+        let group = i / 7;
+        let hours = [0, 3, 8, 5][group % 4];
+        let year = 2019 + group % 6;
+        let _ = match i % 7 {
+            0 => writeln!(
+                out,
+                "{year}-06-13T{:02}:00:00.000000+{hours:02}:00 node-a kubelet[1234]: I0613 {:02}:00:00.000000    1234 kubelet.go:1] \"SyncLoop ADD\" source=\"api\" pods=[\"team-a/web-{i}\"]",
+                10 + group % 10,
+                10 + group % 10,
+            ),
+            3 => writeln!(
+                out,
+                "time=\"{year}-06-13T10:00:0{}.000000001Z\" level=info msg=\"StopPodSandbox for \\\"{}\\\"\"",
+                i % 10,
+                "a".repeat(64)
+            ),
+            n => writeln!(
+                out,
+                "E0613 {:02}:00:0{n}.000000    1234 remote_runtime.go:1] \"StopPodSandbox from runtime service failed\" err=\"rpc error: code = Unknown desc = cni plugin not initialized\" podSandboxID=\"{}\"",
+                10 + group % 10,
+                "b".repeat(64)
+            ),
+        };
+    }
+    out
+}
+
+#[test]
+fn a_log_whose_zone_and_year_keep_changing_is_mended_not_parsed_again() {
+    let data = zones_and_years();
+    // Each block's first records, read again from the right context, are the whole correction:
+    // the rest of most blocks is the worker's.
+    MENDED.with(|m| m.set(0));
+    check(&data, "zones and years", None, &[300, 4096]);
+    let mended = MENDED.with(std::cell::Cell::get);
+    assert!(mended > 20, "blocks mended: {mended}");
 }
 
 #[test]
