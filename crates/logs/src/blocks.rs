@@ -9,9 +9,9 @@
 //! so far (the year and the New Year state rarely change from one block to the next). The
 //! calling thread merges the blocks in order, checks each guess against the real context at
 //! the block's start ([`ParseContext::resolves_like`]) and, when the guess was wrong, mends the
-//! block: each worker keeps the text of its block's first records, up to the first whose time
-//! carries its own year ([`Head`]), and the merging thread parses those again with the right
-//! context. When that ends in exactly the context the worker had after them, the rest of the
+//! block: each worker keeps the text of its block's first records, up to where its context no
+//! longer depends on its guess ([`Head`]), and the merging thread parses those again with the
+//! right context. When that ends in exactly the context the worker had after them, the rest of the
 //! block parses the same from either start (a record's parse depends only on its text and the
 //! context), so the worker's records after the head stand; otherwise the whole block is parsed
 //! again. A log whose year or zone changes every few records (the excerpts of many bug reports
@@ -222,8 +222,9 @@ struct BlockRead {
 /// them. The worker parses them from its guess and from a probe that differs in year, last time
 /// and zone ([`probe`]); the head ends where the two contexts meet (its records set the year,
 /// the last time and the zone), or, when they have not met after [`MAX_HEAD_RECORDS`], at the
-/// first record whose time carries its year, which leaves only the zone to the guess. Either way [`mend`] checks the
-/// context after them, so where it ends is a matter of speed, never of what is read.
+/// first record whose time carries its year, which leaves only the zone to the guess. Either
+/// way [`mend`] checks the context after them, so where it ends is a matter of speed, never of
+/// what is read.
 struct Head {
     /// Each record's text and its first line, counted from the block's first line.
     records: Vec<(String, u64)>,
@@ -411,7 +412,6 @@ fn mend(read: &mut BlockRead, ctx: &ParseContext, opts: &StreamOpts<'_>) -> bool
         return false;
     }
     head.read = again;
-    read.ctx_in = ctx.clone();
     #[cfg(test)]
     MENDED.with(|m| m.set(m.get() + 1));
     true
@@ -567,24 +567,21 @@ impl ReadingHead {
         met || self.records.len() >= MAX_HEAD_RECORDS
     }
 
-    /// Hands the head to `block` (none when no record set the year) and the records after it to
-    /// `block.read`, which keeps its line count.
+    /// Hands the head to `block` (none when no record set the year: then `after_dated` holds
+    /// every record) and the records after it to `block.read`, which keeps its line count.
     fn end(self, block: &mut BlockRead) {
         let lines = block.read.lines;
         block.read = self.after_dated;
-        match self.dated {
-            Some((n, ctx_after)) => {
-                let mut records = self.records;
-                records.truncate(n);
-                block.head = Some(Head {
-                    records,
-                    read: self.upto_dated,
-                    ctx_after,
-                });
-            }
-            None => append(&mut block.read, self.upto_dated),
-        }
         block.read.lines = lines;
+        if let Some((n, ctx_after)) = self.dated {
+            let mut records = self.records;
+            records.truncate(n);
+            block.head = Some(Head {
+                records,
+                read: self.upto_dated,
+                ctx_after,
+            });
+        }
     }
 }
 
