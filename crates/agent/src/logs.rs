@@ -74,7 +74,9 @@ pub fn load_events(path: &Path) -> VecDeque<LoggedEvent> {
                 log,
                 origin: s.origin.into(),
                 line: s.line,
+                content_key: podcoroner_core::logs::content_key(&parsed),
                 text: s.text,
+                folded: None,
             })
         })
         .collect()
@@ -234,6 +236,8 @@ fn ingest(
         origin: Arc::clone(origin),
         line,
         text: text.to_string(),
+        content_key: podcoroner_core::logs::content_key(&parsed),
+        folded: None,
     });
     while events.len() > shared.options.max_events {
         events.pop_front();

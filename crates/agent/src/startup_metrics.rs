@@ -157,6 +157,8 @@ I1201 12:30:27.950712   21520 pod_startup_latency_tracker.go:104] "Observed pod 
                     origin: "kubelet.log".into(),
                     line: i as u64 + 1,
                     text: l.to_string(),
+                    content_key: podcoroner_core::logs::content_key(&p),
+                    folded: None,
                 })
             })
             .collect();

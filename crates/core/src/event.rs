@@ -2,9 +2,16 @@
 //! rules, `timeline` and the daemon's event ring read. Depends only on the log-line layer
 //! ([`crate::logs`]), so neither the readers nor the timeline depend on the rules.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use jiff::{SignedDuration, Timestamp};
+
 use crate::logs::Event;
+
+/// Records of one failure closer than this are one attempt (the kubelet's sandbox GC retries
+/// every minute, a pod worker backs off from 10 s): [`Runs`] and the rules' attempt counts.
+pub const ONE_ATTEMPT: SignedDuration = SignedDuration::from_secs(5);
 
 /// A classified log record with where it was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +27,174 @@ pub struct LoggedEvent {
     pub line: u64,
     /// The record's text (cut to a few KiB).
     pub text: String,
+    /// What the record says less when it says it: a hash of its parsed message, fields, caller,
+    /// process and envelope, without its time ([`crate::logs::content_key`]); 0 when not
+    /// computed. Two records of one source with the same event (less its time) and the same
+    /// `content_key` repeat each other, and a diagnosis folds the middle ones of such a
+    /// repetition ([`crate::rules::fold::Fold`]).
+    pub content_key: u64,
+    /// The records folded into this one: repeats of it read between the record kept before it
+    /// and this one, counted with their times so that a finding says how many records and
+    /// attempts there were ([`LoggedEvent::records`]). `None` for a record that stands for
+    /// itself alone (always, outside a diagnosis).
+    pub folded: Option<Box<Folded>>,
+}
+
+impl LoggedEvent {
+    /// How many log records this one stands for: itself and those folded into it.
+    pub fn records(&self) -> u64 {
+        1 + self.folded.as_ref().map_or(0, |f| f.records)
+    }
+
+    /// Folds a repeat of this record (one with the same event and content at another time),
+    /// logged at `time`, with what was folded into it (`folded`), into this one.
+    pub fn absorb(&mut self, time: Option<Timestamp>, folded: Option<Box<Folded>>) {
+        let f = self.folded.get_or_insert_with(Box::default);
+        f.add(time);
+        if let Some(o) = folded {
+            f.merge(&o);
+        }
+    }
+
+    /// The records read beside this one in its file, when a fold kept a copy of them.
+    pub fn neighbours(&self) -> Option<&Neighbours> {
+        self.folded.as_ref()?.neighbours.as_deref()
+    }
+}
+
+/// Repeats of a record folded into it ([`LoggedEvent::folded`]): how many, their time range and
+/// their attempts, in memory bounded by [`Folded::MAX_RUNS`] whatever their number.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Folded {
+    /// How many records.
+    pub records: u64,
+    /// The earliest and latest time among them, when one had a time.
+    pub span: Option<(Timestamp, Timestamp)>,
+    /// Their times as attempts ([`Runs`]), at most [`Folded::MAX_RUNS`] kept.
+    pub runs: Runs,
+    /// For a record whose rule reads its neighbours in its file (a teardown failure naming no
+    /// sandbox, a container race line), those neighbours as they were read, which the fold may
+    /// since have folded.
+    pub neighbours: Option<Box<Neighbours>>,
+}
+
+/// The records read beside a record in its file, nearest first, as many as its rule reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Neighbours {
+    /// The records before it.
+    pub before: Vec<LoggedEvent>,
+    /// The records after it.
+    pub after: Vec<LoggedEvent>,
+}
+
+impl Folded {
+    /// The attempts one folded group keeps exactly; past it, [`Runs::beyond`] counts the runs of
+    /// times that start after the last one kept.
+    pub const MAX_RUNS: usize = 32;
+
+    /// Adds one record at `time`.
+    pub fn add(&mut self, time: Option<Timestamp>) {
+        self.records += 1;
+        if let Some(t) = time {
+            self.span = Some(match self.span {
+                None => (t, t),
+                Some((a, b)) => (a.min(t), b.max(t)),
+            });
+            self.runs.add_capped(t, Self::MAX_RUNS);
+        }
+    }
+
+    /// Adds the records of `other`.
+    pub fn merge(&mut self, other: &Folded) {
+        self.records += other.records;
+        if let Some((a, b)) = other.span {
+            self.span = Some(match self.span {
+                None => (a, b),
+                Some((x, y)) => (x.min(a), y.max(b)),
+            });
+        }
+        self.runs.merge_capped(&other.runs, Self::MAX_RUNS);
+    }
+}
+
+/// Record times as attempts: each maximal run of times less than [`ONE_ATTEMPT`] apart is one
+/// attempt, whatever order the times come in (start → end of each run). A capped `Runs` keeps
+/// its runs up to a bound and counts in [`Runs::beyond`] each later time that would begin a
+/// run of its own, so its attempt count is exact while under the bound and, past it, exact for
+/// times read in order (the kubelet's own log) and an upper bound otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Runs {
+    runs: BTreeMap<Timestamp, Timestamp>,
+    /// Times that began a run past the cap.
+    pub beyond: u64,
+    /// The latest time counted in `beyond`, so that the times of one attempt past the cap
+    /// count once.
+    beyond_last: Option<Timestamp>,
+}
+
+impl Runs {
+    /// How many attempts: the runs kept and those counted beyond them.
+    pub fn attempts(&self) -> u64 {
+        self.runs.len() as u64 + self.beyond
+    }
+
+    /// The runs kept, start → end, in time order.
+    pub fn iter(&self) -> impl Iterator<Item = (Timestamp, Timestamp)> + '_ {
+        self.runs.iter().map(|(&s, &e)| (s, e))
+    }
+
+    /// Puts `t` in its run: a run it falls in or within [`ONE_ATTEMPT`] of (joining two runs it
+    /// bridges), else a run of its own.
+    pub fn add(&mut self, t: Timestamp) {
+        self.add_run(t, t, usize::MAX);
+    }
+
+    /// [`Runs::add`], keeping at most `cap` runs: a time that would begin one more is counted in
+    /// [`Runs::beyond`] (once per attempt, when read in time order).
+    pub fn add_capped(&mut self, t: Timestamp, cap: usize) {
+        self.add_run(t, t, cap);
+    }
+
+    /// Adds the run `start..=end` (times less than [`ONE_ATTEMPT`] apart): it joins every run
+    /// it overlaps or comes within [`ONE_ATTEMPT`] of, else it is a run of its own, or past `cap`
+    /// runs one counted in [`Runs::beyond`].
+    pub fn add_run(&mut self, start: Timestamp, end: Timestamp, cap: usize) {
+        let reach = |t: Timestamp| t.checked_add(ONE_ATTEMPT).unwrap_or(t);
+        let (mut s, mut e) = (start, end);
+        // The runs that start at most ONE_ATTEMPT after `end` and end at most ONE_ATTEMPT
+        // before `start` touch it; they are consecutive, the last of them the latest start.
+        let mut touching = Vec::new();
+        for (&rs, &re) in self.runs.range(..=reach(end)).rev() {
+            if reach(re) < start {
+                break;
+            }
+            touching.push(rs);
+            s = s.min(rs);
+            e = e.max(re);
+        }
+        if touching.is_empty() && self.runs.len() >= cap {
+            if !self
+                .beyond_last
+                .is_some_and(|l| l <= start && reach(l) >= start)
+            {
+                self.beyond += 1;
+            }
+            self.beyond_last = Some(self.beyond_last.map_or(end, |l| l.max(end)));
+            return;
+        }
+        for rs in touching {
+            self.runs.remove(&rs);
+        }
+        self.runs.insert(s, e);
+    }
+
+    /// Adds the runs of `other`, keeping at most `cap`; its [`Runs::beyond`] adds to this one's.
+    pub fn merge_capped(&mut self, other: &Runs, cap: usize) {
+        for (s, e) in other.iter() {
+            self.add_run(s, e, cap);
+        }
+        self.beyond += other.beyond;
+    }
 }
 
 /// Which component's log a record comes from.
@@ -55,13 +230,16 @@ pub fn read_text_with(
     let mut out = Vec::new();
     let origin: Arc<str> = Arc::from(origin);
     let mut take = |text: &str, line: u64, ctx: &mut crate::logs::ParseContext| {
-        if let Some(e) = classify(&parse(text, ctx)) {
+        let parsed = parse(text, ctx);
+        if let Some(e) = classify(&parsed) {
             out.push(LoggedEvent {
                 event: e.into_owned(),
                 log,
                 origin: Arc::clone(&origin),
                 line,
                 text: text.to_string(),
+                content_key: crate::logs::content_key(&parsed),
+                folded: None,
             });
         }
     };
@@ -80,11 +258,61 @@ pub fn read_text_with(
 
 #[cfg(all(test, target_pointer_width = "64"))]
 mod tests {
-    /// A diagnosis keeps most records of a troubled node's log: what one costs inline is a
-    /// budget (it was 328 bytes with the rare IDs and figures inline and a `String` origin).
+    /// A diagnosis keeps every record of a log whose every line names fresh IDs: what one costs
+    /// inline is a budget (it was 328 bytes with the rare IDs and figures inline and a `String`
+    /// origin, 232 before the content key and the folded repeats).
     #[test]
     fn a_kept_record_stays_small() {
-        assert!(size_of::<super::LoggedEvent>() <= 232);
+        assert!(size_of::<super::LoggedEvent>() <= 248);
         assert!(size_of::<crate::logs::Ids<'static>>() <= 104);
+    }
+}
+
+#[cfg(test)]
+mod runs_tests {
+    use super::*;
+
+    fn at(secs: i64) -> Timestamp {
+        Timestamp::from_second(1_700_000_000 + secs).unwrap()
+    }
+
+    #[test]
+    fn a_run_added_whole_joins_every_run_it_touches() {
+        let mut r = Runs::default();
+        for s in [0, 20, 40] {
+            r.add(at(s));
+        }
+        assert_eq!(r.attempts(), 3);
+        // 4..=36, each end within 5 s of a run: one run from 0 to 40.
+        r.add_run(at(4), at(36), usize::MAX);
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![(at(0), at(40))]);
+        r.add_run(at(46), at(50), usize::MAX);
+        assert_eq!(r.attempts(), 2);
+    }
+
+    #[test]
+    fn past_its_cap_a_run_counts_each_attempt_once() {
+        let mut r = Runs::default();
+        // Attempts a minute apart, each logged as three lines within 2 s.
+        for m in 0..10 {
+            for s in [0, 1, 2] {
+                r.add_capped(at(m * 60 + s), 4);
+            }
+        }
+        assert_eq!(r.iter().count(), 4);
+        assert_eq!((r.beyond, r.attempts()), (6, 10));
+    }
+
+    #[test]
+    fn folded_repeats_merge_their_counts_and_spans() {
+        let mut a = Folded::default();
+        a.add(Some(at(0)));
+        a.add(None);
+        let mut b = Folded::default();
+        b.add(Some(at(100)));
+        a.merge(&b);
+        assert_eq!(a.records, 3);
+        assert_eq!(a.span, Some((at(0), at(100))));
+        assert_eq!(a.runs.attempts(), 2);
     }
 }

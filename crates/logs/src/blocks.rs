@@ -644,6 +644,8 @@ fn handle(
             origin: Arc::clone(&opts.shared_origin),
             line,
             text: cut(text),
+            content_key: podcoroner_core::logs::content_key(&parsed),
+            folded: None,
         });
     }
     dated

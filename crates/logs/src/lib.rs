@@ -256,8 +256,9 @@ pub fn read_for_diagnosis(
         order.see(e.event.time);
         fold.push(e);
     })?;
-    out.folded = fold.folded();
-    let mut events = fold.finish();
+    let kept = fold.finish();
+    out.folded = kept.folded;
+    let mut events = kept.events;
     if order.newest_first() {
         events.reverse();
         out.newest_first = true;

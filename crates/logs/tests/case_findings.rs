@@ -1144,3 +1144,91 @@ fn cases_diagnosed_offline() {
         failures.join("\n")
     );
 }
+
+/// A troubled node logs the same records again and again. Each case's logs repeated
+/// [`REPEATS`] times over (the lines of every repetition the same, as the `diagnose_offline`
+/// bench's troubled log is) are diagnosed through the fold, as `diagnose` reads, and from every
+/// record (`read`, as `explain` reads): the findings and start breakdowns must be the same, so
+/// the fold keeps what the rules read, counts included, while it keeps a bounded number of the
+/// repeats.
+#[test]
+fn repeated_logs_diagnose_the_same_through_the_fold() {
+    const REPEATS: usize = 40;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    let (mut read_total, mut kept_total) = (0usize, 0usize);
+    for case in CASES {
+        let dir = cases_dir().join(case.slug);
+        for (n_run, run) in case.runs.iter().enumerate() {
+            if run.kubelet.is_empty() && run.runtime.is_empty() {
+                continue;
+            }
+            let (mut folded, mut whole) = (Vec::new(), Vec::new());
+            for (files, kind) in [
+                (run.kubelet, LogKind::Kubelet),
+                (run.runtime, LogKind::Runtime),
+            ] {
+                for f in files {
+                    let text = fs::read_to_string(dir.join(f)).unwrap();
+                    let text = if text.ends_with('\n') {
+                        text
+                    } else {
+                        format!("{text}\n")
+                    };
+                    let here = tmp.path().join(format!("{}-{n_run}", case.slug));
+                    fs::create_dir_all(&here).unwrap();
+                    let path = here.join(f);
+                    fs::write(&path, text.repeat(REPEATS)).unwrap();
+                    pin_modified(&path);
+                    let source = Source::File(path);
+                    let got = read_for_diagnosis(&source, kind, None, None).unwrap();
+                    let all = podcoroner_logs::read(&source, kind, None).unwrap();
+                    assert_eq!(
+                        got.events.len() as u64 + got.folded,
+                        all.events.len() as u64,
+                        "{} {f}",
+                        case.slug
+                    );
+                    // Each kept record stands for itself and its folded repeats; a run's
+                    // folded middle stands for nothing.
+                    let stand_for: u64 = got.events.iter().map(LoggedEvent::records).sum();
+                    assert!(stand_for <= all.events.len() as u64, "{} {f}", case.slug);
+                    read_total += all.events.len();
+                    kept_total += got.events.len();
+                    folded.extend(got.events);
+                    whole.extend(all.events);
+                }
+            }
+            let mut view = NodeView::empty();
+            view.node_name = run.node.to_string();
+            let now: Timestamp = "2030-01-01T00:00:00Z".parse().unwrap();
+            let a = diagnose_with_logs(&view, &folded, &config(), now);
+            let b = diagnose_with_logs(&view, &whole, &config(), now);
+            let text = |d: &podcoroner_core::Diagnosis| {
+                let mut s: String = d.findings.iter().map(|f| f.to_text("")).collect();
+                for b in &d.startup {
+                    s.push_str(&b.to_text(""));
+                }
+                s
+            };
+            let (a, b) = (text(&a), text(&b));
+            if a != b {
+                failures.push(format!(
+                    "{} run {n_run}:\n--- through the fold\n{a}\n--- every record\n{b}",
+                    case.slug
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} runs differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // The repeats fold: a bounded number of each is kept.
+    assert!(
+        kept_total * 3 < read_total,
+        "{kept_total} of {read_total} records kept"
+    );
+}

@@ -540,6 +540,20 @@ impl Event<'_> {
         }
     }
 
+    /// Whether `other` says the same as this event at any time: every part equal but the time.
+    pub fn same_but_time(&self, other: &Event<'_>) -> bool {
+        self.kind == other.kind
+            && self.severity == other.severity
+            && self.component == other.component
+            && self.ids == other.ids
+            && self.error == other.error
+            && self.cause == other.cause
+            && self.not_found == other.not_found
+            && self.config_source == other.config_source
+            && self.figure == other.figure
+            && self.truncated == other.truncated
+    }
+
     /// Copies the borrowed parts, detaching the event from its line.
     pub fn into_owned(self) -> Event<'static> {
         Event {

@@ -51,6 +51,7 @@ pub use ids::{IdKind, Ids, PartialId, PodName};
 pub use parse::{parse, record_start};
 pub use record::{
     Component, Envelope, EnvelopeKind, Field, FieldValue, Format, Level, ParseContext, ParsedLine,
+    content_key,
 };
 pub use understood::{
     KEPT_FAILED_BYTES, KEPT_FAILED_RECORDS, MAX_NOT_UNDERSTOOD_PER_MILLE, NonRecord, Understanding,

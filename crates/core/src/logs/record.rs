@@ -400,6 +400,37 @@ impl<'a> ParsedLine<'a> {
     }
 }
 
+/// What a record says, less when: a hash of its shape, severity, writer, process, caller,
+/// message and fields (key, how written, value) and of its envelope's kind, host, identifier and
+/// process, but not of any time (the header's, `time=`, `ts`, the envelope's) nor of journald's
+/// cursor. A record logged again by the same call with the same values has the same key; one
+/// that differs in anything but its time has, but for a 64-bit collision, another. Fixed within
+/// a build (not seeded per process), so a key computed on any thread compares with any other.
+pub fn content_key(p: &ParsedLine<'_>) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = foldhash::fast::FixedState::with_seed(0x706f_6463_6f72_6f6e).build_hasher();
+    p.format.hash(&mut h);
+    p.severity.hash(&mut h);
+    p.component.hash(&mut h);
+    p.pid.hash(&mut h);
+    p.caller.as_deref().hash(&mut h);
+    p.msg.as_ref().hash(&mut h);
+    p.truncated.hash(&mut h);
+    h.write_usize(p.fields.len());
+    for f in &p.fields {
+        f.key.as_ref().hash(&mut h);
+        std::mem::discriminant(&f.value).hash(&mut h);
+        f.value.as_str().hash(&mut h);
+    }
+    if let Some(e) = &p.envelope {
+        e.kind.hash(&mut h);
+        e.host.as_deref().hash(&mut h);
+        e.ident.as_deref().hash(&mut h);
+        e.pid.hash(&mut h);
+    }
+    h.finish()
+}
+
 /// The inner part of a record parsed from a string the record does not borrow (journald's
 /// unescaped `MESSAGE`), with everything owned.
 pub(crate) struct Detached {

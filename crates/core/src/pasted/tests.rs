@@ -233,6 +233,8 @@ fn failing_gc_in_the_logs_makes_a_leftover_a_warning() {
         origin: "kubelet.log".into(),
         line: 1,
         text: line.into(),
+        content_key: 0,
+        folded: None,
     }];
     let table = "d2a22654e52de  2 hours ago  NotReady  web-0  shop  0\n9ae3dcda0548f  2 hours ago  NotReady  web-1  shop  0\n";
     let views = PastedViews::new(crictl_pods_table(table, "c").unwrap().rows, None);

@@ -42,16 +42,23 @@ pub(super) fn find_container_race(logs: &Logs<'_>, view: &NodeView, out: &mut Ve
     let all = logs.all;
     let mut groups: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
     for (i, e) in all.iter().enumerate() {
-        let neighbours = || [logs.prev(i), logs.next(i)].into_iter().flatten();
-        let member = is_race(e)
-            || (is_cut_race(e) && neighbours().any(|j| is_race(&all[j]) && close(e, &all[j])));
+        let neighbours = || {
+            [
+                logs.neighbour(i, Side::Before, 1),
+                logs.neighbour(i, Side::After, 1),
+            ]
+            .into_iter()
+            .flatten()
+        };
+        let member =
+            is_race(e) || (is_cut_race(e) && neighbours().any(|n| is_race(n) && close(e, n)));
         if !member {
             continue;
         }
         let key = logs.container_key(e).or_else(|| {
-            let j = logs.prev(i)?;
-            (all[j].event.kind == EventKind::RemoveContainer && close(e, &all[j]))
-                .then(|| logs.container_key(&all[j]))?
+            let n = logs.neighbour(i, Side::Before, 1)?;
+            (n.event.kind == EventKind::RemoveContainer && close(e, n))
+                .then(|| logs.container_key(n))?
         });
         if let Some(key) = key {
             groups.entry(key).or_default().push(e);
@@ -74,7 +81,7 @@ pub(super) fn find_container_race(logs: &Logs<'_>, view: &NodeView, out: &mut Ve
         }
         let removes = removes_of.remove(&id).unwrap_or_default();
         let lasting = span(&group) > RACE_LASTS;
-        let n = plural(group.len(), "record", "records");
+        let n = plural(records(&group), "record", "records");
         let pod = logs.pod_of(
             view,
             &group,

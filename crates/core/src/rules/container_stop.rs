@@ -131,7 +131,7 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
     groups.retain(|_, g| {
         g.iter()
             .any(|e| e.event.kind == EventKind::StopContainerFailed)
-            || g.len() >= KILL_LOOP_RECORDS
+            || records(g) >= KILL_LOOP_RECORDS
     });
     for (id, group) in groups {
         let exited = view.cri.as_ref().is_some_and(|c| {
@@ -156,8 +156,8 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
                 "the runtime fails to stop container {shown}{}: {} ({}, {}{})",
                 of_pod(pod.as_ref()),
                 cause.says(),
-                plural(group.len(), "attempt", "attempts"),
-                plural(group.len(), "record", "records"),
+                plural(records(&group), "attempt", "attempts"),
+                plural(records(&group), "record", "records"),
                 over(&group)
             ),
             "kuberuntime_container.go killContainer and CRI StopContainer: the runtime sends SIGTERM, \

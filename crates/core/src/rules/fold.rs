@@ -1,13 +1,52 @@
 //! [`Fold`]: the events a diagnosis keeps, chosen as they are read, so that a pod logging the
-//! same record again and again costs a few records, not one per line.
+//! same record again and again costs a few records, not one per line: memory grows with what
+//! the log says (its entities and their messages), not with how often it says it.
 //!
-//! Folded: the middle records of a *run*, the records of one pod of one kind that no other
+//! Two folds, each keeping what the rules read.
+//!
+//! **Repeats.** A record that says exactly what an earlier record of its source said, less the
+//! time (the same event, [`LoggedEvent::content_key`] and file: the GC's `Failed to stop sandbox
+//! before removing` for one sandbox every minute, containerd's `StopPodSandbox for "<id>"
+//! failed` beside it, a pod worker's `Error syncing pod` every back-off), is a *repeat*. Of each
+//! repetition the first [`FIRST`] records are kept, and the last [`LAST`]; each one between is
+//! folded into the next record of its repetition still kept ([`LoggedEvent::absorb`]), which then
+//! stands for it: its count, its time range and its attempts ([`crate::event::Folded`]). What
+//! the rules read of a group of records stays exact:
+//! - how many records and attempts, from when to when ([`super::tally::Tally`], `records`,
+//!   `time_range`, `attempts` read the folded counts);
+//! - the first three records of a group and its last, which a finding quotes: a folded record
+//!   has the first three of its repetition before it, and the last of every repetition is kept;
+//! - any question of whether some record of a repetition comes after (or before) a given
+//!   record: the last (first) one answers it;
+//! - the causes, IDs, callers and texts the rules read, which are the same in every record of a
+//!   repetition.
+//!
+//! What it does not keep: which side of another record a folded record was on. A rule that
+//! splits a repetition at a record between its first and last kept ones (the failures after the
+//! sandbox's last successful stop, after the kubelet's last start) counts the records folded
+//! into a record on that record's side. It only matters when one repetition has more than
+//! `FIRST + LAST` records on both sides of such a record.
+//!
+//! The rules that read a record's neighbours in its file get the same neighbours:
+//! `container_race` (a NotFound line cut before its error joins the burst beside it, one naming
+//! no container joins the `RemoveContainer` before it; [`RACE_KINDS`], one record either side)
+//! and `teardown` (a failure naming no sandbox joins the failure of its own call next to it;
+//! [`super::teardown::STEP_OVER`] records either side). Such a *reader* keeps a copy of its
+//! neighbours as they were read ([`crate::event::Neighbours`], which `Logs::neighbour` reads), so
+//! whatever is folded around it, it reads what was written beside it; and it repeats another
+//! only when its neighbours repeat the other's too (its repetition is keyed on their keys and on
+//! which of them are within a second of it). The copy is taken while its neighbours are all
+//! still kept: a record is folded only [`WINDOW`] records after it was read (a repeat when
+//! [`LAST`] later repeats are kept, a run's middle record [`WINDOW`] records on).
+//!
+//! **Runs.** The middle records of a *run*, the records of one pod of one kind that no other
 //! record of that pod interrupts, for the two kinds a healthy node logs without end:
 //! `ReadinessProbeReady` (`SyncLoop (probe)` … `status="ready"`) and `PodStartupObserved`
 //! (`"Observed pod startup duration"`, with a valid SLI). The first and the last record of every
 //! run are kept. A `SyncLoop UPDATE` of the pod ([`NOT_ANCHORS`]) does not interrupt a run: no
-//! rule reads that kind, so none asks what comes before or after one. What the rules read of
-//! the folded kinds is kept exactly:
+//! rule reads that kind, so none asks what comes before or after one. A record of a run never
+//! folds as a repeat, nor does any `ReadinessProbeReady`: what the rules read of them is where a
+//! run begins and ends:
 //! - `startup::breakdown` reads the last `PodStartupObserved` of a pod (the last of its last
 //!   run) and the first `ReadinessProbeReady` at or after the pod's start, which is a record of
 //!   the pod of another kind (a `SyncLoop ADD`, a `Started container`, a PLEG
@@ -20,25 +59,23 @@
 //! - a folded record names one pod by `namespace/name` and nothing else (no UID, sandbox,
 //!   container or cut ID), so the identities the index links are those of its run's first
 //!   record;
-//! - the one rule that reads a record's neighbours in its file, `container_race` (a NotFound
-//!   line cut before its error joins the burst beside it; one naming no container joins the
-//!   `RemoveContainer` before it), reads them only around records of [`RACE_KINDS`]: a record
-//!   next to one of those is never folded, so their neighbours do not change.
 //!
 //! The one thing it does not keep: a start time that no record of the pod gives (the CRI or API
 //! view's, or the kubelet's `observedRunningTime`) and that falls inside a run takes the
 //! readiness edge to the run's last record instead of a middle one.
 //!
-//! The decision is symmetric in reading order (first and last of a run swap), so a source read
-//! newest first folds to the same records.
+//! Both folds are symmetric in reading order but for which end keeps one record more (first and
+//! last swap), so a source read newest first folds to records the rules read the same way.
 
+use std::collections::VecDeque;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use jiff::Timestamp;
 
 use super::container_race::RACE_KINDS;
 use super::logs::FastMap;
-use crate::event::LoggedEvent;
+use crate::event::{LoggedEvent, Neighbours};
 use crate::logs::{EventKind, SyncOp};
 
 /// The kinds whose runs fold, each with its slot in a pod's runs.
@@ -52,12 +89,25 @@ const FOLDED: [EventKind; 2] = [
 /// every status change of every pod.
 const NOT_ANCHORS: [EventKind; 1] = [EventKind::SyncLoop(SyncOp::Update)];
 
+/// The records of a repetition kept at its front: a finding quotes the first three of a group.
+pub const FIRST: usize = 3;
+/// The records of a repetition kept at its end; at least [`WINDOW`], so that a repeat is folded
+/// only after every reader that may read it as a neighbour has been read and has pinned it.
+pub const LAST: usize = 4;
+/// How many records after a record it may be folded (`seq + OLD <= ` the next `seq`): a reader
+/// whose window holds it is at most [`WINDOW`] records after it and has read its window
+/// [`WINDOW`] records after that, so by then every such reader is closed (and not one closing
+/// as the same record is read).
+const OLD: u64 = 2 * WINDOW as u64 + 2;
+
+/// The most records either side of a reader that its rule reads ([`super::teardown::STEP_OVER`]
+/// for a teardown failure naming no sandbox, 1 for the container race).
+pub const WINDOW: usize = super::teardown::STEP_OVER;
+const _: () = assert!(LAST >= WINDOW && WINDOW >= 1);
+
 /// Where one event kept so far was read.
 struct Slot {
     seq: u64,
-    /// The event before or after it in the same file is of a kind whose rule reads its
-    /// neighbours ([`RACE_KINDS`]; the one after sets it when it is read).
-    beside_reader: bool,
     /// Folded: the event goes at the next compaction.
     gone: bool,
 }
@@ -73,15 +123,95 @@ struct Run {
     len: usize,
 }
 
+/// One repetition: its first [`FIRST`] records in reading order (the first of them is what a
+/// new record is compared with, so that a hash collision never folds two records that differ),
+/// and once there are more, the rest.
+struct Repeat {
+    firsts: [u64; FIRST],
+    n_firsts: u8,
+    more: Option<Box<More>>,
+}
+
+/// A repetition's records past its first [`FIRST`]: those kept, oldest first, and which
+/// records of the whole repetition come first and last by time (a rule may sort a group by
+/// time: `sort_by_key(time)`, ties in reading order), which are kept too.
+#[derive(Default)]
+struct More {
+    tail: VecDeque<u64>,
+    /// The [`FIRST`] earliest (time, seq), ascending.
+    early: Vec<(Option<Timestamp>, u64)>,
+    /// The [`LAST`] latest (time, seq), ascending.
+    late: Vec<(Option<Timestamp>, u64)>,
+}
+
+impl More {
+    /// Puts a record in the earliest and latest by time when it is among them.
+    fn place(&mut self, at: (Option<Timestamp>, u64)) {
+        let i = self.early.partition_point(|x| *x < at);
+        if i < FIRST {
+            self.early.insert(i, at);
+            self.early.truncate(FIRST);
+        }
+        let i = self.late.partition_point(|x| *x < at);
+        self.late.insert(i, at);
+        if self.late.len() > LAST {
+            self.late.remove(0);
+        }
+    }
+
+    /// Whether the record at `seq` is among the earliest or latest by time.
+    fn ends(&self, seq: u64) -> bool {
+        self.early.iter().chain(&self.late).any(|&(_, s)| s == seq)
+    }
+}
+
+/// One of the last [`WINDOW`] records of the file being read, as a reader's window sees it.
+#[derive(Clone, Copy)]
+struct Near {
+    seq: u64,
+    key: Option<u64>,
+    time: Option<Timestamp>,
+}
+
+/// A reader whose window after it is still being read.
+struct Reader {
+    seq: u64,
+    /// Neighbours after it still to read.
+    after_left: usize,
+    time: Option<Timestamp>,
+    /// Its key so far: its own, then its neighbours' before it, then after it.
+    key: u64,
+    /// Its neighbours, nearest first.
+    window: Window,
+}
+
+/// The neighbours of a reader, by `seq`, nearest first.
+#[derive(Default)]
+struct Window {
+    before: Vec<u64>,
+    after: Vec<u64>,
+}
+
+/// What a [`Fold`] kept.
+pub struct Kept {
+    /// The kept events, in reading order; each stands for itself and the repeats folded into it
+    /// ([`LoggedEvent::records`]).
+    pub events: Vec<LoggedEvent>,
+    /// How many events were folded: read, classified and not kept (run middles and repeats).
+    pub folded: u64,
+}
+
 /// The events kept for a diagnosis, pushed in reading order ([`Fold::push`]) and handed back
 /// with [`Fold::finish`]; see the module doc for what is folded and why the rules read the same.
 ///
-/// Memory: the kept events, one entry per pod with a run, one per pod UID linked to a name.
+/// Memory: the kept events (of each repetition at most its first [`FIRST`] and last [`LAST`]
+/// in reading order and in time; the ends of runs), a kept reader's copy of its neighbours, one
+/// entry per repetition, one per pod with a run, one per pod UID linked to a name.
 #[derive(Default)]
 pub struct Fold {
     /// The events kept so far (with those folded since the last compaction, marked in their
-    /// slot and emptied of their line and names), and beside each where it was read: two vectors, so that the events are never
-    /// copied into another vector (a troubled node's log keeps most of them).
+    /// slot and emptied of their line and names), and beside each where it was read: two
+    /// vectors, so that the events are never copied into another vector.
     events: Vec<LoggedEvent>,
     slots: Vec<Slot>,
     vacant: usize,
@@ -90,10 +220,22 @@ pub struct Fold {
     runs: FastMap<String, [Option<Run>; 2]>,
     /// Pod UID → `namespace/name`, from records naming both.
     uid_pod: FastMap<String, String>,
-    /// The last event read: whether its rule reads its neighbours, and its file.
-    last: Option<(bool, Arc<str>)>,
     key: String,
     folded: u64,
+    /// Repetition key → the repetition.
+    repeats: FastMap<u64, Repeat>,
+    /// The file being read and its last [`WINDOW`] records.
+    file: Option<Arc<str>>,
+    near: VecDeque<Near>,
+    /// Readers whose window after them is still being read.
+    open: Vec<Reader>,
+    /// The kept readers whose neighbours are all still kept (by `seq`): their windows. When one
+    /// of those neighbours is folded, the reader gets a copy of them all first.
+    windows: FastMap<u64, Window>,
+    /// A record in the window of kept readers (by `seq`) → those readers.
+    watchers: FastMap<u64, Vec<u64>>,
+    /// Run middles to fold once [`WINDOW`] records have been read after them.
+    deferred: VecDeque<u64>,
 }
 
 impl Fold {
@@ -102,57 +244,268 @@ impl Fold {
         Fold::default()
     }
 
-    /// How many events were folded (read, classified and not kept) so far.
+    /// How many events were folded (read, classified and not kept) so far; a fold decided late
+    /// (a run's middle record, [`WINDOW`] records on) counts once done, so the total is
+    /// [`Kept::folded`].
     pub fn folded(&self) -> u64 {
         self.folded
     }
 
     /// Reads the next event.
     pub fn push(&mut self, e: LoggedEvent) {
-        let reads_neighbours = RACE_KINDS.contains(&e.event.kind);
-        let same_file = self
-            .last
-            .as_ref()
-            .is_some_and(|(_, o)| Arc::ptr_eq(o, &e.origin) || *o == e.origin);
-        let prev_reads_neighbours = same_file && self.last.as_ref().is_some_and(|(r, _)| *r);
-        if same_file
-            && reads_neighbours
-            && let Some(s) = self.slots.last_mut()
-        {
-            s.beside_reader = true;
-        }
-        match &mut self.last {
-            Some((r, o)) => {
-                *r = reads_neighbours;
-                if !Arc::ptr_eq(o, &e.origin) {
-                    o.clone_from(&e.origin);
-                }
-            }
-            None => self.last = Some((reads_neighbours, e.origin.clone())),
-        }
         let seq = self.seq;
         self.seq += 1;
+        let same_file = self
+            .file
+            .as_ref()
+            .is_some_and(|o| Arc::ptr_eq(o, &e.origin) || *o == e.origin);
+        if !same_file {
+            self.end_file();
+            self.file = Some(Arc::clone(&e.origin));
+        }
+        let key = repeat_key(&e);
+        let width = reader_width(&e);
+        let time = e.event.time;
+        // A readiness record goes by its runs only: what the start breakdown reads of them is the
+        // first after each start.
+        let mut repeats = width.is_none() && e.event.kind != EventKind::ReadinessProbeReady;
         match foldable(&e) {
             Some((slot, t, ns, name)) => {
                 pod_key_into(&mut self.key, ns, name);
                 self.extend_run(slot, t, seq);
+                repeats = false;
             }
             None => self.interrupt(&e),
+        }
+        // The readers before it read it as a neighbour after them.
+        let mut k = 0;
+        while k < self.open.len() {
+            let r = &mut self.open[k];
+            mix(
+                &mut r.key,
+                Some(key.unwrap_or(0)),
+                close_times(r.time, time),
+            );
+            r.window.after.push(seq);
+            self.watchers.entry(seq).or_default().push(r.seq);
+            r.after_left -= 1;
+            if r.after_left == 0 {
+                let r = self.open.swap_remove(k);
+                self.close_reader(r);
+            } else {
+                k += 1;
+            }
+        }
+        // A reader reads its neighbours before it now, and those after it as they come.
+        if let Some(width) = width {
+            let mut r = Reader {
+                seq,
+                after_left: width,
+                time,
+                key: key.unwrap_or(0),
+                window: Window::default(),
+            };
+            for n in self.near.iter().rev().take(width) {
+                mix(
+                    &mut r.key,
+                    Some(n.key.unwrap_or(0)),
+                    close_times(time, n.time),
+                );
+                r.window.before.push(n.seq);
+                self.watchers.entry(n.seq).or_default().push(seq);
+            }
+            mix(&mut r.key, None, false);
+            self.open.push(r);
         }
         grow(&mut self.events);
         grow(&mut self.slots);
         self.events.push(e);
-        self.slots.push(Slot {
-            seq,
-            beside_reader: prev_reads_neighbours,
-            gone: false,
-        });
+        self.slots.push(Slot { seq, gone: false });
+        self.near.push_back(Near { seq, key, time });
+        if self.near.len() > WINDOW {
+            self.near.pop_front();
+        }
+        if repeats && let Some(k) = key {
+            self.repeat(k, seq);
+        }
+        while self.deferred.front().is_some_and(|&s| s + OLD <= self.seq) {
+            if let Some(s) = self.deferred.pop_front() {
+                self.fold_run_middle(s);
+            }
+        }
     }
 
-    /// The kept events, in reading order.
-    pub fn finish(mut self) -> Vec<LoggedEvent> {
+    /// The kept events, in reading order, and how many were folded.
+    pub fn finish(mut self) -> Kept {
+        self.end_file();
+        while let Some(s) = self.deferred.pop_front() {
+            self.fold_run_middle(s);
+        }
+        // Every window is read: what was too young to fold when its repetition last grew goes.
+        self.seq += OLD;
+        let growing: Vec<u64> = self
+            .repeats
+            .iter()
+            .filter(|(_, r)| r.more.as_ref().is_some_and(|m| m.tail.len() > LAST))
+            .map(|(&k, _)| k)
+            .collect();
+        for key in growing {
+            self.settle(key);
+        }
         self.compact();
-        self.events
+        Kept {
+            events: self.events,
+            folded: self.folded,
+        }
+    }
+
+    /// The file changed or ended: its readers' windows end here.
+    fn end_file(&mut self) {
+        for r in std::mem::take(&mut self.open) {
+            self.close_reader(r);
+        }
+        self.near.clear();
+    }
+
+    /// A reader's window is read: it joins the repetition of its key.
+    fn close_reader(&mut self, mut r: Reader) {
+        mix(&mut r.key, None, false);
+        let Some(i) = self.index(r.seq) else {
+            return;
+        };
+        let keyed = self.events[i].content_key != 0;
+        self.windows.insert(r.seq, r.window);
+        if keyed {
+            self.repeat(r.key, r.seq);
+        }
+    }
+
+    /// Gives the kept reader at `reader` a copy of its neighbours, all still kept, and stops
+    /// watching them for it.
+    fn copy_neighbours(&mut self, reader: u64) {
+        let Some(w) = self.windows.remove(&reader) else {
+            return;
+        };
+        self.unwatch(reader, &w);
+        let copy = |f: &Fold, seqs: &[u64]| -> Vec<LoggedEvent> {
+            seqs.iter()
+                .filter_map(|&s| f.index(s))
+                .map(|i| shadow(&f.events[i]))
+                .collect()
+        };
+        let n = Neighbours {
+            before: copy(self, &w.before),
+            after: copy(self, &w.after),
+        };
+        if let Some(i) = self.index(reader) {
+            self.events[i]
+                .folded
+                .get_or_insert_with(Box::default)
+                .neighbours = Some(Box::new(n));
+        }
+    }
+
+    /// Stops watching the records of `w` for `reader`.
+    fn unwatch(&mut self, reader: u64, w: &Window) {
+        for s in w.before.iter().chain(&w.after) {
+            if let Some(v) = self.watchers.get_mut(s) {
+                v.retain(|&r| r != reader);
+                if v.is_empty() {
+                    self.watchers.remove(s);
+                }
+            }
+        }
+    }
+
+    /// The record at `seq`, whose repetition key is `key`, joins its repetition; the
+    /// repetition's records past its first [`FIRST`] and before its last [`LAST`], but for its
+    /// first and last by time, are folded into the next one kept.
+    fn repeat(&mut self, key: u64, seq: u64) {
+        let first = match self.repeats.get(&key) {
+            None => {
+                let mut firsts = [0; FIRST];
+                firsts[0] = seq;
+                self.repeats.insert(
+                    key,
+                    Repeat {
+                        firsts,
+                        n_firsts: 1,
+                        more: None,
+                    },
+                );
+                return;
+            }
+            Some(r) => r.firsts[0],
+        };
+        let same = match (self.index(first), self.index(seq)) {
+            (Some(a), Some(b)) => same_but_time(&self.events[a], &self.events[b]),
+            _ => false,
+        };
+        if !same {
+            return;
+        }
+        let at = |f: &Fold, s: u64| (f.index(s).and_then(|i| f.events[i].event.time), s);
+        let Some(r) = self.repeats.get(&key) else {
+            return;
+        };
+        let n = usize::from(r.n_firsts);
+        if n < FIRST {
+            if let Some(r) = self.repeats.get_mut(&key) {
+                r.firsts[n] = seq;
+                r.n_firsts += 1;
+            }
+            return;
+        }
+        let firsts: Option<Vec<(Option<Timestamp>, u64)>> = r
+            .more
+            .is_none()
+            .then(|| r.firsts.iter().map(|&s| at(self, s)).collect());
+        let this = at(self, seq);
+        let Some(r) = self.repeats.get_mut(&key) else {
+            return;
+        };
+        let more = r.more.get_or_insert_with(Box::default);
+        for f in firsts.into_iter().flatten() {
+            more.place(f);
+        }
+        more.place(this);
+        more.tail.push_back(seq);
+        self.settle(key);
+    }
+
+    /// Folds the records of repetition `key` that may go.
+    fn settle(&mut self, key: u64) {
+        let Some(mut more) = self.repeats.get_mut(&key).and_then(|r| r.more.take()) else {
+            return;
+        };
+        let mut k = 0;
+        while more.tail.len() > LAST && k < more.tail.len() - LAST {
+            let (x, y) = (more.tail[k], more.tail[k + 1]);
+            let (Some(ix), Some(iy)) = (self.index(x), self.index(y)) else {
+                k += 1;
+                continue;
+            };
+            if more.ends(x) || x + OLD > self.seq {
+                k += 1;
+                continue;
+            }
+            let time = self.events[ix].event.time;
+            let folded = self.events[ix].folded.take();
+            self.events[iy].absorb(time, folded);
+            more.tail.remove(k);
+            self.drop_record(ix);
+        }
+        if let Some(r) = self.repeats.get_mut(&key) {
+            r.more = Some(more);
+        }
+    }
+
+    /// The position of the event read as `seq`, when it is still kept.
+    fn index(&self, seq: u64) -> Option<usize> {
+        self.slots
+            .binary_search_by_key(&seq, |s| s.seq)
+            .ok()
+            .filter(|&i| !self.slots[i].gone)
     }
 
     /// Drops the events folded since the last compaction, in place.
@@ -195,28 +548,41 @@ impl Fold {
         run.last_time = t;
         run.len += 1;
         if between {
-            self.fold(middle);
+            self.deferred.push_back(middle);
         }
     }
 
-    /// Folds the record at `seq` unless a record next to it in its file reads its neighbours.
-    fn fold(&mut self, seq: u64) {
-        let Ok(i) = self.slots.binary_search_by_key(&seq, |s| s.seq) else {
+    /// Folds the run's middle record at `seq`.
+    fn fold_run_middle(&mut self, seq: u64) {
+        if let Some(i) = self.index(seq) {
+            self.drop_record(i);
+        }
+    }
+
+    /// Marks the record at `i` folded and frees what it holds on the heap (its line, its pod's
+    /// name); only its place in the vector waits for the compaction. The kept readers beside it
+    /// get a copy of their neighbours first.
+    fn drop_record(&mut self, i: usize) {
+        let seq = self.slots[i].seq;
+        if let Some(w) = self.windows.remove(&seq) {
+            self.unwatch(seq, &w);
+        }
+        if let Some(readers) = self.watchers.get(&seq).cloned() {
+            for r in readers {
+                self.copy_neighbours(r);
+            }
+        }
+        let Some(i) = self.index(seq) else {
             return;
         };
-        let s = &mut self.slots[i];
-        if s.beside_reader || s.gone {
-            return;
-        }
-        s.gone = true;
+        self.slots[i].gone = true;
         self.folded += 1;
         self.vacant += 1;
-        // What the folded record holds on the heap (its line, its pod's name) goes now; only its
-        // place in the vector waits for the compaction.
         let e = &mut self.events[i];
         e.text = String::new();
         e.event.ids = crate::logs::Ids::default();
         e.event.error = None;
+        e.folded = None;
         if self.vacant > COMPACT_AFTER && self.vacant * 4 > self.slots.len() {
             self.compact();
         }
@@ -256,6 +622,84 @@ impl Fold {
     }
 }
 
+/// The key of the repetition `e` belongs to: its source, event kind and
+/// [`LoggedEvent::content_key`]; `None` when its content key was not computed.
+fn repeat_key(e: &LoggedEvent) -> Option<u64> {
+    if e.content_key == 0 {
+        return None;
+    }
+    let mut h = foldhash::fast::FixedState::with_seed(0x6675_6c64).build_hasher();
+    e.content_key.hash(&mut h);
+    e.event.kind.hash(&mut h);
+    e.log.hash(&mut h);
+    e.origin.hash(&mut h);
+    Some(h.finish())
+}
+
+/// Whether two records repeat each other: same source, same event but for its time, same
+/// content.
+fn same_but_time(a: &LoggedEvent, b: &LoggedEvent) -> bool {
+    a.content_key == b.content_key
+        && a.log == b.log
+        && a.origin == b.origin
+        && a.event.same_but_time(&b.event)
+}
+
+/// How many records either side of `e` its rule reads, when it reads any: one for a record of
+/// the container race's kinds, [`super::teardown::STEP_OVER`] for a teardown failure naming no
+/// sandbox.
+fn reader_width(e: &LoggedEvent) -> Option<usize> {
+    if RACE_KINDS.contains(&e.event.kind) {
+        return Some(1);
+    }
+    let ids = &e.event.ids;
+    let names_sandbox = ids.sandbox_id.is_some()
+        || ids.partial().iter().any(|p| {
+            matches!(
+                p.kind,
+                crate::logs::IdKind::Sandbox | crate::logs::IdKind::Object
+            )
+        });
+    (!names_sandbox && super::teardown::teardown_caller(e).is_some())
+        .then_some(super::teardown::STEP_OVER)
+}
+
+/// Adds to a reader's key a neighbour's repetition key and whether it is within a second of the
+/// reader (`None`: the end of one side; a neighbour without a key counts as key 0).
+fn mix(key: &mut u64, neighbour: Option<u64>, close: bool) {
+    let mut h = foldhash::fast::FixedState::with_seed(*key).build_hasher();
+    match neighbour {
+        Some(k) => {
+            k.hash(&mut h);
+            close.hash(&mut h);
+        }
+        None => h.write_u8(0xff),
+    }
+    *key = h.finish();
+}
+
+/// A copy of a neighbour of a reader, without what the fold added to it.
+fn shadow(e: &LoggedEvent) -> LoggedEvent {
+    LoggedEvent {
+        event: e.event.clone(),
+        log: e.log,
+        origin: Arc::clone(&e.origin),
+        line: e.line,
+        text: e.text.clone(),
+        content_key: e.content_key,
+        folded: None,
+    }
+}
+
+/// Whether two records' times are close enough for one logical event (`logs::close`).
+fn close_times(a: Option<Timestamp>, b: Option<Timestamp>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => x.duration_since(y).abs() <= super::logs::SAME_EVENT,
+        (None, None) => true,
+        _ => false,
+    }
+}
+
 /// Writes `namespace/name` into `key`, the one buffer the runs are looked up with (no string
 /// made per record).
 fn pod_key_into(key: &mut String, namespace: &str, name: &str) {
@@ -274,17 +718,17 @@ const COMPACT_AFTER: usize = 1024;
 const GROW_DOUBLING_UP_TO: usize = 1 << 16;
 
 /// Makes room for one more entry in a full `v`: by doubling while it is small, then by a quarter
-/// of its length, so a troubled node's log, which keeps most of its records, leaves at most a
-/// quarter of the kept events' size unused instead of as much again.
+/// of its length, so a log that keeps most of its records (fresh IDs in every line) leaves at
+/// most a quarter of the kept events' size unused instead of as much again.
 fn grow<T>(v: &mut Vec<T>) {
     if v.len() == v.capacity() && v.len() >= GROW_DOUBLING_UP_TO {
         v.reserve_exact(v.len() / 4);
     }
 }
 
-/// Whether `e` may fold: a record of a [`FOLDED`] kind with a time, naming exactly one pod by
-/// `namespace/name` and nothing else; a `PodStartupObserved` only with a valid SLI. Its slot in
-/// the pod's runs, its time and its pod's namespace and name.
+/// Whether `e` may fold in a run: a record of a [`FOLDED`] kind with a time, naming exactly one
+/// pod by `namespace/name` and nothing else; a `PodStartupObserved` only with a valid SLI. Its
+/// slot in the pod's runs, its time and its pod's namespace and name.
 fn foldable(e: &LoggedEvent) -> Option<(usize, Timestamp, &str, &str)> {
     let slot = FOLDED.iter().position(|k| *k == e.event.kind)?;
     let t = e.event.time?;

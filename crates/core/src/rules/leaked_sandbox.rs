@@ -192,7 +192,7 @@ pub(super) fn sandbox_name_reserved(logs: &Logs<'_>, view: &NodeView, out: &mut 
                  created (\"failed to reserve sandbox name\", {}{})",
                 shown(&id),
                 of_pod(pod.as_ref()),
-                plural(group.len(), "record", "records"),
+                plural(records(&group), "record", "records"),
                 over(&group)
             ),
             "containerd CRI RunPodSandbox reserves the name <name>_<namespace>_<uid>_<attempt> for the sandbox \
@@ -279,7 +279,7 @@ pub(super) fn enrich_with(findings: &mut [Finding], logs: &Logs<'_>) {
                 source_of(failures[0]),
                 format!(
                     "{GC_FAILING}: {} failure records, cause {class}",
-                    failures.len()
+                    records(&failures)
                 ),
             ));
             f.evidence.extend(quote(&failures));

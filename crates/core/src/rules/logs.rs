@@ -45,9 +45,7 @@ pub(super) const MAX_QUOTED: usize = 4;
 /// Records of one file at most this far apart can be one logical event: a failure logged by the
 /// runtime, the CRI client and the caller within microseconds, or a burst of lookups.
 pub(super) const SAME_EVENT: SignedDuration = SignedDuration::from_secs(1);
-/// Records of one incident closer than this are one attempt (the GC retries every minute, a pod
-/// worker backs off from 10 s).
-pub(super) const ONE_ATTEMPT: SignedDuration = SignedDuration::from_secs(5);
+pub(super) use crate::event::ONE_ATTEMPT;
 /// A removed container still looked up over longer than this is a stale reference, not the
 /// deletion race.
 pub(super) const RACE_LASTS: SignedDuration = SignedDuration::from_secs(600);
@@ -155,6 +153,15 @@ pub(super) fn same_subject(state: &Finding, log: &Finding) -> bool {
 }
 
 // === the logs, indexed ===
+
+/// Which side of a record its neighbours are read on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Side {
+    /// Before it in its file.
+    Before,
+    /// After it in its file.
+    After,
+}
 
 /// A pod as a line names it: namespace (when given) and name.
 pub(crate) type NameKey<'a> = (Option<&'a str>, &'a str);
@@ -304,16 +311,27 @@ impl<'a> Logs<'a> {
         at.into_iter().map(move |i| &all[i])
     }
 
-    /// The event before `i` in the same file.
-    pub(super) fn prev(&self, i: usize) -> Option<usize> {
-        let j = i.checked_sub(1)?;
-        (self.all[j].origin == self.all[i].origin).then_some(j)
-    }
-
-    /// The event after `i` in the same file.
-    pub(super) fn next(&self, i: usize) -> Option<usize> {
-        let j = i + 1;
-        (j < self.all.len() && self.all[j].origin == self.all[i].origin).then_some(j)
+    /// The `k`-th record (from 1) before or after record `i` in its file as the log was written:
+    /// from the copy of its neighbours the fold kept ([`LoggedEvent::neighbours`]), which may
+    /// have folded the records themselves, else the records beside it.
+    pub(super) fn neighbour(&self, i: usize, side: Side, k: usize) -> Option<&'a LoggedEvent> {
+        let all = self.all;
+        if let Some(n) = all[i].neighbours() {
+            let copies = match side {
+                Side::Before => &n.before,
+                Side::After => &n.after,
+            };
+            return copies.get(k.checked_sub(1)?);
+        }
+        let j = match side {
+            Side::Before => i.checked_sub(k)?,
+            Side::After => i.checked_add(k).filter(|&j| j < all.len())?,
+        };
+        let (lo, hi) = (i.min(j), i.max(j));
+        all[lo..=hi]
+            .iter()
+            .all(|e| e.origin == all[i].origin)
+            .then(|| &all[j])
     }
 
     /// The pod UID an event names, directly or through the container or sandbox it names.
@@ -530,9 +548,22 @@ pub(super) fn dur(d: SignedDuration) -> String {
     }
 }
 
+/// The earliest and latest time of a group's records, those folded into them included.
 pub(super) fn time_range(group: &[&LoggedEvent]) -> Option<(Timestamp, Timestamp)> {
-    let times = group.iter().filter_map(|e| e.event.time);
+    let times = group.iter().flat_map(|e| {
+        let folded = e.folded.as_ref().and_then(|f| f.span);
+        e.event
+            .time
+            .into_iter()
+            .chain(folded.into_iter().flat_map(|(a, b)| [a, b]))
+    });
     Some((times.clone().min()?, times.max()?))
+}
+
+/// How many log records a group stands for: its records and those folded into them
+/// ([`LoggedEvent::records`]).
+pub(super) fn records(group: &[&LoggedEvent]) -> usize {
+    usize::try_from(group.iter().map(|e| e.records()).sum::<u64>()).unwrap_or(usize::MAX)
 }
 
 pub(super) fn span(group: &[&LoggedEvent]) -> SignedDuration {
@@ -554,7 +585,7 @@ pub(super) fn over(group: &[&LoggedEvent]) -> String {
 pub(super) fn attempts(group: &[&LoggedEvent]) -> usize {
     let mut t = super::tally::Tally::<()>::default();
     for e in group {
-        t.add((), e.event.time);
+        t.add_folded((), e.event.time, e.folded.as_deref());
     }
     t.attempts()
 }

@@ -62,7 +62,7 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
             Severity::Warning,
             format!(
                 "the API server refuses the mirror pod of static pod {pod}: {why} ({}{})",
-                plural(group.len(), "record", "records"),
+                plural(records(&group), "record", "records"),
                 over(&group)
             ),
             "pod/mirror_client.go CreateMirrorPod: the kubelet creates a mirror pod for every static pod; on \
@@ -115,7 +115,7 @@ fn refused_again(group: &[&LoggedEvent]) -> bool {
             }
             _ => false,
         })
-        || (group.len() >= 3 && group.iter().all(|e| e.event.time.is_none()))
+        || (records(group) >= 3 && group.iter().all(|e| e.event.time.is_none()))
 }
 
 /// A single AlreadyExists for a mirror pod (per kubelet start) from a kubelet whose
@@ -134,7 +134,7 @@ fn mirror_start_race(logs: &Logs<'_>, pod: &str, group: &[&LoggedEvent]) -> Find
         format!(
             "the kubelet's creation of the mirror pod of static pod {pod} met the existing one \
              (AlreadyExists, {}, never twice within {}): the start race of a kubelet restart, benign",
-            plural(group.len(), "record", "records"),
+            plural(records(group), "record", "records"),
             human(MIRROR_REFUSED_AGAIN)
         ),
         "kubelet.go tryReconcileMirrorPods and pod/mirror_client.go CreateMirrorPod: after a kubelet \

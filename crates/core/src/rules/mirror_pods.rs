@@ -247,7 +247,18 @@ pub(super) fn mirror_pods(logs: &Logs<'_>, out: &mut Vec<Finding>) {
                 (Some(a), Some(b)) => b.duration_since(a) <= MIRROR_LOOP,
                 _ => false,
             })
-            || (group.len() >= 3 && group.iter().all(|e| e.event.time.is_none()));
+            || (records(&group) >= 3 && group.iter().all(|e| e.event.time.is_none()))
+            // Repeats folded into a record: more of them than minutes between their first and
+            // last time means two within a minute.
+            || group.iter().any(|e| {
+                e.folded.as_ref().is_some_and(|f| {
+                    f.span.is_some_and(|(a, b)| {
+                        f.records >= 2
+                            && b.duration_since(a)
+                                <= MIRROR_LOOP * i32::try_from(f.records - 1).unwrap_or(i32::MAX)
+                    })
+                })
+            });
         let mut mirror_uids: Vec<String> = Vec::new();
         let mut seen_uids: HashSet<String> = HashSet::new();
         for u in group.iter().filter_map(|e| own_uid(e)) {
@@ -269,7 +280,7 @@ pub(super) fn mirror_pods(logs: &Logs<'_>, out: &mut Vec<Finding>) {
                 Severity::Warning,
                 format!(
                     "mirror pod {pod} was deleted as outdated {} in {}{uids}: a delete and recreate loop",
-                    plural(group.len(), "time", "times"),
+                    plural(records(&group), "time", "times"),
                     human(span(&group))
                 ),
                 "kubelet.go syncPod: a mirror pod that is not IsMirrorPodOf the static pod (its \
@@ -289,10 +300,10 @@ pub(super) fn mirror_pods(logs: &Logs<'_>, out: &mut Vec<Finding>) {
                 format!(
                     "mirror pod {pod} was deleted as outdated {}{uids}: normal after an edit of the static pod's \
                      manifest; a loop if it repeats",
-                    if group.len() == 1 {
+                    if records(&group) == 1 {
                         "once".to_string()
                     } else {
-                        format!("{} times, more than a minute apart", group.len())
+                        format!("{} times, more than a minute apart", records(&group))
                     }
                 ),
                 "kubelet.go syncPod: a mirror pod that is not IsMirrorPodOf the static pod is deleted and \

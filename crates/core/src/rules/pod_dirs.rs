@@ -231,7 +231,7 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
                 format!(
                     "the kubelet could not remove the directory of orphaned pod {uid} ({}{}), then cleaned up its \
                      volumes directory at {at} and logged no error for it since: healed{notes}",
-                    plural(group.len(), "record", "records"),
+                    plural(records(&group), "record", "records"),
                     over(&group)
                 ),
             ),
@@ -254,7 +254,7 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
                     Severity::Warning,
                     format!(
                         "the kubelet cannot remove the directory of orphaned pod {uid}: {why} ({}{}){notes}",
-                        plural(group.len(), "record", "records"),
+                        plural(records(&group), "record", "records"),
                         over(&group)
                     ),
                 )

@@ -479,7 +479,7 @@ pub(super) fn run_metric(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         format!(
             "the kubelet's pod startup SLI is impossible in {} (podStartSLOduration down to {worst:.3e} s{}): \
              kubelet_pod_start_sli_duration_seconds cannot be trusted on this node",
-            plural(bad.len(), "record", "records"),
+            plural(bad.iter().map(|(e, _)| e.records() as usize).sum::<usize>(), "record", "records"),
             if saturated > 0 {
                 ", an image pull recorded without its other end: the difference from Go's zero time saturates (k/k #130432)"
             } else {

@@ -122,7 +122,7 @@ pub(super) fn pod_status_failing(logs: &Logs<'_>, view: &NodeView, out: &mut Vec
              so the pod worker stops before it kills, restarts or cleans up the pod, and no later \
              record shows the pod getting past it (the kubelet logs one error once, so one line may \
              stand for every sync since)",
-            plural(group.len(), "record", "records"),
+            plural(records(&group), "record", "records"),
             over(&group)
         );
         if gone {

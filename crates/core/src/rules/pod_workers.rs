@@ -37,7 +37,7 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         }
     }
     for (uid, group) in not_terminated {
-        if group.len() >= 3 {
+        if records(&group) >= 3 {
             by_uid.insert(
                 uid.to_string(),
                 (

@@ -108,10 +108,10 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             } else {
                 format!(
                     "; {} to the runtime timed out",
-                    plural(timeouts.len(), "call", "calls")
+                    plural(records(&timeouts), "call", "calls")
                 )
             },
-            plural(all.len(), "record", "records"),
+            plural(records(&all), "record", "records"),
             over(&all)
         ),
         "kubelet.go syncLoop and pleg/generic.go Healthy: when the PLEG has not relisted within 3 minutes the \
@@ -152,9 +152,9 @@ fn slow_creates(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         format!(
             "the runtime is too slow to create containers: {} timed out (DeadlineExceeded) in {}; \
              their pods do not start and the kubelet recreates their sandboxes ({}{})",
-            plural(creates.len(), "create call", "create calls"),
+            plural(records(&creates), "create call", "create calls"),
             plural(sandboxes.len().max(1), "sandbox", "sandboxes"),
-            plural(creates.len(), "record", "records"),
+            plural(records(&creates), "record", "records"),
             over(&creates)
         ),
         "kuberuntime_container.go startContainer and kuberuntime_sandbox.go createPodSandbox: the CRI \

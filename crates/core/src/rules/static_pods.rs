@@ -182,7 +182,7 @@ pub(super) fn static_pod_removal_blocked(logs: &Logs<'_>, out: &mut Vec<Finding>
         Severity::Warning,
         format!(
             "the kubelet skips pod removal and housekeeping because its config sources are not ready ({}{})",
-            plural(group.len(), "record", "records"),
+            plural(records(&group), "record", "records"),
             over(&group)
         ),
         "kubelet.go HandlePodRemoves and syncLoopIteration: until every config source (file, http, api) has \

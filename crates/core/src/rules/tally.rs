@@ -8,103 +8,103 @@
 //! aggregates as they are read): a rule that folds its records into a `Tally` instead of
 //! collecting them gives the same evidence.
 
-use std::collections::BTreeMap;
-
 use jiff::Timestamp;
 
-use super::logs::{MAX_QUOTED, ONE_ATTEMPT, dur, line, source_of};
-use crate::event::LoggedEvent;
+use super::logs::{MAX_QUOTED, dur, line, source_of};
+use crate::event::{Folded, LoggedEvent, Runs};
 use crate::finding::Evidence;
 
 /// The aggregate of a group of records, fed in reading order with [`Tally::add`].
 ///
 /// `S` is how a quoted record is kept: `&LoggedEvent` while the records are in memory, an owned
 /// sample when they are folded as read. Holds at most [`MAX_QUOTED`] samples and one entry per
-/// attempt.
+/// attempt of the records added one by one (those folded into a record come as their
+/// [`Folded`] aggregate, whose attempts are capped).
 #[derive(Debug, Clone)]
 pub(crate) struct Tally<S> {
-    /// Records added.
-    count: usize,
-    /// The first `MAX_QUOTED - 1` records, in the order added.
+    /// Records added, with those folded into them.
+    count: u64,
+    /// Samples added.
+    samples: usize,
+    /// The first `MAX_QUOTED - 1` samples, in the order added.
     first: Vec<S>,
-    /// The last record added after those.
+    /// The last sample added after those.
     last: Option<S>,
     /// The earliest and latest record time.
     range: Option<(Timestamp, Timestamp)>,
-    /// The attempts: start → end of each maximal run of record times less than
-    /// [`ONE_ATTEMPT`] apart (`kuberuntime_gc.go` retries every minute, a pod worker backs off
-    /// from 10 s), in time order whatever order the records come in.
-    runs: BTreeMap<Timestamp, Timestamp>,
+    /// The attempts: maximal runs of record times less than [`ONE_ATTEMPT`] apart
+    /// (`kuberuntime_gc.go` retries every minute, a pod worker backs off from 10 s), in time
+    /// order whatever order the records come in.
+    ///
+    /// [`ONE_ATTEMPT`]: crate::event::ONE_ATTEMPT
+    runs: Runs,
+    /// The most attempts a folded aggregate counted past its cap ([`Runs::beyond`]): the
+    /// repeats of one failure's lines (the runtime's, the CRI client's, the caller's) are folded
+    /// apart and repeat together, so their uncounted attempts are taken to be the same ones.
+    beyond: u64,
 }
 
 impl<S> Default for Tally<S> {
     fn default() -> Self {
         Tally {
             count: 0,
+            samples: 0,
             first: Vec::new(),
             last: None,
             range: None,
-            runs: BTreeMap::new(),
+            runs: Runs::default(),
+            beyond: 0,
         }
     }
 }
 
 impl<S> Tally<S> {
     /// Adds the next record: `sample` (kept when it may be quoted) and its time.
+    #[cfg(test)]
     pub(crate) fn add(&mut self, sample: S, time: Option<Timestamp>) {
+        self.add_folded(sample, time, None);
+    }
+
+    /// Adds the next record with the repeats folded into it (`folded`, read before it).
+    pub(crate) fn add_folded(
+        &mut self,
+        sample: S,
+        time: Option<Timestamp>,
+        folded: Option<&Folded>,
+    ) {
         self.count += 1;
+        self.samples += 1;
         if self.first.len() < MAX_QUOTED - 1 {
             self.first.push(sample);
         } else {
             self.last = Some(sample);
         }
         if let Some(t) = time {
-            self.range = Some(match self.range {
-                None => (t, t),
-                Some((a, b)) => (a.min(t), b.max(t)),
-            });
-            self.add_time(t);
+            self.widen(t, t);
+            self.runs.add(t);
+        }
+        if let Some(f) = folded {
+            self.count += f.records;
+            if let Some((a, b)) = f.span {
+                self.widen(a, b);
+            }
+            for (s, e) in f.runs.iter() {
+                self.runs.add_run(s, e, usize::MAX);
+            }
+            self.beyond = self.beyond.max(f.runs.beyond);
         }
     }
 
-    /// Puts `t` in its attempt: a run it falls in or within [`ONE_ATTEMPT`] of (joining two
-    /// runs it bridges), else a run of its own.
-    fn add_time(&mut self, t: Timestamp) {
-        let left = self.runs.range(..=t).next_back().map(|(&s, &e)| (s, e));
-        if let Some((_, end)) = left
-            && end >= t
-        {
-            return;
-        }
-        let right = self
-            .runs
-            .range((std::ops::Bound::Excluded(t), std::ops::Bound::Unbounded))
-            .next()
-            .map(|(&s, &e)| (s, e));
-        let near = |a: Timestamp, b: Timestamp| b.duration_since(a) <= ONE_ATTEMPT;
-        let joins_left = left.filter(|&(_, end)| near(end, t));
-        let joins_right = right.filter(|&(start, _)| near(t, start));
-        match (joins_left, joins_right) {
-            (Some((start, _)), Some((r_start, r_end))) => {
-                self.runs.remove(&r_start);
-                self.runs.insert(start, r_end);
-            }
-            (Some((start, _)), None) => {
-                self.runs.insert(start, t);
-            }
-            (None, Some((r_start, r_end))) => {
-                self.runs.remove(&r_start);
-                self.runs.insert(t, r_end);
-            }
-            (None, None) => {
-                self.runs.insert(t, t);
-            }
-        }
+    fn widen(&mut self, a: Timestamp, b: Timestamp) {
+        self.range = Some(match self.range {
+            None => (a, b),
+            Some((x, y)) => (x.min(a), y.max(b)),
+        });
     }
 
-    /// How many records were added.
+    /// How many records were added, with those folded into them.
     pub(crate) fn count(&self) -> usize {
-        self.count
+        usize::try_from(self.count).unwrap_or(usize::MAX)
     }
 
     /// The earliest and latest record time, when any record had one.
@@ -114,16 +114,18 @@ impl<S> Tally<S> {
 
     /// How many attempts the records stand for: records less than [`ONE_ATTEMPT`] apart are one,
     /// untimed records count as one together; at least 1.
+    ///
+    /// [`ONE_ATTEMPT`]: crate::event::ONE_ATTEMPT
     pub(crate) fn attempts(&self) -> usize {
-        self.runs.len().max(1)
+        usize::try_from(self.runs.attempts() + self.beyond)
+            .unwrap_or(usize::MAX)
+            .max(1)
     }
 
     /// The records a finding quotes, in the order added: the first `MAX_QUOTED - 1`, and the
     /// last when there are [`MAX_QUOTED`] or more.
     pub(crate) fn quoted(&self) -> impl Iterator<Item = &S> {
-        self.first
-            .iter()
-            .chain(self.last.as_ref().filter(|_| self.count >= MAX_QUOTED))
+        self.first.iter().chain(self.last.as_ref())
     }
 
     /// The first record added.
@@ -137,7 +139,7 @@ impl<'e> Tally<&'e LoggedEvent> {
     pub(crate) fn of(group: &[&'e LoggedEvent]) -> Self {
         let mut t = Tally::default();
         for e in group {
-            t.add(*e, e.event.time);
+            t.add_folded(*e, e.event.time, e.folded.as_deref());
         }
         t
     }
@@ -167,6 +169,7 @@ impl<'e> Tally<&'e LoggedEvent> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::ONE_ATTEMPT;
     use proptest::prelude::*;
 
     /// The attempts of a list of times as the rules counted them before the tally: sorted,

@@ -369,7 +369,6 @@ pub(super) fn teardown_failures(
     if t.is_empty() {
         return;
     }
-    let pos: BTreeMap<usize, usize> = t.iter().enumerate().map(|(k, &i)| (i, k)).collect();
     let mut parent: Vec<usize> = (0..t.len()).collect();
     fn find(parent: &mut [usize], mut x: usize) -> usize {
         while parent[x] != x {
@@ -416,16 +415,22 @@ pub(super) fn teardown_failures(
             continue;
         }
         let mut joined = false;
-        'sides: for step in [Logs::prev, Logs::next] {
-            let mut at = i;
-            for _ in 0..STEP_OVER {
-                let Some(j) = step(logs, at) else { break };
-                at = j;
-                let Some(&kj) = pos.get(&j) else { break };
-                if !close(&all[i], &all[j]) || logs.sandbox_key(&all[j]).is_none() {
+        'sides: for side in [Side::Before, Side::After] {
+            for step in 1..=STEP_OVER {
+                let Some(n) = logs.neighbour(i, side, step) else {
+                    break;
+                };
+                if teardown_caller(n).is_none() || !close(&all[i], n) {
                     break;
                 }
-                if one_call(logs, &owners, &all[i], &all[j]) {
+                // Its incident: every failure of its sandbox is in one (`by_key`).
+                let Some(kj) = logs
+                    .sandbox_key(n)
+                    .and_then(|s| by_key.get(&format!("s:{s}")).copied())
+                else {
+                    break;
+                };
+                if one_call(logs, &owners, &all[i], n) {
                     union(&mut parent, k, kj);
                     joined = true;
                     break 'sides;
@@ -493,7 +498,7 @@ pub(super) fn teardown_failures(
 
 /// How many failures of other calls a line naming no sandbox is looked past for the failure of
 /// its own call (the events of one file, either way).
-const STEP_OVER: usize = 4;
+pub(super) const STEP_OVER: usize = 4;
 
 /// The pod of each sandbox the CRI view lists: (namespace, name, UID).
 pub(super) struct SandboxOwners<'v>(HashMap<&'v str, &'v PodRef>);
@@ -845,7 +850,7 @@ pub(super) fn incident(
         node_note.push_str(&format!(
             "; the same CNI plugin ({plugin}) also fails to set up new sandboxes ({}{}), so new pods \
              cannot start either{}",
-            plural(setups.len(), "RunPodSandbox failure", "RunPodSandbox failures"),
+            plural(records(setups), "RunPodSandbox failure", "RunPodSandbox failures"),
             of_pod(logs.pod_of(view, &setups[..1], None, None).as_ref()),
             super::sandbox_wait::waiting_note(&node.waiting)
         ));
@@ -854,7 +859,7 @@ pub(super) fn incident(
     let tally = format!(
         "{}, {}{}",
         plural(n_attempts, "attempt", "attempts"),
-        plural(failing.len(), "log record", "log records"),
+        plural(records(&failing), "log record", "log records"),
         over(&failing)
     );
     let removal = failing

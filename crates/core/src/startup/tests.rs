@@ -20,6 +20,8 @@ pub(crate) fn events(kubelet: &str, runtime: &str) -> Vec<LoggedEvent> {
                     origin: origin.into(),
                     line: i as u64 + 1,
                     text: l.to_string(),
+                    content_key: 0,
+                    folded: None,
                 });
             }
         }

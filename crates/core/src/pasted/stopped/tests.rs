@@ -26,6 +26,8 @@ fn events(lines: &[String]) -> Vec<LoggedEvent> {
                 origin: "messages.log".into(),
                 line: i as u64 + 1,
                 text: l.clone(),
+                content_key: 0,
+                folded: None,
             })
         })
         .collect()

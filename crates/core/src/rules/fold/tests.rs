@@ -34,8 +34,8 @@ fn fold(lines: &[String]) -> (Vec<u64>, u64) {
     for e in events {
         f.push(e);
     }
-    let folded = f.folded();
-    (f.finish().iter().map(|e| e.line).collect(), folded)
+    let kept = f.finish();
+    (kept.events.iter().map(|e| e.line).collect(), kept.folded)
 }
 
 #[test]
@@ -100,12 +100,12 @@ fn a_syncloop_update_of_the_pod_does_not_end_its_run() {
 }
 
 #[test]
-fn a_record_beside_a_line_whose_rule_reads_its_neighbours_is_kept() {
+fn a_line_whose_rule_reads_its_neighbours_keeps_them_as_read() {
     let id = "c".repeat(64);
     let race = format!(
         "E0613 10:00:02.000000    1234 remote_runtime.go:432] \"ContainerStatus from runtime service failed\" err=\"rpc error: code = NotFound desc = an error occurred when try to find container \\\"{id}\\\": not found\" containerID=\"{id}\""
     );
-    let lines = vec![
+    let lines = [
         ready(0, "ns/a"),
         ready(1, "ns/a"),
         race,
@@ -119,13 +119,25 @@ fn a_record_beside_a_line_whose_rule_reads_its_neighbours_is_kept() {
         "{:?}",
         events[2].event.kind
     );
-    // The race line names no pod, so pod a's run goes on through it; the records next to it
-    // (lines 2 and 4) are kept so that `container_race` sees the same neighbours, line 5 goes.
-    assert_eq!(fold(&lines), (vec![1, 2, 3, 4, 6], 1));
-    // Beside another pod's start, which reads no neighbour, they go.
-    let mut beside_start = lines.clone();
-    beside_start[2] = started(2, "ns/b");
-    assert_eq!(fold(&beside_start), (vec![1, 3, 6], 3));
+    // The race line names no pod, so pod a's run goes on through it and its middle records go;
+    // the race line keeps a copy of the records beside it (lines 2 and 4), so `container_race`
+    // reads the same neighbours.
+    let mut f = Fold::new();
+    for e in events {
+        f.push(e);
+    }
+    let kept = f.finish();
+    assert_eq!(
+        kept.events.iter().map(|e| e.line).collect::<Vec<_>>(),
+        vec![1, 3, 6]
+    );
+    assert_eq!(kept.folded, 3);
+    let n = kept.events[1]
+        .neighbours()
+        .expect("the race line's neighbours");
+    let lines = |v: &[LoggedEvent]| v.iter().map(|e| e.line).collect::<Vec<_>>();
+    assert_eq!((lines(&n.before), lines(&n.after)), (vec![2], vec![4]));
+    assert!(kept.events[0].neighbours().is_none());
 }
 
 #[test]
@@ -200,8 +212,9 @@ fn a_breakdown_reads_the_same_from_the_folded_records() {
     for e in all.clone() {
         f.push(e);
     }
-    assert!(f.folded() > 0);
     let kept = f.finish();
+    assert!(kept.folded > 0);
+    let kept = kept.events;
     let view = NodeView::empty();
 
     let text =
@@ -221,4 +234,91 @@ fn a_long_run_compacts_and_keeps_its_ends() {
     assert_eq!(kept.last(), Some(&10_000));
     assert!(kept.contains(&3600) && kept.contains(&3601), "{kept:?}");
     assert!(kept.len() < 12, "{kept:?}");
+}
+
+fn stop_failed(sec: u32, sandbox: char) -> String {
+    format!(
+        "E0613 10:{:02}:{:02}.000000    1234 kuberuntime_gc.go:180] \"Failed to stop sandbox before removing\" err=\"rpc error: code = Unknown desc = failed to destroy network for sandbox \\\"{id}\\\": plugin type=\\\"calico\\\" failed (delete): error getting ClusterInformation: connection is unauthorized: Unauthorized\" sandboxID=\"{id}\"",
+        sec / 60,
+        sec % 60,
+        id = sandbox.to_string().repeat(64)
+    )
+}
+
+#[test]
+fn a_repeated_record_keeps_its_first_and_last_and_counts_the_rest() {
+    // One sandbox's stop failing every minute for 50 minutes, another's twice.
+    let mut lines: Vec<String> = (0..50).map(|m| stop_failed(m * 60 % 3600, 'a')).collect();
+    lines.insert(10, stop_failed(605, 'b'));
+    lines.insert(30, stop_failed(1805, 'b'));
+    let events = read_text(LogKind::Kubelet, "kubelet.log", 2025, &lines.join("\n"));
+    assert_eq!(events.len(), 52);
+    let mut f = Fold::new();
+    for e in events {
+        f.push(e);
+    }
+    let kept = f.finish();
+    let a: Vec<&LoggedEvent> = kept
+        .events
+        .iter()
+        .filter(|e| {
+            e.event
+                .ids
+                .sandbox_id
+                .as_deref()
+                .is_some_and(|s| s.starts_with('a'))
+        })
+        .collect();
+    // The first 3 and the last 4 of sandbox a's 50 (lines 1-3 and 49-52), which are also its
+    // earliest and latest by time; both of b's.
+    assert_eq!(
+        a.iter().map(|e| e.line).collect::<Vec<_>>(),
+        vec![1, 2, 3, 49, 50, 51, 52]
+    );
+    assert_eq!(kept.events.len(), 9);
+    assert_eq!(kept.folded, 43);
+    assert_eq!(a.iter().map(|e| e.records()).sum::<u64>(), 50);
+    // The record after the folded ones stands for them: 43 records from 10:03 to 10:45, one
+    // attempt each.
+    let carrier = a[3].folded.as_deref().expect("the folded repeats");
+    assert_eq!(carrier.records, 43);
+    let (from, to) = carrier.span.unwrap();
+    assert_eq!(
+        (from.as_second() % 3600, to.as_second() % 3600),
+        (180, 2700)
+    );
+    assert_eq!(
+        carrier.runs.attempts(),
+        32 + 11,
+        "32 runs kept, 11 counted beyond"
+    );
+    let t = crate::rules::tally::Tally::of(&a);
+    assert_eq!((t.count(), t.attempts()), (50, 50));
+}
+
+#[test]
+fn records_that_differ_in_anything_but_time_never_fold_together() {
+    // The same failure for 12 sandboxes, each once: nothing repeats.
+    let lines: Vec<String> = "abcdef0123456789"
+        .chars()
+        .take(12)
+        .enumerate()
+        .map(|(m, c)| stop_failed(m as u32 * 60, c))
+        .collect();
+    assert_eq!(fold(&lines), ((1..=12).collect(), 0));
+}
+
+#[test]
+fn the_earliest_and_latest_by_time_are_kept_wherever_they_are_read() {
+    // Twenty repeats whose times go back and forth (two excerpts of one log pasted in turn):
+    // the earliest (line 11, 10:00) and the latest (line 10, 10:19) are kept, as a rule that
+    // sorts a group by time quotes them.
+    let lines: Vec<String> = (0..20)
+        .map(|k| stop_failed(if k < 10 { (k + 10) * 60 } else { (k - 10) * 60 }, 'a'))
+        .collect();
+    let (kept, folded) = fold(&lines);
+    for line in [1, 2, 3, 10, 11, 12, 13, 17, 18, 19, 20] {
+        assert!(kept.contains(&line), "line {line} in {kept:?}");
+    }
+    assert_eq!(kept.len() as u64 + folded, 20);
 }
