@@ -29,7 +29,7 @@
 //! what the caller keeps of the events is its own choice.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
@@ -38,7 +38,9 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex};
 
 use jiff::Timestamp;
-use podcoroner_core::logs::{LineAssembler, ParseContext, classify, non_record, parse};
+use podcoroner_core::logs::{
+    Event, LineAssembler, ParseContext, ParsedLine, named, non_record, parse,
+};
 
 use crate::{LogKind, LogRead, LoggedEvent, MAX_KEPT_UNPARSED, Unparsed, cut};
 
@@ -637,18 +639,67 @@ fn handle(
         return dated;
     }
     read.parsed += 1;
-    if let Some(event) = classify(&parsed) {
+    if let Some((event, content_key)) = classified(&parsed) {
         read.events.push(LoggedEvent {
-            event: event.into_owned(),
+            event,
             log: opts.log,
             origin: Arc::clone(&opts.shared_origin),
             line,
             text: cut(text),
-            content_key: podcoroner_core::logs::content_key(&parsed),
+            content_key,
             folded: None,
         });
     }
     dated
+}
+
+/// How many classifications a parsing thread remembers ([`classified`]); past it, it starts
+/// again from none.
+const CLASSIFIED_CACHE: usize = 4096;
+
+/// What a parsing thread remembers of the events it classified lately.
+#[derive(Default)]
+struct Recent {
+    /// Content key → the event, for contents seen twice or more.
+    events: HashMap<u64, Event<'static>, foldhash::fast::RandomState>,
+    /// The content keys of events seen once: a second sighting caches the event.
+    once: HashSet<u64, foldhash::fast::RandomState>,
+}
+
+thread_local! {
+    static RECENT: std::cell::RefCell<Recent> = std::cell::RefCell::new(Recent::default());
+}
+
+/// [`classify`] of `parsed`, with its content key: an event that says what one classified
+/// lately on this thread said (a log repeats its lines, each at another time) takes that
+/// classification with its own time instead of being classified again. The key holds
+/// everything `classify` reads but the time ([`content_key`]), so the result is the same.
+///
+/// [`content_key`]: podcoroner_core::logs::content_key
+fn classified(parsed: &ParsedLine<'_>) -> Option<(Event<'static>, u64)> {
+    // Most records name no event: the catalogue's match rules them out before any hashing.
+    let named = named(parsed)?;
+    let key = podcoroner_core::logs::content_key(parsed);
+    RECENT.with_borrow_mut(|recent| {
+        if let Some(hit) = recent.events.get(&key) {
+            let mut e = hit.clone();
+            e.time = parsed.time;
+            return Some((e, key));
+        }
+        let event = named.classify().into_owned();
+        if recent.once.remove(&key) {
+            if recent.events.len() >= CLASSIFIED_CACHE {
+                recent.events.clear();
+            }
+            recent.events.insert(key, event.clone());
+        } else {
+            if recent.once.len() >= CLASSIFIED_CACHE {
+                recent.once.clear();
+            }
+            recent.once.insert(key);
+        }
+        Some((event, key))
+    })
 }
 
 /// Whether a record's time carries its own year: an RFC 3339, CRI or journald envelope, a JSON

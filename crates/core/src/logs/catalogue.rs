@@ -654,11 +654,38 @@ pub fn event_kind(line: &ParsedLine<'_>) -> Option<EventKind> {
 /// Classifies a parsed line. `None` for lines the catalogue does not name and for
 /// [`Format::Unparsed`] lines (a [`Format::Message`] line is classified from its text).
 pub fn classify<'p>(line: &'p ParsedLine<'_>) -> Option<Event<'p>> {
+    named(line).map(Named::classify)
+}
+
+/// A line the catalogue names, before its IDs, cause and flags are read: [`classify`] in two
+/// steps, for a caller that may have the rest already (a repeat of a line it classified).
+pub struct Named<'p, 'l> {
+    line: &'p ParsedLine<'l>,
+    head: Head<'p>,
+}
+
+/// Whether the catalogue names `line` (the cheap part of [`classify`]); `None` when [`classify`]
+/// gives `None`.
+pub fn named<'p, 'l>(line: &'p ParsedLine<'l>) -> Option<Named<'p, 'l>> {
+    Some(Named {
+        line,
+        head: head(line)?,
+    })
+}
+
+impl<'p> Named<'p, '_> {
+    /// The event: [`classify`] of the line.
+    pub fn classify(self) -> Event<'p> {
+        classify_named(self.line, self.head)
+    }
+}
+
+fn classify_named<'p>(line: &'p ParsedLine<'_>, head: Head<'p>) -> Event<'p> {
     let Head {
         mut kind,
         msg,
         error,
-    } = head(line)?;
+    } = head;
     let mut ids = Ids::default();
     let default = kind.default_id();
     ids::from_fields(line, default, &mut ids);
@@ -787,7 +814,7 @@ pub fn classify<'p>(line: &'p ParsedLine<'_>) -> Option<Event<'p>> {
         (c, _) => c,
     };
 
-    Some(Event {
+    Event {
         kind,
         severity: line.severity,
         time: line.time,
@@ -799,7 +826,7 @@ pub fn classify<'p>(line: &'p ParsedLine<'_>) -> Option<Event<'p>> {
         config_source,
         figure,
         truncated: line.truncated || grpc_cut.is_some(),
-    })
+    }
 }
 
 /// The wordings of [`messages::FAMILIES`] by the first byte of what they start with, in table

@@ -44,8 +44,8 @@ mod understood;
 
 pub use assemble::{DEFAULT_MAX_RECORD_BYTES, LineAssembler, Record};
 pub use catalogue::{
-    Cause, CniFailure, ConfigSource, Event, EventKind, PlegType, SyncOp, classify, classify_cause,
-    event_kind,
+    Cause, CniFailure, ConfigSource, Event, EventKind, Named, PlegType, SyncOp, classify,
+    classify_cause, event_kind, named,
 };
 pub use ids::{IdKind, Ids, PartialId, PodName};
 pub use parse::{parse, record_start};

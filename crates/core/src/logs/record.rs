@@ -403,12 +403,15 @@ impl<'a> ParsedLine<'a> {
 /// What a record says, less when: a hash of its shape, severity, writer, process, caller,
 /// message and fields (key, how written, value) and of its envelope's kind, host, identifier and
 /// process, but not of any time (the header's, `time=`, `ts`, the envelope's) nor of journald's
-/// cursor. A record logged again by the same call with the same values has the same key; one
-/// that differs in anything but its time has, but for a 64-bit collision, another. Fixed within
-/// a build (not seeded per process), so a key computed on any thread compares with any other.
+/// cursor. Everything [`classify`](super::classify) reads of a record but its time is in it, so
+/// two records with one key classify alike but for their time. A record logged again by the
+/// same call with the same values has the same key; one that differs in anything but its time
+/// has, but for a 64-bit collision, another. The hash is seeded at random once per process
+/// ([`CONTENT_SEED`]): a key compares with any other of the process, on any thread, and nobody
+/// who writes log lines can aim at a collision without knowing the seed.
 pub fn content_key(p: &ParsedLine<'_>) -> u64 {
     use std::hash::{BuildHasher, Hash, Hasher};
-    let mut h = foldhash::fast::FixedState::with_seed(0x706f_6463_6f72_6f6e).build_hasher();
+    let mut h = foldhash::fast::FixedState::with_seed(*CONTENT_SEED).build_hasher();
     p.format.hash(&mut h);
     p.severity.hash(&mut h);
     p.component.hash(&mut h);
@@ -430,6 +433,12 @@ pub fn content_key(p: &ParsedLine<'_>) -> u64 {
     }
     h.finish()
 }
+
+/// The seed of [`content_key`]: random, drawn once per process.
+pub static CONTENT_SEED: std::sync::LazyLock<u64> = std::sync::LazyLock::new(|| {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(0x706f_6463_6f72_6f6e_u64)
+});
 
 /// The inner part of a record parsed from a string the record does not borrow (journald's
 /// unescaped `MESSAGE`), with everything owned.

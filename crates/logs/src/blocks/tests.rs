@@ -310,3 +310,34 @@ fn a_file_read_past_its_length_is_cut_at_that_length() {
     got.events = events;
     assert_same(&got, &want, "first part");
 }
+
+/// The classification a parsing thread remembers is the one `classify` gives: every record of
+/// every case, read three times over (the first sighting classifies, the second caches, the
+/// third hits), is the event `classify` makes of it, with its own time.
+#[test]
+fn a_remembered_classification_is_what_classify_gives() {
+    let mut hits = 0;
+    for _ in 0..3 {
+        for f in case_files() {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let mut ctx = ParseContext::new(2025);
+            let mut asm = LineAssembler::new();
+            let mut records: Vec<String> = text
+                .lines()
+                .filter_map(|l| asm.push(l).map(|r| r.text.to_string()))
+                .collect();
+            records.extend(asm.finish().map(|r| r.text.to_string()));
+            for r in records {
+                let parsed = parse(&r, &mut ctx);
+                let want = podcoroner_core::logs::classify(&parsed).map(Event::into_owned);
+                let got = classified(&parsed);
+                assert_eq!(got.as_ref().map(|(e, _)| e), want.as_ref(), "{r}");
+                if let Some((_, key)) = got {
+                    assert_eq!(key, podcoroner_core::logs::content_key(&parsed));
+                    hits += usize::from(RECENT.with_borrow(|c| c.events.contains_key(&key)));
+                }
+            }
+        }
+    }
+    assert!(hits > 500, "{hits} records met a remembered classification");
+}
