@@ -747,11 +747,8 @@ fn foldable(e: &LoggedEvent) -> Option<(usize, Timestamp, &str, &str)> {
     {
         return None;
     }
-    if e.event.kind == EventKind::PodStartupObserved {
-        let o = crate::startup::values::observed(e);
-        if o.slo_seconds.is_none_or(|v| v < 0.0) || o.e2e.is_some_and(|d| d.is_negative()) {
-            return None;
-        }
+    if e.event.kind == EventKind::PodStartupObserved && !crate::startup::values::possible_sli(e) {
+        return None;
     }
     Some((slot, t, p.namespace.as_deref()?, &p.name))
 }

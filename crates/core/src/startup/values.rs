@@ -78,6 +78,41 @@ pub fn observed(e: &LoggedEvent) -> Observed {
     }
 }
 
+/// Whether an `"Observed pod startup duration"` record's SLI is possible: `podStartSLOduration`
+/// is a number not below 0 and `podStartE2EDuration` not negative ([`observed`] says the same).
+/// Read from the text when each key is written once with a plain value right after it (the
+/// kubelet's text and JSON formats): a diagnosis asks it of every such record as it reads, and
+/// parsing the record again costs more than the rest of its reading. Anything else is parsed
+/// again.
+pub fn possible_sli(e: &LoggedEvent) -> bool {
+    let value = |key: &str| -> Option<&str> {
+        let text = e.text.as_str();
+        let at = text.find(key)?;
+        let rest = &text[at + key.len()..];
+        if rest.contains(key) {
+            return None;
+        }
+        let rest = rest
+            .strip_prefix('=')
+            .or_else(|| rest.strip_prefix("\":"))?
+            .trim_start_matches(['"', '\\']);
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+            .unwrap_or(rest.len());
+        Some(&rest[..end]).filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    let quick = value("podStartSLOduration")
+        .and_then(|v| v.parse::<f64>().ok())
+        .zip(value("podStartE2EDuration").and_then(go_duration));
+    match quick {
+        Some((slo, e2e)) => slo >= 0.0 && !e2e.is_negative(),
+        None => {
+            let o = observed(e);
+            o.slo_seconds.is_some_and(|v| v >= 0.0) && !o.e2e.is_some_and(|d| d.is_negative())
+        }
+    }
+}
+
 /// The `message` field of a pod event record (`"Event occurred" … message="…"`).
 pub fn event_message(e: &LoggedEvent) -> Option<String> {
     reparse(e).field("message").map(str::to_string)
@@ -162,6 +197,82 @@ pub fn go_time(s: &str) -> Option<Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What [`possible_sli`] must say: the check on the values [`observed`] reads.
+    fn possible_by_observed(e: &LoggedEvent) -> bool {
+        let o = observed(e);
+        o.slo_seconds.is_some_and(|v| v >= 0.0) && !o.e2e.is_some_and(|d| d.is_negative())
+    }
+
+    #[test]
+    fn a_possible_sli_read_from_the_text_is_what_the_fields_say() {
+        let klog = |slo: &str, e2e: &str| {
+            format!(
+                "I1201 12:30:22.950712   21520 pod_startup_latency_tracker.go:104] \"Observed pod startup duration\" pod=\"shop/web-0\" podStartSLOduration={slo} podStartE2EDuration=\"{e2e}\" podCreationTimestamp=\"2026-12-01 12:30:21 +0000 UTC\""
+            )
+        };
+        let json = |slo: &str, e2e: &str| {
+            format!(
+                "{{\"ts\":1796128210272.48,\"caller\":\"util/pod_startup_latency_tracker.go:104\",\"msg\":\"Observed pod startup duration\",\"v\":0,\"pod\":{{\"name\":\"web-0\",\"namespace\":\"shop\"}},\"podStartSLOduration\":{slo},\"podStartE2EDuration\":\"{e2e}\"}}"
+            )
+        };
+        let mut lines = Vec::new();
+        for (slo, e2e) in [
+            ("1.95", "1.95s"),
+            ("0", "0s"),
+            ("-9.2233720368547758e+09", "2.1s"),
+            ("-0.5", "3s"),
+            ("2.5", "-1s"),
+            ("1e-05", "2m3.4s"),
+            ("x", "1s"),
+            ("3.1", "12µs"),
+            ("3.1", "abc"),
+        ] {
+            lines.push(klog(slo, e2e));
+            lines.push(json(slo, e2e));
+        }
+        // A key written twice, and a record without the SLI.
+        lines.push(format!("{} podStartSLOduration=-1", klog("2", "2s")));
+        lines.push(
+            "I1201 12:30:22.950712   21520 pod_startup_latency_tracker.go:104] \"Observed pod startup duration\" pod=\"shop/web-0\""
+                .to_string(),
+        );
+        let mut from_cases = 0;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cases");
+        for case in std::fs::read_dir(&root).unwrap().flatten() {
+            let Ok(files) = std::fs::read_dir(case.path()) else {
+                continue;
+            };
+            for f in files.flatten() {
+                let text = std::fs::read_to_string(f.path()).unwrap_or_default();
+                for l in text
+                    .lines()
+                    .filter(|l| l.contains("Observed pod startup duration"))
+                {
+                    lines.push(l.to_string());
+                    from_cases += 1;
+                }
+            }
+        }
+        assert!(from_cases >= 5, "{from_cases}");
+        let (mut possible, mut not) = (0, 0);
+        for l in &lines {
+            let events = crate::event::read_text(crate::event::LogKind::Kubelet, "k.log", 2026, l);
+            for e in events
+                .iter()
+                .filter(|e| e.event.kind == crate::logs::EventKind::PodStartupObserved)
+            {
+                let want = possible_by_observed(e);
+                assert_eq!(possible_sli(e), want, "{l}");
+                if want {
+                    possible += 1;
+                } else {
+                    not += 1;
+                }
+            }
+        }
+        assert!(possible >= 8 && not >= 8, "{possible} possible, {not} not");
+    }
 
     #[test]
     fn go_durations() {
