@@ -404,7 +404,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
     // Every pasted sandbox read but none judged (a paste cut before each one's state).
     let mut pasted_none_judged = false;
     let report = if let Some(dir) = &args.snapshot {
-        let snap = snapshot::read(dir)?;
+        let snap = snapshot::read_for_diagnosis(dir)?;
         let now = snap.meta.collected_at;
         let diagnosis =
             podcoroner_core::log_rules::diagnose_with_logs(&snap.view, &snap.events, &config, now);
@@ -524,7 +524,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
 async fn collect(args: CollectArgs) -> anyhow::Result<u8> {
     progress::install();
     let opts = source_options(&args.sources, false)?;
-    let gathered = gather::gather(&opts).await?;
+    let gathered = gather::gather_for_collect(&opts).await?;
     let now = jiff::Timestamp::now();
     snapshot::write(&args.out, &gathered, &opts, now, args.keep_secrets)?;
     let counts: Vec<String> = gathered
@@ -609,7 +609,7 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
         )
     } else {
         let opts = source_options(&args.sources, args.offline)?;
-        let gathered = gather::gather(&opts).await?;
+        let gathered = gather::gather_for_explain(&opts, &args.pod).await?;
         (
             gathered.view,
             gathered.events,

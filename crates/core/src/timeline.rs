@@ -44,81 +44,141 @@ pub struct Timeline {
     pub startup: Vec<crate::startup::Breakdown>,
 }
 
-/// Builds the timeline of `query` from `view` (any part may be missing) and `events`.
-/// Returns an empty timeline when nothing matches.
-pub fn explain(query: &str, view: &NodeView, events: &[LoggedEvent]) -> Timeline {
-    let q = query.trim();
-    let mut ids: BTreeSet<String> = BTreeSet::new();
-    let mut names: BTreeSet<(String, String)> = BTreeSet::new();
-    if let Some((ns, name)) = q.split_once('/') {
-        names.insert((ns.to_string(), name.to_string()));
-    } else {
-        ids.insert(q.to_string());
-    }
-    let matches_id =
-        |ids: &BTreeSet<String>, id: &str| !id.is_empty() && ids.iter().any(|k| id_matches(id, k));
+/// The identity of the pod a query names, grown as the views and the logs link IDs: its pod
+/// UIDs, sandbox and container IDs (`ids`) and its `namespace/name`s. Grown in rounds, each over
+/// the CRI and API views ([`Identity::grow_from_view`]) and then every log event in reading
+/// order ([`Identity::grow_from`]), until a round adds nothing (at most [`Identity::ROUNDS`]): a
+/// caller that cannot keep every event (a node's whole log) reads the log once per round and
+/// keeps only the events of the last, which names the pod's every event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Identity {
+    ids: BTreeSet<String>,
+    names: BTreeSet<(String, String)>,
+}
 
-    // Grow the identity to a fixed point over the CRI and API views and the logs.
-    for _ in 0..4 {
-        let before = (ids.len(), names.len());
+impl Identity {
+    /// The most rounds [`explain`] grows an identity in.
+    pub const ROUNDS: usize = 4;
+
+    /// The identity `query` names alone: a UID or ID (or an ID prefix of 6 characters or
+    /// more), or `namespace/name`.
+    pub fn new(query: &str) -> Identity {
+        let q = query.trim();
+        let mut id = Identity::default();
+        if let Some((ns, name)) = q.split_once('/') {
+            id.names.insert((ns.to_string(), name.to_string()));
+        } else {
+            id.ids.insert(q.to_string());
+        }
+        id
+    }
+
+    /// How many IDs and names it holds: a round that leaves it unchanged ends the growth.
+    pub fn size(&self) -> (usize, usize) {
+        (self.ids.len(), self.names.len())
+    }
+
+    fn matches_id(&self, id: &str) -> bool {
+        !id.is_empty() && self.ids.iter().any(|k| id_matches(id, k))
+    }
+
+    /// One round over the CRI and API views: a sandbox of the pod (by ID, UID or name) gives its
+    /// UID and name, a container its sandbox and UID, an API pod its UID, name and config hash.
+    pub fn grow_from_view(&mut self, view: &NodeView) {
         if let Some(cri) = &view.cri {
             for s in &cri.sandboxes {
-                let named = names.contains(&(s.pod.namespace.clone(), s.pod.name.clone()));
-                if named || matches_id(&ids, &s.id) || matches_id(&ids, &s.pod.uid) {
-                    ids.insert(s.id.clone());
-                    ids.insert(s.pod.uid.clone());
-                    names.insert((s.pod.namespace.clone(), s.pod.name.clone()));
+                let named = self
+                    .names
+                    .contains(&(s.pod.namespace.clone(), s.pod.name.clone()));
+                if named || self.matches_id(&s.id) || self.matches_id(&s.pod.uid) {
+                    self.ids.insert(s.id.clone());
+                    self.ids.insert(s.pod.uid.clone());
+                    self.names
+                        .insert((s.pod.namespace.clone(), s.pod.name.clone()));
                 }
             }
             for c in &cri.containers {
-                if matches_id(&ids, &c.id)
-                    || matches_id(&ids, &c.sandbox_id)
-                    || c.pod_uid().is_some_and(|u| ids.contains(u))
+                if self.matches_id(&c.id)
+                    || self.matches_id(&c.sandbox_id)
+                    || c.pod_uid().is_some_and(|u| self.ids.contains(u))
                 {
-                    ids.insert(c.id.clone());
-                    ids.insert(c.sandbox_id.clone());
+                    self.ids.insert(c.id.clone());
+                    self.ids.insert(c.sandbox_id.clone());
                     if let Some(u) = c.pod_uid() {
-                        ids.insert(u.to_string());
+                        self.ids.insert(u.to_string());
                     }
                 }
             }
         }
         if let Some(api) = &view.api {
             for p in &api.pods {
-                if names.contains(&(p.pod.namespace.clone(), p.pod.name.clone()))
-                    || matches_id(&ids, &p.pod.uid)
+                if self
+                    .names
+                    .contains(&(p.pod.namespace.clone(), p.pod.name.clone()))
+                    || self.matches_id(&p.pod.uid)
                 {
-                    ids.insert(p.pod.uid.clone());
-                    names.insert((p.pod.namespace.clone(), p.pod.name.clone()));
+                    self.ids.insert(p.pod.uid.clone());
+                    self.names
+                        .insert((p.pod.namespace.clone(), p.pod.name.clone()));
                     if let Some(h) = p.mirror_hash() {
-                        ids.insert(h.to_string());
+                        self.ids.insert(h.to_string());
                     }
                 }
             }
         }
-        for e in events {
-            if event_matches(e, &ids, &names) {
-                let i = &e.event.ids;
-                for id in [&i.pod_uid, &i.sandbox_id, &i.container_id]
-                    .into_iter()
-                    .flatten()
-                {
-                    ids.insert(id.to_string());
-                }
-                // A line that names the pod beside one of its IDs gives its name, for the lines
-                // that name it alone (SyncLoop ADD/DELETE/REMOVE), as the CRI view does online.
-                if let [p] = i.pods.as_slice()
-                    && let Some(ns) = &p.namespace
-                    && (i.pod_uid.is_some() || i.sandbox_id.is_some() || i.container_id.is_some())
-                {
-                    names.insert((ns.to_string(), p.name.to_string()));
-                }
+    }
+
+    /// Whether `e` names the pod; if so, the IDs it names are the pod's too, and so is the name
+    /// it gives beside one of them.
+    pub fn grow_from(&mut self, e: &LoggedEvent) -> bool {
+        if !self.names_event(e) {
+            return false;
+        }
+        let i = &e.event.ids;
+        for id in [&i.pod_uid, &i.sandbox_id, &i.container_id]
+            .into_iter()
+            .flatten()
+        {
+            self.ids.insert(id.to_string());
+        }
+        // A line that names the pod beside one of its IDs gives its name, for the lines that
+        // name it alone (SyncLoop ADD/DELETE/REMOVE), as the CRI view does online.
+        if let [p] = i.pods.as_slice()
+            && let Some(ns) = &p.namespace
+            && (i.pod_uid.is_some() || i.sandbox_id.is_some() || i.container_id.is_some())
+        {
+            self.names.insert((ns.to_string(), p.name.to_string()));
+        }
+        true
+    }
+
+    /// Whether `e` names one of its IDs (whole, by an ID prefix the user gave, or by a prefix
+    /// the log itself cut) or names.
+    pub fn names_event(&self, e: &LoggedEvent) -> bool {
+        event_matches(e, &self.ids, &self.names)
+    }
+
+    /// Grown to its end over `view` and `events`, as [`explain`] grows it.
+    pub fn resolve(query: &str, view: &NodeView, events: &[LoggedEvent]) -> Identity {
+        let mut id = Identity::new(query);
+        for _ in 0..Self::ROUNDS {
+            let before = id.size();
+            id.grow_from_view(view);
+            for e in events {
+                id.grow_from(e);
+            }
+            if id.size() == before {
+                break;
             }
         }
-        if (ids.len(), names.len()) == before {
-            break;
-        }
+        id
     }
+}
+
+/// Builds the timeline of `query` from `view` (any part may be missing) and `events`.
+/// Returns an empty timeline when nothing matches.
+pub fn explain(query: &str, view: &NodeView, events: &[LoggedEvent]) -> Timeline {
+    let Identity { mut ids, names } = Identity::resolve(query, view, events);
     ids.retain(|i| !i.is_empty());
 
     let mut entries = Vec::new();

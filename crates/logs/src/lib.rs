@@ -267,6 +267,24 @@ pub fn read_for_diagnosis(
     Ok(out)
 }
 
+/// [`read`] (or [`read_in_year`] with `year`) keeping no event: what `collect` needs of a log
+/// whose window it copies (its counts and span, whether it was understood), in memory bounded
+/// by the blocks in flight whatever the log's size. [`LogRead::events`] stays empty.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_counts(
+    source: &Source,
+    log: LogKind,
+    since: Option<Timestamp>,
+    year: Option<i32>,
+) -> Result<LogRead> {
+    let mut order = TimeOrder::default();
+    let mut out = read_source(source, log, since, year, &mut |e| order.see(e.event.time))?;
+    out.newest_first = order.newest_first();
+    Ok(out)
+}
+
 /// The consecutive timestamped pairs of a source that go back in time and forward.
 #[derive(Default)]
 struct TimeOrder {
@@ -324,6 +342,21 @@ pub fn read_each(
     mut on_event: impl FnMut(LoggedEvent),
 ) -> Result<LogRead> {
     read_source(source, log, since, None, &mut on_event)
+}
+
+/// [`read_each`], with the yearless timestamps of a file read in `year` when given (as
+/// [`read_in_year`] reads them).
+///
+/// # Errors
+/// As [`read`].
+pub fn read_each_in_year(
+    source: &Source,
+    log: LogKind,
+    since: Option<Timestamp>,
+    year: Option<i32>,
+    mut on_event: impl FnMut(LoggedEvent),
+) -> Result<LogRead> {
+    read_source(source, log, since, year, &mut on_event)
 }
 
 fn read_source(

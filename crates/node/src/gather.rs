@@ -61,6 +61,9 @@ pub struct Gathered {
     pub raw_pods: Option<Vec<Pod>>,
     /// The classified events of the kubelet's and the runtime's logs, in reading order.
     pub events: Vec<LoggedEvent>,
+    /// The year each log's yearless times were read in, when not its file's (kubelet logs, then
+    /// runtime logs, as given): what a second read of them must use.
+    pub(crate) log_years: Vec<Option<i32>>,
 }
 
 /// The source name of the `index`th (from 0) log of `kind` given: `kubelet_log` or
@@ -87,30 +90,100 @@ pub fn log_source_name(kind: LogKind, index: usize) -> String {
 /// socket, an RPC failing), an unreadable manifest or pod directory, an unreadable or malformed
 /// `--pods` file. Each error names the endpoint, file or RPC.
 pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
-    gather_with(opts, false).await
+    gather_with(opts, Keep::Every).await
+}
+
+/// [`gather`] for `explain QUERY`: of the logs it keeps only the events of the pod `query` names
+/// ([`podcoroner_core::timeline::Identity`]), in memory bounded by that pod's records whatever
+/// the logs' size. The identity grows as `explain` grows it, a round at a time, over the view
+/// and then every event in reading order: each round reads every log again (`read_each`,
+/// nothing kept but the round's events of the pod), and the round that adds nothing gives the
+/// events (after [`Identity::ROUNDS`](podcoroner_core::timeline::Identity::ROUNDS) rounds that
+/// all grew it, one more read keeps the events of what it has grown to). So
+/// [`Gathered::events`] holds exactly the events `explain` over every event would show (but for
+/// a journal printed newest first, whose records the rounds see newest first: the same
+/// identity unless the rounds run out). Two reads of each log besides the first in the usual
+/// case: a round that grows the identity, one that confirms it.
+///
+/// # Errors
+/// As [`gather`].
+pub async fn gather_for_explain(opts: &SourceOptions, query: &str) -> anyhow::Result<Gathered> {
+    use podcoroner_core::timeline::Identity;
+    let mut g = gather_with(opts, Keep::Nothing).await?;
+    let logs: Vec<(LogKind, &podcoroner_logs::Source)> = opts
+        .kubelet_logs
+        .iter()
+        .map(|s| (LogKind::Kubelet, s))
+        .chain(opts.runtime_logs.iter().map(|s| (LogKind::Runtime, s)))
+        .collect();
+    let mut identity = Identity::new(query);
+    // The rounds `explain` grows the identity in, each over the view and then every event in
+    // reading order; a last read only to keep, when every round grew it.
+    for round in 0..=Identity::ROUNDS {
+        let last = round == Identity::ROUNDS;
+        let before = identity.size();
+        if !last {
+            identity.grow_from_view(&g.view);
+        }
+        let mut kept = Vec::new();
+        for ((kind, source), year) in logs.iter().zip(&g.log_years) {
+            podcoroner_logs::read_each_in_year(source, *kind, opts.since, *year, |e| {
+                let named = if last {
+                    identity.names_event(&e)
+                } else {
+                    identity.grow_from(&e)
+                };
+                if named {
+                    kept.push(e);
+                }
+            })?;
+        }
+        if last || identity.size() == before {
+            g.events = kept;
+            break;
+        }
+    }
+    Ok(g)
+}
+
+/// [`gather`] keeping no log event: `collect`, which copies the log windows and reports each
+/// log's counts, reads each log in memory bounded by the blocks in flight.
+///
+/// # Errors
+/// As [`gather`].
+pub async fn gather_for_collect(opts: &SourceOptions) -> anyhow::Result<Gathered> {
+    gather_with(opts, Keep::Nothing).await
+}
+
+/// Which log events a gather keeps.
+#[derive(Clone, Copy)]
+enum Keep {
+    /// Every event (`explain`).
+    Every,
+    /// What the rules read ([`podcoroner_logs::read_for_diagnosis`]).
+    Folded,
+    /// None: the counts only.
+    Nothing,
 }
 
 /// [`gather`] for `diagnose`: the logs are read with
 /// [`podcoroner_logs::read_for_diagnosis`], which folds the records the rules do not need one by
 /// one (a pod's repeated readiness and startup records), so [`Gathered::events`] holds what the
 /// rules read, not every event; the `events` count of each log's status still counts every one.
-/// `explain` and `collect` use [`gather`].
+/// `explain` uses [`gather`], `collect` [`gather_for_collect`].
 ///
 /// # Errors
 /// As [`gather`].
 pub async fn gather_for_diagnosis(opts: &SourceOptions) -> anyhow::Result<Gathered> {
-    gather_with(opts, true).await
+    gather_with(opts, Keep::Folded).await
 }
 
-async fn gather_with(opts: &SourceOptions, fold: bool) -> anyhow::Result<Gathered> {
-    let read_log = |source: &podcoroner_logs::Source, kind, year| {
-        if fold {
-            podcoroner_logs::read_for_diagnosis(source, kind, opts.since, year)
-        } else if let Some(year) = year {
-            podcoroner_logs::read_in_year(source, kind, opts.since, year)
-        } else {
-            podcoroner_logs::read(source, kind, opts.since)
-        }
+async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathered> {
+    let read_log = |source: &podcoroner_logs::Source, kind, year| match (keep, year) {
+        (Keep::Folded, _) => podcoroner_logs::read_for_diagnosis(source, kind, opts.since, year),
+        (Keep::Nothing, _) => podcoroner_logs::read_counts(source, kind, opts.since, year),
+        (Keep::Every, Some(year)) => podcoroner_logs::read_in_year(source, kind, opts.since, year),
+        (Keep::Every, None) => podcoroner_logs::read(source, kind, opts.since),
     };
     let mut sources = BTreeMap::new();
     let mut events = Vec::new();
@@ -127,17 +200,20 @@ async fn gather_with(opts: &SourceOptions, fold: bool) -> anyhow::Result<Gathere
     // A yearless log (klog, syslog) beside one whose times carry their year is read in that
     // year, so the two line up (a file's modification year is only a guess).
     let dated = reads.iter().find_map(|r| r.3.dated_year);
+    let mut log_years = Vec::new();
     for (name, source, kind, read) in &mut reads {
         if let (Some(year), None, podcoroner_logs::Source::File(_)) =
             (dated, read.dated_year, &*source)
             && read.span.is_some()
         {
+            log_years.push(Some(year));
             *read = read_log(source, *kind, Some(year))?;
             let mut s = log_status(source, read);
             let note = format!("yearless times read in {year}, the year of the other log");
             s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{d}; {note}")));
             sources.insert(name.clone(), s);
         } else {
+            log_years.push(None);
             sources.insert(name.clone(), log_status(source, read));
         }
     }
@@ -173,6 +249,7 @@ async fn gather_with(opts: &SourceOptions, fold: bool) -> anyhow::Result<Gathere
             runtime: None,
             raw_pods: None,
             events,
+            log_years,
         });
     }
     let (manifests, status) = read_manifests(&opts.manifest_dir)?;
@@ -250,6 +327,7 @@ async fn gather_with(opts: &SourceOptions, fold: bool) -> anyhow::Result<Gathere
         runtime: Some(runtime),
         raw_pods,
         events,
+        log_years,
     })
 }
 

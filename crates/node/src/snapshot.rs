@@ -301,7 +301,7 @@ fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
-/// Reads the snapshot in `dir`.
+/// Reads the snapshot in `dir`, with every event of its log windows (`explain`).
 ///
 /// A view whose files are absent is unavailable (its rules skip), with the reason recorded at
 /// collection time when there is one.
@@ -309,6 +309,21 @@ fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
 /// # Errors
 /// A missing or malformed `meta.json`, or a malformed file (naming it, with line and column).
 pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
+    read_with(dir, false)
+}
+
+/// [`read`] for `diagnose`: the log windows are read with
+/// [`podcoroner_logs::read_for_diagnosis`], so [`Snapshot::events`] holds what the rules read
+/// (a record repeated without end costs a few), as [`gather::gather_for_diagnosis`] does on a
+/// live node.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_for_diagnosis(dir: &Path) -> anyhow::Result<Snapshot> {
+    read_with(dir, true)
+}
+
+fn read_with(dir: &Path, fold: bool) -> anyhow::Result<Snapshot> {
     let meta_path = dir.join("meta.json");
     let meta_bytes = std::fs::read(&meta_path).with_context(|| {
         format!(
@@ -493,7 +508,11 @@ pub fn read(dir: &Path) -> anyhow::Result<Snapshot> {
                 break;
             }
             let source = podcoroner_logs::Source::File(path);
-            let read = podcoroner_logs::read(&source, kind, None)?;
+            let read = if fold {
+                podcoroner_logs::read_for_diagnosis(&source, kind, None, None)?
+            } else {
+                podcoroner_logs::read(&source, kind, None)?
+            };
             sources.insert(
                 gather::log_source_name(kind, i),
                 gather::log_status(&source, &read),
@@ -563,6 +582,7 @@ mod tests {
             runtime: None,
             raw_pods: None,
             events: vec![],
+            log_years: vec![],
         }
     }
 

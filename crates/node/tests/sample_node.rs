@@ -15,7 +15,8 @@ fn sample_node_findings() {
     // From the workspace root, as the README's main job runs it, so the paths the report names
     // are the snapshot's own (`testdata/sample-node/api/pods.json`), not this checkout's.
     std::env::set_current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")).unwrap();
-    let snap = podcoroner_node::snapshot::read(Path::new("testdata/sample-node")).unwrap();
+    let snap =
+        podcoroner_node::snapshot::read_for_diagnosis(Path::new("testdata/sample-node")).unwrap();
     let config = Config {
         min_age: Duration::ZERO,
         failed_pod_min_age: Duration::from_secs(3600),
