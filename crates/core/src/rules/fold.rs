@@ -94,6 +94,17 @@ pub const FIRST: usize = 3;
 /// The records of a repetition kept at its end; at least [`WINDOW`], so that a repeat is folded
 /// only after every reader that may read it as a neighbour has been read and has pinned it.
 pub const LAST: usize = 4;
+/// How many records (by `seq`) a generation of repetitions lasts: a repetition met in neither
+/// the last generation nor this one is forgotten, so memory goes with the repetitions of the
+/// last two generations, not with every distinct record of a log whose lines all name fresh
+/// IDs. A repetition met again after that starts anew: its next records are kept as its first,
+/// so a forgotten one keeps more records, never fewer.
+#[cfg(not(test))]
+const GENERATION: u64 = 1 << 18;
+/// Short in the unit tests, so that they forget repetitions too.
+#[cfg(test)]
+const GENERATION: u64 = 64;
+
 /// How many records after a record it may be folded (`seq + OLD <= ` the next `seq`): a reader
 /// whose window holds it is at most [`WINDOW`] records after it and has read its window
 /// [`WINDOW`] records after that, so by then every such reader is closed (and not one closing
@@ -110,6 +121,10 @@ struct Slot {
     seq: u64,
     /// Folded: the event goes at the next compaction.
     gone: bool,
+    /// For a reader, how many records either side of it its rule reads (0: not a reader).
+    width: u8,
+    /// A reader whose neighbours were copied into it (one of them was folded).
+    copied: bool,
 }
 
 /// The current run of one pod and kind.
@@ -168,7 +183,6 @@ impl More {
 /// One of the last [`WINDOW`] records of the file being read, as a reader's window sees it.
 #[derive(Clone, Copy)]
 struct Near {
-    seq: u64,
     key: Option<u64>,
     time: Option<Timestamp>,
 }
@@ -181,15 +195,6 @@ struct Reader {
     time: Option<Timestamp>,
     /// Its key so far: its own, then its neighbours' before it, then after it.
     key: u64,
-    /// Its neighbours, nearest first.
-    window: Window,
-}
-
-/// The neighbours of a reader, by `seq`, nearest first.
-#[derive(Default)]
-struct Window {
-    before: Vec<u64>,
-    after: Vec<u64>,
 }
 
 /// What a [`Fold`] kept.
@@ -224,16 +229,14 @@ pub struct Fold {
     folded: u64,
     /// Repetition key → the repetition.
     repeats: FastMap<u64, Repeat>,
+    /// The repetitions not met since the last generation began: met again, a repetition moves
+    /// back into `repeats`; at the next generation the rest are forgotten.
+    old_repeats: FastMap<u64, Repeat>,
     /// The file being read and its last [`WINDOW`] records.
     file: Option<Arc<str>>,
     near: VecDeque<Near>,
     /// Readers whose window after them is still being read.
     open: Vec<Reader>,
-    /// The kept readers whose neighbours are all still kept (by `seq`): their windows. When one
-    /// of those neighbours is folded, the reader gets a copy of them all first.
-    windows: FastMap<u64, Window>,
-    /// A record in the window of kept readers (by `seq`) → those readers.
-    watchers: FastMap<u64, Vec<u64>>,
     /// Run middles to fold once [`WINDOW`] records have been read after them.
     deferred: VecDeque<u64>,
 }
@@ -255,10 +258,10 @@ impl Fold {
     pub fn push(&mut self, e: LoggedEvent) {
         let seq = self.seq;
         self.seq += 1;
-        let same_file = self
-            .file
-            .as_ref()
-            .is_some_and(|o| Arc::ptr_eq(o, &e.origin) || *o == e.origin);
+        if seq > 0 && seq.is_multiple_of(GENERATION) {
+            self.next_generation();
+        }
+        let same_file = self.file.as_ref().is_some_and(|o| same_file(o, &e.origin));
         if !same_file {
             self.end_file();
             self.file = Some(Arc::clone(&e.origin));
@@ -286,8 +289,6 @@ impl Fold {
                 Some(key.unwrap_or(0)),
                 close_times(r.time, time),
             );
-            r.window.after.push(seq);
-            self.watchers.entry(seq).or_default().push(r.seq);
             r.after_left -= 1;
             if r.after_left == 0 {
                 let r = self.open.swap_remove(k);
@@ -303,7 +304,6 @@ impl Fold {
                 after_left: width,
                 time,
                 key: key.unwrap_or(0),
-                window: Window::default(),
             };
             for n in self.near.iter().rev().take(width) {
                 mix(
@@ -311,8 +311,6 @@ impl Fold {
                     Some(n.key.unwrap_or(0)),
                     close_times(time, n.time),
                 );
-                r.window.before.push(n.seq);
-                self.watchers.entry(n.seq).or_default().push(seq);
             }
             mix(&mut r.key, None, false);
             self.open.push(r);
@@ -320,8 +318,13 @@ impl Fold {
         grow(&mut self.events);
         grow(&mut self.slots);
         self.events.push(e);
-        self.slots.push(Slot { seq, gone: false });
-        self.near.push_back(Near { seq, key, time });
+        self.slots.push(Slot {
+            seq,
+            gone: false,
+            width: width.map_or(0, |w| u8::try_from(w).unwrap_or(u8::MAX)),
+            copied: false,
+        });
+        self.near.push_back(Near { key, time });
         if self.near.len() > WINDOW {
             self.near.pop_front();
         }
@@ -335,6 +338,19 @@ impl Fold {
         }
     }
 
+    /// Forgets the repetitions not met for a generation, folding what may go of each first
+    /// (its records are all a generation old, past any reader's window).
+    fn next_generation(&mut self) {
+        let forgotten = std::mem::replace(&mut self.old_repeats, std::mem::take(&mut self.repeats));
+        for (key, r) in forgotten {
+            if r.more.as_ref().is_some_and(|m| m.tail.len() > LAST) {
+                self.repeats.insert(key, r);
+                self.settle(key);
+                self.repeats.remove(&key);
+            }
+        }
+    }
+
     /// The kept events, in reading order, and how many were folded.
     pub fn finish(mut self) -> Kept {
         self.end_file();
@@ -343,6 +359,8 @@ impl Fold {
         }
         // Every window is read: what was too young to fold when its repetition last grew goes.
         self.seq += OLD;
+        let old = std::mem::take(&mut self.old_repeats);
+        self.repeats.extend(old);
         let growing: Vec<u64> = self
             .repeats
             .iter()
@@ -373,54 +391,41 @@ impl Fold {
         let Some(i) = self.index(r.seq) else {
             return;
         };
-        let keyed = self.events[i].content_key != 0;
-        self.windows.insert(r.seq, r.window);
-        if keyed {
+        if self.events[i].content_key != 0 {
             self.repeat(r.key, r.seq);
         }
     }
 
-    /// Gives the kept reader at `reader` a copy of its neighbours, all still kept, and stops
-    /// watching them for it.
-    fn copy_neighbours(&mut self, reader: u64) {
-        let Some(w) = self.windows.remove(&reader) else {
-            return;
-        };
-        self.unwatch(reader, &w);
-        let copy = |f: &Fold, seqs: &[u64]| -> Vec<LoggedEvent> {
-            seqs.iter()
-                .filter_map(|&s| f.index(s))
-                .map(|i| shadow(&f.events[i]))
+    /// Gives the kept reader at `i` a copy of its neighbours in its file, all still kept: the
+    /// records read just before and after it (events are pushed in reading order, so its
+    /// neighbours are the `seq`s beside its own, as far as its file goes).
+    fn copy_neighbours(&mut self, i: usize) {
+        let (seq, width) = (self.slots[i].seq, u64::from(self.slots[i].width));
+        self.slots[i].copied = true;
+        let origin = Arc::clone(&self.events[i].origin);
+        let side = |f: &Fold, seqs: &mut dyn Iterator<Item = u64>| -> Vec<LoggedEvent> {
+            seqs.map_while(|s| f.index(s))
+                .map_while(|j| {
+                    same_file(&f.events[j].origin, &origin).then(|| shadow(&f.events[j]))
+                })
                 .collect()
         };
-        let n = Neighbours {
-            before: copy(self, &w.before),
-            after: copy(self, &w.after),
-        };
-        if let Some(i) = self.index(reader) {
-            self.events[i]
-                .folded
-                .get_or_insert_with(Box::default)
-                .neighbours = Some(Box::new(n));
-        }
-    }
-
-    /// Stops watching the records of `w` for `reader`.
-    fn unwatch(&mut self, reader: u64, w: &Window) {
-        for s in w.before.iter().chain(&w.after) {
-            if let Some(v) = self.watchers.get_mut(s) {
-                v.retain(|&r| r != reader);
-                if v.is_empty() {
-                    self.watchers.remove(s);
-                }
-            }
-        }
+        let before = side(self, &mut (seq.saturating_sub(width)..seq).rev());
+        let after = side(self, &mut (seq + 1..=seq + width));
+        let n = Neighbours { before, after };
+        self.events[i]
+            .folded
+            .get_or_insert_with(Box::default)
+            .neighbours = Some(Box::new(n));
     }
 
     /// The record at `seq`, whose repetition key is `key`, joins its repetition; the
     /// repetition's records past its first [`FIRST`] and before its last [`LAST`], but for its
     /// first and last by time, are folded into the next one kept.
     fn repeat(&mut self, key: u64, seq: u64) {
+        if let Some(r) = self.old_repeats.remove(&key) {
+            self.repeats.insert(key, r);
+        }
         let first = match self.repeats.get(&key) {
             None => {
                 let mut firsts = [0; FIRST];
@@ -564,17 +569,20 @@ impl Fold {
     /// get a copy of their neighbours first.
     fn drop_record(&mut self, i: usize) {
         let seq = self.slots[i].seq;
-        if let Some(w) = self.windows.remove(&seq) {
-            self.unwatch(seq, &w);
-        }
-        if let Some(readers) = self.watchers.get(&seq).cloned() {
-            for r in readers {
-                self.copy_neighbours(r);
+        // The kept readers beside it whose rule reads it.
+        let w = WINDOW as u64;
+        for r in seq.saturating_sub(w)..=seq + w {
+            if r == seq {
+                continue;
+            }
+            if let Some(j) = self.index(r)
+                && !self.slots[j].copied
+                && u64::from(self.slots[j].width) >= r.abs_diff(seq)
+                && same_file(&self.events[j].origin, &self.events[i].origin)
+            {
+                self.copy_neighbours(j);
             }
         }
-        let Some(i) = self.index(seq) else {
-            return;
-        };
         self.slots[i].gone = true;
         self.folded += 1;
         self.vacant += 1;
@@ -676,6 +684,11 @@ fn mix(key: &mut u64, neighbour: Option<u64>, close: bool) {
         None => h.write_u8(0xff),
     }
     *key = h.finish();
+}
+
+/// Whether two records were read from one file (one string per source, shared by its records).
+fn same_file(a: &Arc<str>, b: &Arc<str>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
 }
 
 /// A copy of a neighbour of a reader, without what the fold added to it.

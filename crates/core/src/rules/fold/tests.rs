@@ -236,6 +236,26 @@ fn a_long_run_compacts_and_keeps_its_ends() {
     assert!(kept.len() < 12, "{kept:?}");
 }
 
+/// `lines` (each one event, `n` in all) through a fold.
+fn fold_lines(lines: &[String], n: usize) -> Kept {
+    let events = read_text(LogKind::Kubelet, "kubelet.log", 2025, &lines.join("\n"));
+    assert_eq!(events.len(), n);
+    let mut f = Fold::new();
+    for e in events {
+        f.push(e);
+    }
+    f.finish()
+}
+
+/// The kept records of sandbox `c` repeated 64 times.
+fn of_sandbox(kept: &Kept, c: char) -> Vec<&LoggedEvent> {
+    let id = c.to_string().repeat(64);
+    kept.events
+        .iter()
+        .filter(|e| e.event.ids.sandbox_id.as_deref() == Some(id.as_str()))
+        .collect()
+}
+
 fn stop_failed(sec: u32, sandbox: char) -> String {
     format!(
         "E0613 10:{:02}:{:02}.000000    1234 kuberuntime_gc.go:180] \"Failed to stop sandbox before removing\" err=\"rpc error: code = Unknown desc = failed to destroy network for sandbox \\\"{id}\\\": plugin type=\\\"calico\\\" failed (delete): error getting ClusterInformation: connection is unauthorized: Unauthorized\" sandboxID=\"{id}\"",
@@ -251,24 +271,8 @@ fn a_repeated_record_keeps_its_first_and_last_and_counts_the_rest() {
     let mut lines: Vec<String> = (0..50).map(|m| stop_failed(m * 60 % 3600, 'a')).collect();
     lines.insert(10, stop_failed(605, 'b'));
     lines.insert(30, stop_failed(1805, 'b'));
-    let events = read_text(LogKind::Kubelet, "kubelet.log", 2025, &lines.join("\n"));
-    assert_eq!(events.len(), 52);
-    let mut f = Fold::new();
-    for e in events {
-        f.push(e);
-    }
-    let kept = f.finish();
-    let a: Vec<&LoggedEvent> = kept
-        .events
-        .iter()
-        .filter(|e| {
-            e.event
-                .ids
-                .sandbox_id
-                .as_deref()
-                .is_some_and(|s| s.starts_with('a'))
-        })
-        .collect();
+    let kept = fold_lines(&lines, 52);
+    let a = of_sandbox(&kept, 'a');
     // The first 3 and the last 4 of sandbox a's 50 (lines 1-3 and 49-52), which are also its
     // earliest and latest by time; both of b's.
     assert_eq!(
@@ -321,4 +325,28 @@ fn the_earliest_and_latest_by_time_are_kept_wherever_they_are_read() {
         assert!(kept.contains(&line), "line {line} in {kept:?}");
     }
     assert_eq!(kept.len() as u64 + folded, 20);
+}
+
+#[test]
+fn a_repetition_forgotten_for_two_generations_starts_anew_and_loses_no_count() {
+    // Sandbox a's stop fails 10 times, then 150 other records (other sandboxes, each once:
+    // past two generations of 64), then a's 10 more.
+    let others: Vec<char> = "0123456789bcdef".chars().collect();
+    let mut lines: Vec<String> = (0..10).map(|m| stop_failed(m * 60, 'a')).collect();
+    for k in 0..150u32 {
+        let c = others[k as usize % others.len()];
+        lines.push(
+            stop_failed(600 + k, c).replace(&c.to_string().repeat(64), &format!("{c}{k:063x}")),
+        );
+    }
+    lines.extend((0..10).map(|m| stop_failed(1200 + m * 60, 'a')));
+    let kept = fold_lines(&lines, 170);
+    let a = of_sandbox(&kept, 'a');
+    // Each run of ten keeps its first 3 and last 4: the second is a new repetition.
+    assert_eq!(
+        a.iter().map(|e| e.line).collect::<Vec<_>>(),
+        vec![1, 2, 3, 7, 8, 9, 10, 161, 162, 163, 167, 168, 169, 170]
+    );
+    assert_eq!(a.iter().map(|e| e.records()).sum::<u64>(), 20);
+    assert_eq!(kept.events.len() as u64 + kept.folded, 170);
 }
