@@ -21,6 +21,10 @@
 //! - the causes, IDs, callers and texts the rules read, which are the same in every record of a
 //!   repetition.
 //!
+//! A repetition not met for a generation ([`GENERATION`] records) is forgotten once what may go
+//! of it is folded, so a log whose every line names fresh IDs costs its records, not also one
+//! entry per distinct record; met again, it starts anew (its next records kept as its first).
+//!
 //! What it does not keep: which side of another record a folded record was on. A rule that
 //! splits a repetition at a record between its first and last kept ones (the failures after the
 //! sandbox's last successful stop, after the kubelet's last start) counts the records folded
