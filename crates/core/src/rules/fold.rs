@@ -12,7 +12,7 @@
 //! folded into the next record of its repetition still kept ([`LoggedEvent::absorb`]), which then
 //! stands for it: its count, its time range and its attempts ([`crate::event::Folded`]). What
 //! the rules read of a group of records stays exact:
-//! - how many records and attempts, from when to when ([`super::tally::Tally`], `records`,
+//! - how many records and attempts, from when to when (`Tally`, `records`,
 //!   `time_range`, `attempts` read the folded counts);
 //! - the first three records of a group and its last, which a finding quotes: a folded record
 //!   has the first three of its repetition before it, and the last of every repetition is kept;
@@ -21,7 +21,7 @@
 //! - the causes, IDs, callers and texts the rules read, which are the same in every record of a
 //!   repetition.
 //!
-//! A repetition not met for a generation ([`GENERATION`] records) is forgotten once what may go
+//! A repetition not met for a generation (`GENERATION` records) is forgotten once what may go
 //! of it is folded, so a log whose every line names fresh IDs costs its records, not also one
 //! entry per distinct record; met again, it starts anew (its next records kept as its first).
 //!
