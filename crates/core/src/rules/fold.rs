@@ -25,11 +25,17 @@
 //! of it is folded, so a log whose every line names fresh IDs costs its records, not also one
 //! entry per distinct record; met again, it starts anew (its next records kept as its first).
 //!
-//! What it does not keep: which side of another record a folded record was on. A rule that
-//! splits a repetition at a record between its first and last kept ones (the failures after the
-//! sandbox's last successful stop, after the kubelet's last start) counts the records folded
-//! into a record on that record's side. It only matters when one repetition has more than
-//! `FIRST + LAST` records on both sides of such a record.
+//! A repetition never runs across a record the rules split others at (`ANCHORS`: a sandbox
+//! stopped, removed or created, a pod added, deleted, removed or terminated, a container
+//! removed, a kubelet start) that says something new: such a record begins a new *epoch* of the
+//! entities it names (of all of them, for a kubelet start), and a record's repetition is keyed on
+//! the epochs of the entities it names. So the failures after a sandbox's first successful stop
+//! and those before it fold apart, and a rule that counts the records on one side of it counts
+//! them exactly. What it does not keep: an anchor that repeats an earlier one (the same stop
+//! answered again) begins no epoch, so a log whose every line repeats folds whole; a rule that
+//! splits at the second of two such anchors counts the records folded into a record on that
+//! record's side. That matters only when one repetition has more than `FIRST + LAST` records
+//! on both sides of a repeated anchor.
 //!
 //! The rules that read a record's neighbours in its file get the same neighbours:
 //! `container_race` (a NotFound line cut before its error joins the burst beside it, one naming
@@ -236,6 +242,12 @@ pub struct Fold {
     /// The repetitions not met since the last generation began: met again, a repetition moves
     /// back into `repeats`; at the next generation the rest are forgotten.
     old_repeats: FastMap<u64, Repeat>,
+    /// Entity (sandbox, container, pod UID, `namespace/name`) → how many anchors began a new
+    /// epoch of it; `global_epoch` for every entity (kubelet starts).
+    epochs: FastMap<String, u32>,
+    global_epoch: u32,
+    /// The [`repeat_key`]s of the anchors seen.
+    anchors_seen: std::collections::HashSet<u64, foldhash::fast::RandomState>,
     /// The file being read and its last [`WINDOW`] records.
     file: Option<Arc<str>>,
     near: VecDeque<Near>,
@@ -270,7 +282,8 @@ impl Fold {
             self.end_file();
             self.file = Some(Arc::clone(&e.origin));
         }
-        let key = repeat_key(&e);
+        let key = self.repeat_key(&e);
+        self.see_anchor(&e);
         let width = reader_width(&e);
         let time = e.event.time;
         // A readiness record goes by its runs only: what the start breakdown reads of them is the
@@ -338,6 +351,60 @@ impl Fold {
         while self.deferred.front().is_some_and(|&s| s + OLD <= self.seq) {
             if let Some(s) = self.deferred.pop_front() {
                 self.fold_run_middle(s);
+            }
+        }
+    }
+
+    /// The key of the repetition `e` belongs to: [`repeat_key`], and the epochs of the
+    /// entities it names ([`Fold::see_anchor`]), so that a repetition never runs across a record
+    /// that ends it.
+    fn repeat_key(&self, e: &LoggedEvent) -> Option<u64> {
+        let plain = repeat_key(e)?;
+        let epoch = |entity: &str| self.epochs.get(entity).copied().unwrap_or(0);
+        if self.global_epoch == 0 && entities(e).all(|entity| epoch(entity) == 0) {
+            // No anchor before it: the key it had before any was read.
+            return Some(plain);
+        }
+        let mut h = foldhash::fast::FixedState::with_seed(plain).build_hasher();
+        self.global_epoch.hash(&mut h);
+        entities(e).for_each(|entity| epoch(entity).hash(&mut h));
+        Some(h.finish())
+    }
+
+    /// A record the rules split others at ([`ANCHORS`]: a sandbox stopped or removed, a pod
+    /// terminated, added or removed, a sandbox created, a kubelet start), when it says something
+    /// new (no earlier record of its source said it), begins a new epoch of the entities it
+    /// names (of every entity, for a kubelet start): the repeats after it are another
+    /// repetition than those before, so a rule that asks which side of it a record is on counts
+    /// every repeat on its side. A repeat of an anchor (the same stop answered again) ends
+    /// nothing: a log whose every line repeats folds whole.
+    fn see_anchor(&mut self, e: &LoggedEvent) {
+        if !ANCHORS.contains(&e.event.kind) {
+            return;
+        }
+        let Some(plain) = repeat_key(e) else {
+            return;
+        };
+        if self.anchors_seen.len() >= ANCHORS_KEPT {
+            // A log whose anchors all name fresh IDs: forget them, and begin an epoch of every
+            // entity so that no repetition runs across what was forgotten.
+            self.anchors_seen.clear();
+            self.epochs.clear();
+            self.global_epoch += 1;
+        }
+        if !self.anchors_seen.insert(plain) {
+            return;
+        }
+        if e.event.kind == EventKind::KubeletStarted {
+            self.global_epoch += 1;
+            return;
+        }
+        for entity in entities(e) {
+            match self.epochs.get_mut(entity) {
+                Some(n) => *n += 1,
+                None => {
+                    self.epochs.insert(entity.to_string(), 1);
+                }
             }
         }
     }
@@ -646,6 +713,47 @@ fn repeat_key(e: &LoggedEvent) -> Option<u64> {
     e.log.hash(&mut h);
     e.origin.hash(&mut h);
     Some(h.finish())
+}
+
+/// How many distinct anchors the fold remembers before it forgets them all (a new epoch of
+/// every entity): their entities' epochs cost memory, bounded so.
+#[cfg(not(test))]
+const ANCHORS_KEPT: usize = 1 << 16;
+/// Small in the unit tests, so that they forget anchors too.
+#[cfg(test)]
+const ANCHORS_KEPT: usize = 4;
+
+/// The records a rule splits others at: what happens to a sandbox, pod or container after which
+/// its failures are over or begin again (the successful stop, removal and teardown of a sandbox,
+/// a pod terminated, a `SyncLoop` ADD, DELETE or REMOVE, a sandbox created, a container
+/// removed), and a kubelet start, which ends its pod workers' kills.
+const ANCHORS: [EventKind; 12] = [
+    EventKind::StopPodSandboxDone,
+    EventKind::RemovePodSandboxDone,
+    EventKind::TearDownNetworkDone,
+    EventKind::PodTerminated,
+    EventKind::SyncLoop(SyncOp::Add),
+    EventKind::SyncLoop(SyncOp::Delete),
+    EventKind::SyncLoop(SyncOp::Remove),
+    EventKind::PodSandboxCreated,
+    EventKind::RunPodSandboxDone,
+    EventKind::RemoveContainerDone,
+    EventKind::OrphanedPodVolumesCleaned,
+    EventKind::KubeletStarted,
+];
+
+/// The entities a record names: its sandbox, container, pod UID and first pod's
+/// `namespace/name` (or bare name), as far as it names them.
+fn entities(e: &LoggedEvent) -> impl Iterator<Item = &str> {
+    let ids = &e.event.ids;
+    [
+        ids.sandbox_id.as_deref(),
+        ids.container_id.as_deref(),
+        ids.pod_uid.as_deref(),
+        ids.pods.first().map(|p| &*p.name),
+    ]
+    .into_iter()
+    .flatten()
 }
 
 /// Whether two records repeat each other: same source, same event but for its time, same

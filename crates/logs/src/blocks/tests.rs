@@ -119,7 +119,8 @@ fn case_files() -> Vec<PathBuf> {
         .filter(|e| e.path().is_dir())
         .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x != "md"))
+        // The case's inputs: not its human reading (`expected.md`) nor its golden findings.
+        .filter(|p| p.extension().is_some_and(|x| x != "md") && !p.ends_with("findings.txt"))
         .collect();
     files.sort();
     files

@@ -350,3 +350,74 @@ fn a_repetition_forgotten_for_two_generations_starts_anew_and_loses_no_count() {
     assert_eq!(a.iter().map(|e| e.records()).sum::<u64>(), 20);
     assert_eq!(kept.events.len() as u64 + kept.folded, 170);
 }
+
+fn stop_done(sec: u32, sandbox: char) -> String {
+    format!(
+        "I0613 10:{:02}:{:02}.000000    1234 kuberuntime_sandbox.go:120] \"Stopped pod sandbox: {id}\"",
+        sec / 60,
+        sec % 60,
+        id = sandbox.to_string().repeat(64)
+    )
+}
+
+#[test]
+fn a_repetition_never_runs_across_the_record_that_ends_it() {
+    // Sandbox a's stop fails 20 times, is stopped, fails 20 times more: a rule counting the
+    // failures after the stop (or before it) counts 20 through the fold as from every record.
+    let mut lines: Vec<String> = (0..20).map(|m| stop_failed(m * 60, 'a')).collect();
+    lines.push(stop_done(20 * 60, 'a'));
+    lines.extend((21..41).map(|m| stop_failed(m * 60, 'a')));
+    let kept = fold_lines(&lines, 41);
+    let a = of_sandbox(&kept, 'a');
+    assert_eq!(
+        a.iter().map(|e| e.event.kind).collect::<Vec<_>>()[7],
+        EventKind::StopPodSandboxDone
+    );
+    let failures = |side: &dyn Fn(u64) -> bool| {
+        a.iter()
+            .filter(|e| e.event.kind == EventKind::StopSandboxBeforeRemoveFailed && side(e.line))
+            .map(|e| e.records())
+            .sum::<u64>()
+    };
+    assert_eq!((failures(&|l| l < 21), failures(&|l| l > 21)), (20, 20));
+    // Each side keeps its own first 3 and last 4.
+    assert_eq!(
+        a.iter().map(|e| e.line).collect::<Vec<_>>(),
+        vec![1, 2, 3, 17, 18, 19, 20, 21, 22, 23, 24, 38, 39, 40, 41]
+    );
+    // The same stop answered again ends nothing: a log whose every line repeats folds whole.
+    let mut again = lines.clone();
+    again.push(stop_done(41 * 60 + 20, 'a'));
+    again.extend((42..62).map(|m| stop_failed(41 * 60 + m, 'a')));
+    let kept = fold_lines(&again, 62);
+    let a = of_sandbox(&kept, 'a');
+    assert_eq!(a.iter().map(|e| e.records()).sum::<u64>(), 62);
+    // The failures after either stop are one repetition (lines 22-41 and 43-62).
+    assert_eq!(
+        a.iter().map(|e| e.line).collect::<Vec<_>>(),
+        vec![1, 2, 3, 17, 18, 19, 20, 21, 22, 23, 24, 42, 59, 60, 61, 62]
+    );
+}
+
+#[test]
+fn anchors_forgotten_begin_an_epoch_of_everything_and_lose_no_count() {
+    // Sandbox a's stop fails 10 times; five other sandboxes are stopped (more anchors than the
+    // fold remembers in a unit test); a's stop fails 10 times more.
+    let mut lines: Vec<String> = (0..10).map(|m| stop_failed(m * 60, 'a')).collect();
+    lines.extend(
+        "bcdef"
+            .chars()
+            .enumerate()
+            .map(|(k, c)| stop_done(600 + k as u32, c)),
+    );
+    lines.extend((0..10).map(|m| stop_failed(1200 + m * 60, 'a')));
+    let kept = fold_lines(&lines, 25);
+    let a = of_sandbox(&kept, 'a');
+    // Forgetting split a's failures in two repetitions: more kept, the same count.
+    assert_eq!(
+        a.iter().map(|e| e.line).collect::<Vec<_>>(),
+        vec![1, 2, 3, 7, 8, 9, 10, 16, 17, 18, 22, 23, 24, 25]
+    );
+    assert_eq!(a.iter().map(|e| e.records()).sum::<u64>(), 20);
+    assert_eq!(kept.events.len() as u64 + kept.folded, 25);
+}
