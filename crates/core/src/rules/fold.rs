@@ -282,8 +282,11 @@ impl Fold {
             self.end_file();
             self.file = Some(Arc::clone(&e.origin));
         }
-        let key = self.repeat_key(&e);
-        self.see_anchor(&e);
+        let plain = repeat_key(&e);
+        let key = plain.map(|plain| self.epoch_key(&e, plain));
+        if let Some(plain) = plain {
+            self.see_anchor(&e, plain);
+        }
         let width = reader_width(&e);
         let time = e.event.time;
         // A readiness record goes by its runs only: what the start breakdown reads of them is the
@@ -355,20 +358,19 @@ impl Fold {
         }
     }
 
-    /// The key of the repetition `e` belongs to: [`repeat_key`], and the epochs of the
-    /// entities it names ([`Fold::see_anchor`]), so that a repetition never runs across a record
-    /// that ends it.
-    fn repeat_key(&self, e: &LoggedEvent) -> Option<u64> {
-        let plain = repeat_key(e)?;
+    /// The key of the repetition `e` belongs to, from its [`repeat_key`] `plain`: that and the
+    /// epochs of the entities it names ([`Fold::see_anchor`]), so that a repetition never runs
+    /// across a record that ends it.
+    fn epoch_key(&self, e: &LoggedEvent, plain: u64) -> u64 {
         let epoch = |entity: &str| self.epochs.get(entity).copied().unwrap_or(0);
         if self.global_epoch == 0 && entities(e).all(|entity| epoch(entity) == 0) {
             // No anchor before it: the key it had before any was read.
-            return Some(plain);
+            return plain;
         }
         let mut h = foldhash::fast::FixedState::with_seed(plain).build_hasher();
         self.global_epoch.hash(&mut h);
         entities(e).for_each(|entity| epoch(entity).hash(&mut h));
-        Some(h.finish())
+        h.finish()
     }
 
     /// A record the rules split others at ([`ANCHORS`]: a sandbox stopped or removed, a pod
@@ -378,13 +380,10 @@ impl Fold {
     /// repetition than those before, so a rule that asks which side of it a record is on counts
     /// every repeat on its side. A repeat of an anchor (the same stop answered again) ends
     /// nothing: a log whose every line repeats folds whole.
-    fn see_anchor(&mut self, e: &LoggedEvent) {
+    fn see_anchor(&mut self, e: &LoggedEvent, plain: u64) {
         if !ANCHORS.contains(&e.event.kind) {
             return;
         }
-        let Some(plain) = repeat_key(e) else {
-            return;
-        };
         if self.anchors_seen.len() >= ANCHORS_KEPT {
             // A log whose anchors all name fresh IDs: forget them, and begin an epoch of every
             // entity so that no repetition runs across what was forgotten.
