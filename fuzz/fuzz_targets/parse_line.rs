@@ -69,8 +69,13 @@ fuzz_target!(|data: &[u8]| {
     // Every physical line is in exactly one record.
     assert_eq!(records.iter().map(|r| u64::from(r.1)).sum::<u64>(), lines.len() as u64);
 
-    // Cut before any line that begins a record: the same records.
-    if let Some(at) = (1..lines.len()).find(|&i| LineAssembler::begins_record(lines[i])) {
+    // Cut before any line that begins a record, alone or after the line before it: the same
+    // records.
+    let begins = |i: usize| {
+        LineAssembler::begins_record(lines[i])
+            || LineAssembler::begins_record_after(lines[i - 1], lines[i])
+    };
+    for at in (1..lines.len()).filter(|&i| begins(i)).take(2) {
         let mut parts = assemble(&lines[..at]);
         parts.extend(
             assemble(&lines[at..])

@@ -11,7 +11,11 @@
 //!   generator, about 0.35% events);
 //! - `troubled`: only the lines of `testdata/cases/`, repeated with their own IDs (the same
 //!   pods failing again and again);
-//! - `troubled-fresh`: the same with fresh IDs per repetition (new pods failing).
+//! - `troubled-fresh`: the same with fresh IDs per repetition (new pods failing);
+//!
+//! and, when named in `PODCORONER_BENCH_LOGS`, two shapes that once read in quadratic time:
+//! - `cri-format`: the healthy log as a kubelet run in a container logs it (kind, k3d);
+//! - `no-shape`: lines of no known shape.
 //!
 //! Each input is built once under `target/bench-logs/diagnose-v1/`. For every file: `rg` and
 //! `podcoroner diagnose --offline --kubelet-log FILE -o json --fail-on none` (the release
@@ -47,6 +51,8 @@ enum Kind {
     Healthy,
     Troubled,
     TroubledFresh,
+    CriFormat,
+    NoShape,
 }
 
 impl Kind {
@@ -55,6 +61,8 @@ impl Kind {
             Kind::Healthy => "healthy",
             Kind::Troubled => "troubled",
             Kind::TroubledFresh => "troubled-fresh",
+            Kind::CriFormat => "cri-format",
+            Kind::NoShape => "no-shape",
         }
     }
 
@@ -63,6 +71,8 @@ impl Kind {
             Kind::Healthy => node_log::generate(path, bytes),
             Kind::Troubled => node_log::generate_troubled(path, bytes, false),
             Kind::TroubledFresh => node_log::generate_troubled(path, bytes, true),
+            Kind::CriFormat => node_log::generate_cri(path, bytes),
+            Kind::NoShape => node_log::generate_no_shape(path, bytes),
         }
     }
 }
@@ -77,10 +87,16 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(900);
     let kinds: Vec<Kind> = match std::env::var("PODCORONER_BENCH_LOGS").ok().as_deref() {
-        Some(list) => [Kind::Healthy, Kind::Troubled, Kind::TroubledFresh]
-            .into_iter()
-            .filter(|k| list.split(',').any(|n| n == k.name()))
-            .collect(),
+        Some(list) => [
+            Kind::Healthy,
+            Kind::Troubled,
+            Kind::TroubledFresh,
+            Kind::CriFormat,
+            Kind::NoShape,
+        ]
+        .into_iter()
+        .filter(|k| list.split(',').any(|n| n == k.name()))
+        .collect(),
         None => vec![Kind::Healthy, Kind::Troubled, Kind::TroubledFresh],
     };
     let runs: usize = std::env::var("PODCORONER_BENCH_RUNS")

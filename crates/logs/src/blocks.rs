@@ -2,9 +2,10 @@
 //! same records, counts and events as one loop over it (lines → [`LineAssembler`] → [`parse`]
 //! → [`classify`], one [`ParseContext`] from start to end).
 //!
-//! The stream is cut into blocks just before a line that starts a record
-//! ([`LineAssembler::begins_record`]), so a block assembles alone into the records it holds in
-//! the whole stream. Workers assemble, parse and classify blocks; each starts from a guess of
+//! The stream is cut into blocks just before a line that starts a record whatever came before it
+//! ([`LineAssembler::begins_record`]; [`LineAssembler::begins_record_after`] the line before;
+//! no line that [opens a record](LineAssembler::opens_record) in the assembler's cap before it:
+//! see [`cut_at`]), so a block assembles alone into the records it holds in the whole stream. Workers assemble, parse and classify blocks; each starts from a guess of
 //! the [`ParseContext`] at its block's start: the context at the end of the last block merged
 //! so far (the year and the New Year state rarely change from one block to the next). The
 //! calling thread merges the blocks in order, checks each guess against the real context at
@@ -21,8 +22,10 @@
 //! Where the blocks come from:
 //! - a plain file: each worker reads its own blocks with positional reads. Block `k` runs from
 //!   the first line at or after byte `k × block_bytes` that begins a record to the same point
-//!   of block `k + 1`: a rule that two workers apply to the same bytes with the same answer.
-//!   The file is read up to the length it had when opened.
+//!   of block `k + 1`: a rule of the file's bytes that two workers apply with the same answer.
+//!   A block in which no line begins a record is empty, known so from its own bytes, so the
+//!   file is read in linear time whatever it holds. The file is read up to the length it had
+//!   when opened.
 //! - any other stream (gzip, a pipe): a reader thread reads it in order and cuts it.
 //!
 //! Memory stays bounded by the blocks in flight (a few per worker), whatever the stream's size;
@@ -39,7 +42,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use jiff::Timestamp;
 use podcoroner_core::logs::{
-    Event, LineAssembler, ParseContext, ParsedLine, named, non_record, parse,
+    DEFAULT_MAX_RECORD_BYTES, Event, LineAssembler, ParseContext, ParsedLine, named, non_record,
+    parse,
 };
 
 use crate::{LogKind, LogRead, LoggedEvent, MAX_KEPT_UNPARSED, Unparsed, cut};
@@ -120,8 +124,7 @@ pub(crate) fn read_file(
                         return;
                     }
                     let msg = match file_block(file, len, k, block_bytes, &mut buf) {
-                        Ok((start, end)) => {
-                            let base = k.saturating_mul(block_bytes).saturating_sub(1);
+                        Ok(((start, end), base)) => {
                             let data = &buf.data()[(start - base) as usize..(end - base) as usize];
                             match guarded_parse(data, shared.guess(), opts) {
                                 Ok(read) => {
@@ -716,32 +719,58 @@ fn carries_year(p: &podcoroner_core::logs::ParsedLine<'_>) -> bool {
 
 // === cutting ===
 
-/// Whether the line `line` (without its newline) begins a record.
-fn begins_record(line: &[u8]) -> bool {
-    match std::str::from_utf8(line) {
-        Ok(s) => LineAssembler::begins_record(s),
-        Err(_) => LineAssembler::begins_record(&String::from_utf8_lossy(line)),
+/// Whether the line `line` (without its newline) begins a record after the line `prev`, when
+/// known ([`LineAssembler::begins_record_after`]), or whatever came before it.
+fn begins_record(prev: Option<&[u8]>, line: &[u8]) -> bool {
+    let text = |b| match std::str::from_utf8(b) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(b),
+    };
+    if LineAssembler::begins_record(&text(line)) {
+        return true;
     }
+    prev.is_some_and(|prev| LineAssembler::begins_record_after(&text(prev), &text(line)))
+}
+
+/// The longest line before a line that a file's cut looks at: 16 KiB, the longest part of a CRI
+/// log line (containerd's `max_container_log_line_size`). After a longer line, a line begins a
+/// record only when it does alone.
+const MAX_PREV_LINE_BYTES: u64 = 16 << 10;
+
+/// Where block `k`'s buffer begins in the file: far enough before the block's nominal start
+/// that the line before the first line of the block is in it, when no longer than
+/// [`MAX_PREV_LINE_BYTES`].
+fn block_base(k: u64, block_bytes: u64) -> u64 {
+    k.saturating_mul(block_bytes)
+        .saturating_sub(MAX_PREV_LINE_BYTES + 2)
 }
 
 /// Bytes read past a block's nominal end to find its cut (usually within the first line).
 const CUT_SLACK_BYTES: u64 = 16 << 10;
 
-/// Reads block `k` of `file` (see the module docs) into `buf`, which then holds the file from
-/// byte `(k × block_bytes).saturating_sub(1)`; returns the block's byte range.
+/// Reads block `k` of `file` (see the module docs) into `buf`; returns the block's byte range
+/// and where `buf` begins in the file: at [`block_base`], or [`DEFAULT_MAX_RECORD_BYTES`] further
+/// back when a cut asks what is before it ([`Cut::NeedBack`]).
+///
+/// A block in which no line begins a record is empty (its records belong to the block before)
+/// and is known so from its own bytes: only the block holding the last cut before a long run
+/// of lines that begin none reads that run, so the file is read in linear time whatever it
+/// holds.
 fn file_block(
     file: &File,
     len: u64,
     k: u64,
     block_bytes: u64,
     buf: &mut ReadBuf,
-) -> std::io::Result<(u64, u64)> {
+) -> std::io::Result<((u64, u64), u64)> {
     let nominal = k.saturating_mul(block_bytes);
     let next = nominal.saturating_add(block_bytes);
-    let base = nominal.saturating_sub(1);
+    let mut base = block_base(k, block_bytes);
     // Tiny blocks (tests) read a little ahead, large ones [`CUT_SLACK_BYTES`].
     let step = CUT_SLACK_BYTES.min(block_bytes).max(64);
     let mut want = next.saturating_add(step).min(len);
+    // Where the search for the block's end goes on when more is read.
+    let mut end_from = next;
     buf.filled = 0;
     loop {
         read_range(file, base + buf.filled as u64, want, buf)?;
@@ -750,59 +779,173 @@ fn file_block(
         // A file that shrank while read ends where reading ended.
         let at_end = end_of_data >= len || end_of_data < want;
         let start = if k == 0 {
-            Some(0)
+            Cut::At(0)
         } else {
-            cut_at(data, base, nominal, at_end)
+            cut_at(data, base, nominal, next, at_end)
         };
         let end = match start {
-            Some(_) if next >= end_of_data && at_end => Some(end_of_data),
-            Some(_) => cut_at(data, base, next, at_end),
-            None => None,
+            Cut::At(_) if next >= end_of_data && at_end => Cut::At(end_of_data),
+            Cut::At(_) => cut_at(data, base, end_from, u64::MAX, at_end),
+            // No cut before the next block's start: this block is empty.
+            Cut::Beyond => return Ok(((nominal, nominal), base)),
+            other => other,
         };
-        if let (Some(start), Some(end)) = (start, end) {
-            let start = start.min(end_of_data);
-            return Ok((start, end.clamp(start, end_of_data)));
+        match (start, end) {
+            (Cut::At(start), Cut::At(end)) => {
+                let start = start.min(end_of_data);
+                return Ok(((start, end.clamp(start, end_of_data)), base));
+            }
+            (_, Cut::NeedBack) => {
+                // Read again from further back (once: from there every cut is told).
+                base = nominal.saturating_sub(BACK_BYTES);
+                buf.filled = 0;
+                continue;
+            }
+            (Cut::At(_), Cut::Unknown(from)) => end_from = from,
+            _ => {}
         }
         if at_end {
             // Nothing begins a record from here to the end: an empty block.
-            return Ok((end_of_data, end_of_data));
+            return Ok(((end_of_data, end_of_data), base));
         }
         want = want.saturating_add(block_bytes.max(step)).min(len);
     }
 }
 
+/// How far before a block's nominal start its buffer begins when a cut asks what is before it:
+/// enough for [`opener_before`] and [`line_before`] of any line from there on.
+const BACK_BYTES: u64 = DEFAULT_MAX_RECORD_BYTES as u64 + MAX_PREV_LINE_BYTES + 2;
+
+/// Where the first cut at or after a point is, as far as a buffer tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// At this byte.
+    At(u64),
+    /// At or after the limit asked for.
+    Beyond,
+    /// The buffer does not reach far enough to tell: no cut before this byte, a line start to
+    /// go on from when more is read.
+    Unknown(u64),
+    /// The buffer does not begin far enough back to tell: read it from [`BACK_BYTES`] before
+    /// the block.
+    NeedBack,
+}
+
 /// The cut at or after `at`: the start of the first line starting at or after `at` that
-/// begins a record, or the end of the data when `at_end` and none does. `buf` holds the file
-/// from byte `base` (`base < at`, so whether `at` starts a line is known). `None` when `buf`
-/// does not reach far enough to tell.
-fn cut_at(buf: &[u8], base: u64, at: u64, at_end: bool) -> Option<u64> {
+/// begins a record, by a rule of the file's bytes alone (whatever `at` and wherever the buffer
+/// begins), or the end of the data when `at_end` and none does; [`Cut::Beyond`] when no line
+/// starting before `limit` does. A line begins a record
+/// - alone ([`LineAssembler::begins_record`]);
+/// - after the line before it, when that is no longer than [`MAX_PREV_LINE_BYTES`]
+///   ([`LineAssembler::begins_record_after`]);
+/// - when no line in the [`DEFAULT_MAX_RECORD_BYTES`] before it
+///   [opens a record](LineAssembler::opens_record) (the assembler's cap): so a log of lines of
+///   no known shape is cut every block, not read as one.
+///
+/// `buf` holds the file from byte `base`: its start, or at least [`MAX_PREV_LINE_BYTES`]` + 2`
+/// bytes before `at` (else [`Cut::NeedBack`] when the last rule is asked).
+fn cut_at(buf: &[u8], base: u64, at: u64, limit: u64, at_end: bool) -> Cut {
     let end_of_data = base + buf.len() as u64;
+    let to_end = |from: u64| {
+        if at_end {
+            Cut::At(end_of_data)
+        } else {
+            Cut::Unknown(from)
+        }
+    };
     if at >= end_of_data {
-        return at_end.then_some(end_of_data);
+        return to_end(at);
     }
     let mut i = (at - base) as usize;
     // Move to the first line start at or after `at`.
-    if buf[i - 1] != b'\n' {
+    if i > 0 && buf[i - 1] != b'\n' {
         match memchr::memchr(b'\n', &buf[i..]) {
             Some(nl) => i += nl + 1,
-            None => return at_end.then_some(end_of_data),
+            None => return to_end(at),
         }
     }
+    // The start of the last line before line `i` that opens a record, once asked: `Some(None)`
+    // when none is in the cap's bytes before it.
+    let mut opener: Option<Option<u64>> = None;
     loop {
         if i >= buf.len() {
-            return at_end.then_some(end_of_data);
+            return to_end(base + i as u64);
+        }
+        let here = base + i as u64;
+        if here >= limit {
+            return Cut::Beyond;
         }
         let line_end = match memchr::memchr(b'\n', &buf[i..]) {
             Some(nl) => i + nl,
             // The line runs past what was read.
-            None if !at_end => return None,
+            None if !at_end => return Cut::Unknown(here),
             None => buf.len(),
         };
-        if begins_record(&buf[i..line_end]) {
-            return Some(base + i as u64);
+        let line = &buf[i..line_end];
+        if begins_record(line_before(buf, base, i), line) {
+            return Cut::At(here);
         }
+        let last = match opener {
+            Some(last) => last,
+            None => match opener_before(buf, base, i) {
+                Some(last) => last,
+                None => return Cut::NeedBack,
+            },
+        };
+        if last.is_none_or(|o| o + (DEFAULT_MAX_RECORD_BYTES as u64) < here) {
+            return Cut::At(here);
+        }
+        opener = Some(opens_record(line).then_some(here).or(last));
         i = line_end + 1;
     }
+}
+
+/// The line before the line starting at `buf[i]`, when it is no longer than
+/// [`MAX_PREV_LINE_BYTES`]; `buf` holds the file from byte `base` (see [`cut_at`]).
+fn line_before(buf: &[u8], base: u64, i: usize) -> Option<&[u8]> {
+    let end = i.checked_sub(1)?;
+    let from = end.saturating_sub(MAX_PREV_LINE_BYTES as usize + 1);
+    match memchr::memrchr(b'\n', &buf[from..end]) {
+        Some(nl) => Some(&buf[from + nl + 1..end]),
+        // The line starts the file.
+        None if from == 0 && base == 0 => Some(&buf[..end]),
+        None => None,
+    }
+}
+
+/// Whether the line `line` opens a record ([`LineAssembler::opens_record`]).
+fn opens_record(line: &[u8]) -> bool {
+    match std::str::from_utf8(line) {
+        Ok(s) => LineAssembler::opens_record(s),
+        Err(_) => LineAssembler::opens_record(&String::from_utf8_lossy(line)),
+    }
+}
+
+/// The start of the last line before the line starting at `buf[i]` that
+/// [opens a record](LineAssembler::opens_record), if one starts in the
+/// [`DEFAULT_MAX_RECORD_BYTES`] before it (`Some(None)` if none does); `None` when `buf`, which
+/// holds the file from byte `base`, does not begin far enough back to tell.
+fn opener_before(buf: &[u8], base: u64, i: usize) -> Option<Option<u64>> {
+    let here = base + i as u64;
+    let window = here.saturating_sub(DEFAULT_MAX_RECORD_BYTES as u64);
+    // Line starts from `window` on are known when the byte before it is in `buf`.
+    if base != 0 && base >= window {
+        return None;
+    }
+    let mut end = i;
+    while end > 0 {
+        // The line `buf[start..end - 1]`, its newline at `end - 1`.
+        let start = memchr::memrchr(b'\n', &buf[..end - 1]).map_or(0, |p| p + 1);
+        let at = base + start as u64;
+        if at < window || (start == 0 && base != 0) {
+            break;
+        }
+        if opens_record(&buf[start..end - 1]) {
+            return Some(Some(at));
+        }
+        end = start;
+    }
+    Some(None)
 }
 
 /// A reusable read buffer: `bytes[..filled]` holds data; `bytes` only grows, so it is zeroed
@@ -903,7 +1046,9 @@ fn stream_cut(data: &[u8]) -> Option<usize> {
         if start == 0 {
             return None;
         }
-        if begins_record(&data[start..end]) {
+        // `data` starts with a line.
+        let prev_start = memchr::memrchr(b'\n', &data[..start - 1]).map_or(0, |p| p + 1);
+        if begins_record(Some(&data[prev_start..start - 1]), &data[start..end]) {
             return Some(start);
         }
         end = start - 1;

@@ -64,6 +64,8 @@ pub struct LineAssembler {
     state: State,
     pending_first: u64,
     pending_lines: u32,
+    /// The bytes of the pending record's physical lines, each with its newline.
+    pending_raw_bytes: usize,
     next_line: u64,
     max_record_bytes: usize,
     /// The prefix before the pending record (see [`prefix`](super::prefix)), stripped from
@@ -86,8 +88,11 @@ impl LineAssembler {
         Self::with_max_record_bytes(DEFAULT_MAX_RECORD_BYTES)
     }
 
-    /// An assembler that stops joining once a record holds `max` bytes; a continuation line that
-    /// would pass the cap becomes a record of its own.
+    /// An assembler that stops joining once a record's physical lines, each with its newline,
+    /// hold `max` bytes; a continuation line that would pass the cap becomes a record of its
+    /// own. The cap counts the lines as read, not the record's joined text, so a line with no
+    /// line that [opens a record](Self::opens_record) in the `max` bytes before it begins one,
+    /// whatever came before.
     pub fn with_max_record_bytes(max: usize) -> Self {
         LineAssembler {
             pending: String::new(),
@@ -95,6 +100,7 @@ impl LineAssembler {
             state: State::Empty,
             pending_first: 0,
             pending_lines: 0,
+            pending_raw_bytes: 0,
             next_line: 1,
             max_record_bytes: max,
             prefix: Shape::default(),
@@ -115,9 +121,41 @@ impl LineAssembler {
         }
     }
 
+    /// Whether a record that `line` begins takes continuation lines: a line that starts a known
+    /// shape (a CRI line among them). A line with no such line in the
+    /// [cap](Self::with_max_record_bytes)'s bytes before it begins a record.
+    pub fn opens_record(line: &str) -> bool {
+        matches!(
+            kind(line.strip_suffix('\r').unwrap_or(line)),
+            Kind::Header(_)
+        )
+    }
+
+    /// Whether `line` starts a new record after the physical line `prev`, whatever came before
+    /// `prev`: when it [begins one](Self::begins_record) alone, and when it is a header line (a
+    /// CRI line among them) after a header line that is no CRI partial (`P`) line, so that no
+    /// partial line is pending for `line` to continue. A log in the CRI format (a kubelet run
+    /// in a container, read from `/var/log/pods`) can so be cut before most of its lines.
+    pub fn begins_record_after(prev: &str, line: &str) -> bool {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let prev = prev.strip_suffix('\r').unwrap_or(prev);
+        match kind(line) {
+            Kind::Header(at) => {
+                cri_line(&line[at..]).is_none()
+                    || (matches!(kind(prev), Kind::Header(_))
+                        && !prev.contains(" stdout P ")
+                        && !prev.contains(" stderr P "))
+            }
+            Kind::Stray => true,
+            Kind::Block(_) | Kind::Wrapped(_) => false,
+        }
+    }
+
     /// Feeds the next physical line. Returns the previous record when this line starts a new
     /// one.
     pub fn push(&mut self, line: &str) -> Option<Record<'_>> {
+        let raw_bytes = line.len() + 1;
+        let under_cap = self.pending_raw_bytes + raw_bytes < self.max_record_bytes;
         let line = line.strip_suffix('\r').unwrap_or(line);
         let line_no = self.next_line;
         self.next_line += 1;
@@ -127,10 +165,11 @@ impl LineAssembler {
             let at = self.prefix.strip(line).unwrap_or(0);
             if let Some(l) = cri_line(&line[at..])
                 && l.stream == stream
-                && self.pending.len() + line.len() - at - l.body < self.max_record_bytes
+                && under_cap
             {
                 self.pending.push_str(&line[at + l.body..]);
                 self.pending_lines += 1;
+                self.pending_raw_bytes += raw_bytes;
                 self.cri_partial = l.partial.then_some(stream);
                 return None;
             }
@@ -152,13 +191,14 @@ impl LineAssembler {
                 Kind::Header(_) | Kind::Stray => None,
             };
             if let Some((sep, text)) = join
-                && self.pending.len() + text.len() < self.max_record_bytes
+                && under_cap
             {
                 if sep != '\0' {
                     self.pending.push(sep);
                 }
                 self.pending.push_str(text);
                 self.pending_lines += 1;
+                self.pending_raw_bytes += raw_bytes;
                 return None;
             }
         }
@@ -169,6 +209,7 @@ impl LineAssembler {
         self.pending.push_str(line);
         self.pending_first = line_no;
         self.pending_lines = 1;
+        self.pending_raw_bytes = raw_bytes;
         let (state, prefix) = match kind {
             Kind::Header(at) => (State::Open, &line[..at]),
             _ => (State::Sealed, ""),
@@ -439,18 +480,18 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_cut_before_a_record_start_assembles_the_same() {
-        // Blocks, syslog blocks, hard wraps, prompts, tables and blank lines (cases 03, 28, 36).
-        let input = "E0613 10:15:42.123456    1234 pod_workers.go:1] \"Error syncing pod, skipping\" err=<\n\tline one\n > pod=\"a/b\"\nJun 13 10:15:42 node-a kubelet[1234]: E0613 10:15:42.123456 1 x.go:1] \"m\" err=<\nJun 13 10:15:42 node-a kubelet[1234]: \tline one\nJan 02 06:51:37 node-a kubelet[250135]: W0102 06:48:09.771347  250135 container.go:507] Failed to update stats for container \"/system.slice/systemd-journald.se\nrvice/memory.usage_in_bytes: no such device\nuser@node-a:~> sudo crictl pods\nPOD ID              CREATED\n\n06f0eea7928b1       2 days ago\nI0613 10:15:43.000000    1234 kubelet.go:1] next\r";
+    /// Cuts `input` before every line that `begins(previous line, line)` says begins a record,
+    /// checks that its two parts, each assembled alone, give the records of the whole, and
+    /// returns the 1-based numbers of the lines cut before.
+    fn cuts_assemble_the_same(input: &str, begins: impl Fn(&str, &str) -> bool) -> Vec<usize> {
         let lines: Vec<&str> = input.split('\n').collect();
         let whole = assemble(input);
-        let mut cuts = 0;
+        let mut cuts = Vec::new();
         for at in 1..lines.len() {
-            if !LineAssembler::begins_record(lines[at]) {
+            if !begins(lines[at - 1], lines[at]) {
                 continue;
             }
-            cuts += 1;
+            cuts.push(at + 1);
             let mut parts = assemble(&lines[..at].join("\n"));
             parts.extend(
                 assemble(&lines[at..].join("\n"))
@@ -459,7 +500,15 @@ mod tests {
             );
             assert_eq!(parts, whole, "cut before line {}", at + 1);
         }
-        assert_eq!(cuts, 5);
+        cuts
+    }
+
+    #[test]
+    fn a_cut_before_a_record_start_assembles_the_same() {
+        // Blocks, syslog blocks, hard wraps, prompts, tables and blank lines (cases 03, 28, 36).
+        let input = "E0613 10:15:42.123456    1234 pod_workers.go:1] \"Error syncing pod, skipping\" err=<\n\tline one\n > pod=\"a/b\"\nJun 13 10:15:42 node-a kubelet[1234]: E0613 10:15:42.123456 1 x.go:1] \"m\" err=<\nJun 13 10:15:42 node-a kubelet[1234]: \tline one\nJan 02 06:51:37 node-a kubelet[250135]: W0102 06:48:09.771347  250135 container.go:507] Failed to update stats for container \"/system.slice/systemd-journald.se\nrvice/memory.usage_in_bytes: no such device\nuser@node-a:~> sudo crictl pods\nPOD ID              CREATED\n\n06f0eea7928b1       2 days ago\nI0613 10:15:43.000000    1234 kubelet.go:1] next\r";
+        let cuts = cuts_assemble_the_same(input, |_, line| LineAssembler::begins_record(line));
+        assert_eq!(cuts.len(), 5);
         assert!(!LineAssembler::begins_record("\tline one"));
         assert!(!LineAssembler::begins_record(
             "rvice/memory.usage_in_bytes: no such device"
@@ -494,6 +543,53 @@ mod tests {
         assert!(!LineAssembler::begins_record(
             "12:2024-05-01T10:00:00.3Z stderr F I0501 10:00:01.000000    1234 kubelet.go:1] x"
         ));
+    }
+
+    #[test]
+    fn a_cut_before_a_cri_line_after_a_final_line_assembles_the_same() {
+        // `P` parts, an `F` part, another stream's line, a wrap inside a pending `P` line, a
+        // prefix, and lines of no shape.
+        let input = "2024-05-01T10:00:00.1Z stderr P E0501 10:00:00.123456    1234 a.go:1] \"m\" err=\"context\n\
+                     2024-05-01T10:00:00.2Z stderr P  deadline\n\
+                     2024-05-01T10:00:00.3Z stderr F  exceeded\"\n\
+                     2024-05-01T10:00:01Z stdout F I0501 10:00:01.000000    1234 kubelet.go:1] next\n\
+                     2024-05-01T10:00:02Z stderr P E0501 10:00:02.000000    1234 a.go:1] cut\n\
+                     2024-05-01T10:00:02Z stdout F I0501 10:00:02.000000    1234 b.go:1] other stream\n\
+                     2024-05-01T10:00:03Z stderr F  the end of the cut line\n\
+                     2024-05-01T10:00:04Z stdout P I0501 10:00:04.000000    1234 b.go:1] wrapped\n\
+                     rvice\n\
+                     2024-05-01T10:00:05Z stdout F  its end\n\
+                     12:2024-05-01T10:00:06Z stdout F I0501 10:00:06.000000    1234 b.go:1] prefixed\n\
+                     12:2024-05-01T10:00:07Z stdout F I0501 10:00:07.000000    1234 b.go:1] prefixed\n\
+                     no shape\n\
+                     2024-05-01T10:00:08Z stdout F I0501 10:00:08.000000    1234 b.go:1] after\r\n\
+                     2024-05-01T10:00:09Z stdout F I0501 10:00:09.000000    1234 b.go:1] last";
+        let cuts = cuts_assemble_the_same(input, LineAssembler::begins_record_after);
+        // Not before a line after a `P` line (2, 3, 6), a wrap (9) or its end after it (10), nor
+        // before a line of no shape (13) or a header after one (14); before 7, as another
+        // stream's line (6) ended the `P` line before it.
+        assert_eq!(cuts, [4, 5, 7, 8, 11, 12, 15]);
+    }
+
+    #[test]
+    fn the_cap_counts_lines_as_read_not_joined_text() {
+        // Each continuation adds 6 bytes of text and 44 of lines (with its newline): a cap of
+        // 130 bytes is passed by the lines at the second (168 bytes), not by the text (91).
+        let head =
+            "Jun 13 10:15:42 node-a kubelet[1234]: E0613 10:15:42.123456 1 x.go:1] \"m\" err=<";
+        let line = "Jun 13 10:15:42 node-a kubelet[1234]: \tline";
+        assert_eq!((head.len(), line.len()), (79, 43));
+        let mut a = LineAssembler::with_max_record_bytes(130);
+        assert!(a.push(head).is_none());
+        assert!(a.push(line).is_none());
+        assert_eq!(a.push(line).map(|r| r.lines), Some(2));
+        assert_eq!(a.finish().map(|r| r.first_line), Some(3));
+        // Under a cap the lines do not reach, all join.
+        let mut a = LineAssembler::with_max_record_bytes(170);
+        assert!(a.push(head).is_none());
+        assert!(a.push(line).is_none());
+        assert!(a.push(line).is_none());
+        assert_eq!(a.finish().map(|r| r.lines), Some(3));
     }
 
     #[test]

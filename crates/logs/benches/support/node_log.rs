@@ -2,7 +2,8 @@
 //! crate, which includes this file): a healthy node's log with the case lines of
 //! `testdata/cases/` spread in it ([`generate`]), and a troubled node's log made only of those
 //! case lines, repeated with their own IDs or with fresh IDs per repetition
-//! ([`generate_troubled`]).
+//! ([`generate_troubled`]); the healthy log in the CRI format ([`generate_cri`]), and lines of no
+//! known shape ([`generate_no_shape`]).
 
 #![allow(dead_code)]
 
@@ -530,6 +531,72 @@ pub fn generate_troubled(path: &Path, bytes: u64, fresh_ids: bool) {
             written += write_case(&mut w, case, &key, &mut line);
         }
         rep += 1;
+    }
+    w.flush().expect("flush");
+}
+
+/// Writes about `bytes` bytes of the healthy node's log of [`generate`] as a kubelet run in a
+/// container logs it (kind, k3d: `/var/log/pods`): each line in the CRI format
+/// (`<RFC 3339> stderr F <line>`), every 50th line longer than 100 bytes cut into `P` parts of
+/// 100 bytes, as the runtime cuts a line at its buffer size.
+pub fn generate_cri(path: &Path, bytes: u64) {
+    let plain = path.with_extension("plain");
+    generate(&plain, bytes * 9 / 10);
+    let text = std::fs::read(&plain).expect("read plain");
+    let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).expect("create"));
+    for (n, line) in text
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        let ms = n as u64;
+        let time = format!(
+            "2025-06-13T{:02}:{:02}:{:02}.{:03}000000Z",
+            (ms / 3_600_000) % 24,
+            (ms / 60_000) % 60,
+            (ms / 1000) % 60,
+            ms % 1000
+        );
+        let mut rest = line;
+        if n % 50 == 0 {
+            while rest.len() > 100 {
+                let cut = (1..=100)
+                    .rev()
+                    .find(|&c| std::str::from_utf8(&rest[..c]).is_ok())
+                    .unwrap_or(100);
+                write!(w, "{time} stderr P ").expect("write");
+                w.write_all(&rest[..cut]).expect("write");
+                w.write_all(b"\n").expect("write");
+                rest = &rest[cut..];
+            }
+        }
+        write!(w, "{time} stderr F ").expect("write");
+        w.write_all(rest).expect("write");
+        w.write_all(b"\n").expect("write");
+    }
+    w.flush().expect("flush");
+    drop(std::fs::remove_file(&plain));
+}
+
+/// Writes about `bytes` bytes of lines of no known shape (an application's own output given as
+/// a kubelet log): no line opens a record, so none is joined and every one is unparsed.
+pub fn generate_no_shape(path: &Path, bytes: u64) {
+    let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).expect("create"));
+    let mut written = 0u64;
+    let mut n = 0u64;
+    let mut line = String::with_capacity(256);
+    while written < bytes {
+        line.clear();
+        let _ = writeln!(
+            line,
+            "{n:>10} GET /api/v1/items?page={} 200 {}ms served from cache shard {}",
+            n % 977,
+            n % 89,
+            n % 16
+        );
+        w.write_all(line.as_bytes()).expect("write");
+        written += line.len() as u64;
+        n += 1;
     }
     w.flush().expect("flush");
 }

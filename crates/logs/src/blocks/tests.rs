@@ -312,6 +312,107 @@ fn a_file_read_past_its_length_is_cut_at_that_length() {
     assert_same(&got, &want, "first part");
 }
 
+/// The case logs' lines as a kubelet run in a container logs them (kind, k3d:
+/// `/var/log/pods`): each line in the CRI format, every fifth cut into `P` parts, every
+/// seventh on stdout.
+fn cri_format() -> Vec<u8> {
+    let mut out = Vec::new();
+    let lines = case_files()
+        .iter()
+        .filter(|f| f.extension().is_some_and(|x| x == "log"))
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            text.lines().map(str::to_string).collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>();
+    for (i, line) in lines.iter().enumerate() {
+        let stream = if i % 7 == 0 { "stdout" } else { "stderr" };
+        let time = format!("2024-05-01T10:{:02}:{:02}.{i:06}Z", (i / 60) % 60, i % 60);
+        let mut rest = line.as_str();
+        if i % 5 == 0 {
+            while rest.len() > 40 {
+                let cut = (1..=40).rev().find(|&c| rest.is_char_boundary(c)).unwrap();
+                let _ = writeln!(out, "{time} {stream} P {}", &rest[..cut]);
+                rest = &rest[cut..];
+            }
+        }
+        let _ = writeln!(out, "{time} {stream} F {rest}");
+    }
+    out
+}
+
+/// Reads every block of `data` as a worker does and returns each block's byte range and how
+/// many bytes its worker read.
+fn blocks_of(data: &[u8], block_bytes: u64) -> Vec<((u64, u64), usize)> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubelet.log");
+    std::fs::write(&path, data).unwrap();
+    let file = File::open(&path).unwrap();
+    let len = data.len() as u64;
+    (0..len.div_ceil(block_bytes))
+        .map(|k| {
+            let mut buf = ReadBuf::default();
+            let (range, _) = file_block(&file, len, k, block_bytes, &mut buf).unwrap();
+            (range, buf.filled)
+        })
+        .collect()
+}
+
+#[test]
+fn a_cri_format_log_reads_as_one_loop_does_in_blocks_of_its_own() {
+    let data = cri_format();
+    assert!(data.len() > 200_000, "{}", data.len());
+    check(&data, "CRI format", None, BLOCKS);
+    // Cut before most of its lines, a block holds about its own bytes (no CRI line begins a
+    // record alone: it may continue a `P` line).
+    let block_bytes = 4096;
+    let blocks = blocks_of(&data, block_bytes);
+    let longest = blocks.iter().map(|((s, e), _)| e - s).max().unwrap();
+    assert!(longest < 2 * block_bytes, "{longest}");
+    assert!(blocks.iter().all(|((s, e), _)| s < e));
+}
+
+#[test]
+fn lines_of_no_shape_are_cut_every_block() {
+    // No line opens a record: each begins one, and a block holds about its own bytes.
+    let mut data = Vec::new();
+    for i in 0..12_000 {
+        let _ = writeln!(data, "{i:>8} some output of no known shape, line {i}");
+    }
+    check(&data, "no shape", None, &[64 << 10]);
+    let block_bytes = 64 << 10;
+    let blocks = blocks_of(&data, block_bytes);
+    assert!(blocks.len() > 5, "{}", blocks.len());
+    for (k, ((start, end), read)) in blocks.iter().enumerate() {
+        assert!(end - start < block_bytes + 100, "block {k}: {start}..{end}");
+        assert!(
+            (*read as u64) <= 2 * block_bytes + BACK_BYTES,
+            "block {k} read {read}"
+        );
+    }
+}
+
+#[test]
+fn a_record_cut_at_the_cap_reads_as_one_loop_does() {
+    // A record that opens and takes 3 MiB of lines of no shape: joined up to the assembler's
+    // cap, then a record per line, cut where the cap ends its reach.
+    let mut data = b"E0613 10:15:42.123456    1234 a.go:1] \"m\" err=<\n".to_vec();
+    for i in 0..70_000 {
+        let _ = writeln!(data, "{i:>8} wrapped output of no known shape, line {i}");
+    }
+    data.extend_from_slice(b"I0613 10:15:43.000000    1234 kubelet.go:1] next\n");
+    check(&data, "a record at the cap", None, &[BLOCK_BYTES]);
+    let blocks = blocks_of(&data, BLOCK_BYTES as u64);
+    let cap = DEFAULT_MAX_RECORD_BYTES as u64;
+    // The first block holds the joined record and the lines up to the cut after it.
+    assert!(
+        blocks[0].0.1 > cap && blocks[0].0.1 < 2 * cap + 1000,
+        "{:?}",
+        blocks[0]
+    );
+    assert!(blocks[2..].iter().all(|((s, e), _)| s < e), "{blocks:?}");
+}
+
 /// The classification a parsing thread remembers is the one `classify` gives: every record of
 /// every case, read three times over (the first sighting classifies, the second caches, the
 /// third hits), is the event `classify` makes of it, with its own time.
