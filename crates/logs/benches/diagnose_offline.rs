@@ -253,6 +253,15 @@ fn diagnose(podcoroner: &Path, file: &Path, timeout: u64) -> Run {
         .unwrap_or(0);
     let summary = if timed_out {
         "stopped at the timeout".to_string()
+    } else if json.is_object() && !out.status.success() {
+        // Exit 2: a source not understood, said in the report.
+        format!(
+            "exit {}, kubelet log {}: {findings} findings from {events} events",
+            out.status.code().unwrap_or(-1),
+            json["sources"]["kubelet_log"]["status"]
+                .as_str()
+                .unwrap_or("?")
+        )
     } else if !out.status.success() {
         format!("failed: {}", stderr.lines().last().unwrap_or(""))
     } else {
