@@ -42,8 +42,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use jiff::Timestamp;
 use podcoroner_core::logs::{
-    DEFAULT_MAX_RECORD_BYTES, Event, LineAssembler, ParseContext, ParsedLine, named, non_record,
-    parse,
+    CutClass, DEFAULT_MAX_RECORD_BYTES, Event, LineAssembler, ParseContext, ParsedLine, named,
+    non_record, parse,
 };
 
 use crate::{LogKind, LogRead, LoggedEvent, MAX_KEPT_UNPARSED, Unparsed, cut};
@@ -719,17 +719,18 @@ fn carries_year(p: &podcoroner_core::logs::ParsedLine<'_>) -> bool {
 
 // === cutting ===
 
-/// Whether the line `line` (without its newline) begins a record after the line `prev`, when
-/// known ([`LineAssembler::begins_record_after`]), or whatever came before it.
-fn begins_record(prev: Option<&[u8]>, line: &[u8]) -> bool {
-    let text = |b| match std::str::from_utf8(b) {
-        Ok(s) => Cow::Borrowed(s),
-        Err(_) => String::from_utf8_lossy(b),
-    };
-    if LineAssembler::begins_record(&text(line)) {
-        return true;
+/// [`LineAssembler::cut_class`] of the line `line` (without its newline).
+fn cut_class(line: &[u8]) -> CutClass {
+    match std::str::from_utf8(line) {
+        Ok(s) => LineAssembler::cut_class(s),
+        Err(_) => LineAssembler::cut_class(&String::from_utf8_lossy(line)),
     }
-    prev.is_some_and(|prev| LineAssembler::begins_record_after(&text(prev), &text(line)))
+}
+
+/// Whether a line of class `line` begins a record after the line `prev`, when known, or
+/// whatever came before it.
+fn begins_record(prev: Option<&[u8]>, line: CutClass) -> bool {
+    line.begins || (line.opens && prev.is_some_and(|prev| cut_class(prev).ends_partials))
 }
 
 /// The longest line before a line that a file's cut looks at: 16 KiB, the longest part of a CRI
@@ -867,6 +868,9 @@ fn cut_at(buf: &[u8], base: u64, at: u64, limit: u64, at_end: bool) -> Cut {
     // The start of the last line before line `i` that opens a record, once asked: `Some(None)`
     // when none is in the cap's bytes before it.
     let mut opener: Option<Option<u64>> = None;
+    // The class of the line before line `i` when it is no longer than `MAX_PREV_LINE_BYTES`,
+    // once a line has been looked at.
+    let mut prev: Option<Option<CutClass>> = None;
     loop {
         if i >= buf.len() {
             return to_end(base + i as u64);
@@ -882,9 +886,15 @@ fn cut_at(buf: &[u8], base: u64, at: u64, limit: u64, at_end: bool) -> Cut {
             None => buf.len(),
         };
         let line = &buf[i..line_end];
-        if begins_record(line_before(buf, base, i), line) {
+        let class = cut_class(line);
+        let begins = match prev {
+            Some(prev) => class.begins || (class.opens && prev.is_some_and(|p| p.ends_partials)),
+            None => begins_record(line_before(buf, base, i), class),
+        };
+        if begins {
             return Cut::At(here);
         }
+        prev = Some((line.len() as u64 <= MAX_PREV_LINE_BYTES).then_some(class));
         let last = match opener {
             Some(last) => last,
             None => match opener_before(buf, base, i) {
@@ -895,7 +905,7 @@ fn cut_at(buf: &[u8], base: u64, at: u64, limit: u64, at_end: bool) -> Cut {
         if last.is_none_or(|o| o + (DEFAULT_MAX_RECORD_BYTES as u64) < here) {
             return Cut::At(here);
         }
-        opener = Some(opens_record(line).then_some(here).or(last));
+        opener = Some(class.opens.then_some(here).or(last));
         i = line_end + 1;
     }
 }
@@ -908,16 +918,8 @@ fn line_before(buf: &[u8], base: u64, i: usize) -> Option<&[u8]> {
     match memchr::memrchr(b'\n', &buf[from..end]) {
         Some(nl) => Some(&buf[from + nl + 1..end]),
         // The line starts the file.
-        None if from == 0 && base == 0 => Some(&buf[..end]),
+        None if from == 0 && base == 0 && end as u64 <= MAX_PREV_LINE_BYTES => Some(&buf[..end]),
         None => None,
-    }
-}
-
-/// Whether the line `line` opens a record ([`LineAssembler::opens_record`]).
-fn opens_record(line: &[u8]) -> bool {
-    match std::str::from_utf8(line) {
-        Ok(s) => LineAssembler::opens_record(s),
-        Err(_) => LineAssembler::opens_record(&String::from_utf8_lossy(line)),
     }
 }
 
@@ -940,7 +942,7 @@ fn opener_before(buf: &[u8], base: u64, i: usize) -> Option<Option<u64>> {
         if at < window || (start == 0 && base != 0) {
             break;
         }
-        if opens_record(&buf[start..end - 1]) {
+        if cut_class(&buf[start..end - 1]).opens {
             return Some(Some(at));
         }
         end = start;
@@ -1036,8 +1038,10 @@ fn cut_stream(
     let _ = msgs.send(Msg::End(k));
 }
 
-/// Where to cut `data`, a part of a stream that goes on: the start of one of its last whole
-/// lines that begins a record, after at least one line. `None` when there is none.
+/// Where to cut `data`, a part of a stream that goes on and that begins with a record: the start
+/// of one of its last whole lines that begins a record, after at least one line, else the first
+/// line that no line opening a record precedes in the assembler's cap ([`cap_cut`]). `None`
+/// when there is none.
 fn stream_cut(data: &[u8]) -> Option<usize> {
     // `data[..=end]` holds whole lines.
     let mut end = memchr::memrchr(b'\n', data)?;
@@ -1046,14 +1050,53 @@ fn stream_cut(data: &[u8]) -> Option<usize> {
         if start == 0 {
             return None;
         }
-        // `data` starts with a line.
         let prev_start = memchr::memrchr(b'\n', &data[..start - 1]).map_or(0, |p| p + 1);
-        if begins_record(Some(&data[prev_start..start - 1]), &data[start..end]) {
+        if begins_record(
+            Some(&data[prev_start..start - 1]),
+            cut_class(&data[start..end]),
+        ) {
             return Some(start);
         }
         end = start - 1;
     }
-    None
+    cap_cut(data)
+}
+
+/// In `data`, which begins with a record, the first line start after at least one line that
+/// no line [opening a record](LineAssembler::opens_record) precedes in the
+/// [`DEFAULT_MAX_RECORD_BYTES`] before it: the record pending there, begun in `data`, takes no
+/// more lines. Reads `data` back from its end to its last such line, so a stream of lines of no
+/// known shape is cut as often as any.
+fn cap_cut(data: &[u8]) -> Option<usize> {
+    let end = memchr::memrchr(b'\n', data)?;
+    // The last line that opens a record, from the last whole line back.
+    let mut line_end = end;
+    let opener = loop {
+        let start = memchr::memrchr(b'\n', &data[..line_end]).map_or(0, |p| p + 1);
+        if cut_class(&data[start..line_end]).opens {
+            break Some(start);
+        }
+        if start == 0 {
+            break None;
+        }
+        line_end = start - 1;
+    };
+    let at = match opener {
+        // None: the last line start.
+        None => end + 1,
+        Some(o) => {
+            let from = o + DEFAULT_MAX_RECORD_BYTES + 1;
+            if from > end + 1 {
+                return None;
+            }
+            if data[from - 1] == b'\n' {
+                from
+            } else {
+                from + memchr::memchr(b'\n', &data[from..=end])? + 1
+            }
+        }
+    };
+    (at > 0 && at <= end + 1).then_some(at)
 }
 
 #[cfg(test)]

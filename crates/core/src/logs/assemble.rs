@@ -42,6 +42,26 @@ pub struct Record<'s> {
     pub lines: u32,
 }
 
+/// What one physical line tells of where records begin ([`LineAssembler::cut_class`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CutClass {
+    /// It begins a record whatever came before it ([`LineAssembler::begins_record`]).
+    pub begins: bool,
+    /// A record it begins takes continuation lines ([`LineAssembler::opens_record`]).
+    pub opens: bool,
+    /// It is a header line and no CRI partial (`P`) line: after it no partial line is pending,
+    /// so a header line after it begins a record.
+    pub ends_partials: bool,
+}
+
+impl CutClass {
+    /// Whether a line of this class begins a record after a line of class `prev`
+    /// ([`LineAssembler::begins_record_after`]).
+    pub fn begins_after(self, prev: CutClass) -> bool {
+        self.begins || (self.opens && prev.ends_partials)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Nothing pending (start of input, or after [`LineAssembler::finish`]).
@@ -113,22 +133,14 @@ impl LineAssembler {
     /// first, so an input cut just before such a line can be assembled in two parts, each
     /// with a fresh assembler, with the same records (line numbers aside).
     pub fn begins_record(line: &str) -> bool {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        match kind(line) {
-            Kind::Header(at) => cri_line(&line[at..]).is_none(),
-            Kind::Stray => true,
-            Kind::Block(_) | Kind::Wrapped(_) => false,
-        }
+        Self::cut_class(line).begins
     }
 
     /// Whether a record that `line` begins takes continuation lines: a line that starts a known
     /// shape (a CRI line among them). A line with no such line in the
     /// [cap](Self::with_max_record_bytes)'s bytes before it begins a record.
     pub fn opens_record(line: &str) -> bool {
-        matches!(
-            kind(line.strip_suffix('\r').unwrap_or(line)),
-            Kind::Header(_)
-        )
+        Self::cut_class(line).opens
     }
 
     /// Whether `line` starts a new record after the physical line `prev`, whatever came before
@@ -137,17 +149,31 @@ impl LineAssembler {
     /// partial line is pending for `line` to continue. A log in the CRI format (a kubelet run
     /// in a container, read from `/var/log/pods`) can so be cut before most of its lines.
     pub fn begins_record_after(prev: &str, line: &str) -> bool {
+        Self::cut_class(line).begins_after(Self::cut_class(prev))
+    }
+
+    /// What `line` tells of where records begin, for a reader that cuts a log before lines that
+    /// begin one ([`begins_record`](Self::begins_record),
+    /// [`begins_record_after`](Self::begins_record_after),
+    /// [`opens_record`](Self::opens_record)), from one look at the line.
+    pub fn cut_class(line: &str) -> CutClass {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        let prev = prev.strip_suffix('\r').unwrap_or(prev);
         match kind(line) {
-            Kind::Header(at) => {
-                cri_line(&line[at..]).is_none()
-                    || (matches!(kind(prev), Kind::Header(_))
-                        && !prev.contains(" stdout P ")
-                        && !prev.contains(" stderr P "))
-            }
-            Kind::Stray => true,
-            Kind::Block(_) | Kind::Wrapped(_) => false,
+            Kind::Header(at) => CutClass {
+                begins: cri_line(&line[at..]).is_none(),
+                opens: true,
+                ends_partials: !line.contains(" stdout P ") && !line.contains(" stderr P "),
+            },
+            Kind::Stray => CutClass {
+                begins: true,
+                opens: false,
+                ends_partials: false,
+            },
+            Kind::Block(_) | Kind::Wrapped(_) => CutClass {
+                begins: false,
+                opens: false,
+                ends_partials: false,
+            },
         }
     }
 

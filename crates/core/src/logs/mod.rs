@@ -42,7 +42,7 @@ mod text;
 mod time;
 mod understood;
 
-pub use assemble::{DEFAULT_MAX_RECORD_BYTES, LineAssembler, Record};
+pub use assemble::{CutClass, DEFAULT_MAX_RECORD_BYTES, LineAssembler, Record};
 pub use catalogue::{
     Cause, CniFailure, ConfigSource, Event, EventKind, Named, PlegType, SyncOp, classify,
     classify_cause, event_kind, named,

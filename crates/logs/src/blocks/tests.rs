@@ -7,6 +7,7 @@
 
 use std::io::Write as _;
 use std::path::PathBuf;
+use std::sync::mpsc::channel;
 
 use super::*;
 
@@ -372,6 +373,24 @@ fn a_cri_format_log_reads_as_one_loop_does_in_blocks_of_its_own() {
     assert!(blocks.iter().all(|((s, e), _)| s < e));
 }
 
+/// The sizes of the blocks the stream reader cuts `data` into, in order.
+fn stream_blocks(data: &[u8], block_bytes: usize) -> Vec<usize> {
+    let (pool_tx, pool_rx) = channel::<Vec<u8>>();
+    let (work_tx, work_rx) = channel::<(u64, Vec<u8>)>();
+    let (msg_tx, _msg_rx) = channel::<Msg>();
+    let reader = Box::new(std::io::Cursor::new(data.to_vec()));
+    let mut sizes = Vec::new();
+    std::thread::scope(|scope| {
+        scope.spawn(move || cut_stream(reader, block_bytes, &pool_rx, &work_tx, &msg_tx));
+        let _ = pool_tx.send(Vec::new());
+        while let Ok((_, block)) = work_rx.recv() {
+            sizes.push(block.len());
+            let _ = pool_tx.send(block);
+        }
+    });
+    sizes
+}
+
 #[test]
 fn lines_of_no_shape_are_cut_every_block() {
     // No line opens a record: each begins one, and a block holds about its own bytes.
@@ -390,6 +409,14 @@ fn lines_of_no_shape_are_cut_every_block() {
             "block {k} read {read}"
         );
     }
+    // A stream of them too.
+    let sizes = stream_blocks(&data, block_bytes as usize);
+    assert_eq!(sizes.iter().sum::<usize>(), data.len());
+    assert!(sizes.len() > 5, "{sizes:?}");
+    assert!(
+        sizes.iter().all(|&n| n < 2 * block_bytes as usize),
+        "{sizes:?}"
+    );
 }
 
 #[test]
@@ -411,6 +438,15 @@ fn a_record_cut_at_the_cap_reads_as_one_loop_does() {
         blocks[0]
     );
     assert!(blocks[2..].iter().all(|((s, e), _)| s < e), "{blocks:?}");
+    // A stream: the joined record and the lines up to the cap in the first blocks, then blocks
+    // of about their nominal size.
+    let sizes = stream_blocks(&data, 256 << 10);
+    assert_eq!(sizes.iter().sum::<usize>(), data.len());
+    assert!(
+        sizes[0] > cap as usize && sizes[0] < 2 * cap as usize,
+        "{sizes:?}"
+    );
+    assert!(sizes[1..].iter().all(|&n| n < 512 << 10), "{sizes:?}");
 }
 
 /// The classification a parsing thread remembers is the one `classify` gives: every record of
