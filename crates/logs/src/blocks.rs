@@ -926,28 +926,33 @@ fn line_before(buf: &[u8], base: u64, i: usize) -> Option<&[u8]> {
 /// The start of the last line before the line starting at `buf[i]` that
 /// [opens a record](LineAssembler::opens_record), if one starts in the
 /// [`DEFAULT_MAX_RECORD_BYTES`] before it (`Some(None)` if none does); `None` when `buf`, which
-/// holds the file from byte `base`, does not begin far enough back to tell.
+/// holds the file from byte `base`, does not begin far enough back to tell (no such line in it,
+/// and the window begins before it).
 fn opener_before(buf: &[u8], base: u64, i: usize) -> Option<Option<u64>> {
     let here = base + i as u64;
     let window = here.saturating_sub(DEFAULT_MAX_RECORD_BYTES as u64);
-    // Line starts from `window` on are known when the byte before it is in `buf`.
-    if base != 0 && base >= window {
-        return None;
-    }
     let mut end = i;
     while end > 0 {
         // The line `buf[start..end - 1]`, its newline at `end - 1`.
-        let start = memchr::memrchr(b'\n', &buf[..end - 1]).map_or(0, |p| p + 1);
-        let at = base + start as u64;
-        if at < window || (start == 0 && base != 0) {
+        let Some(start) = memchr::memrchr(b'\n', &buf[..end - 1]).map(|p| p + 1) else {
             break;
+        };
+        let at = base + start as u64;
+        if at < window {
+            return Some(None);
         }
         if cut_class(&buf[start..end - 1]).opens {
             return Some(Some(at));
         }
         end = start;
     }
-    Some(None)
+    // The line at `buf[0]`, when `end > 0`, starts at `base` or before: at the file's start, it
+    // is the last to look at; else it is told only when it starts before the window.
+    if base == 0 {
+        let first = &buf[..end.saturating_sub(1)];
+        return Some((end > 0 && window == 0 && cut_class(first).opens).then_some(0));
+    }
+    (base < window).then_some(None)
 }
 
 /// A reusable read buffer: `bytes[..filled]` holds data; `bytes` only grows, so it is zeroed
