@@ -5,7 +5,8 @@
 //! The stream is cut into blocks just before a line that starts a record whatever came before it
 //! ([`LineAssembler::begins_record`]; [`LineAssembler::begins_record_after`] the line before;
 //! no line that [opens a record](LineAssembler::opens_record) in the assembler's cap before it:
-//! see [`cut_at`]), so a block assembles alone into the records it holds in the whole stream. Workers assemble, parse and classify blocks; each starts from a guess of
+//! see [`cut_at`]), so a block assembles alone into the records it holds in the whole stream.
+//! Workers assemble, parse and classify blocks; each starts from a guess of
 //! the [`ParseContext`] at its block's start: the context at the end of the last block merged
 //! so far (the year and the New Year state rarely change from one block to the next). The
 //! calling thread merges the blocks in order, checks each guess against the real context at
@@ -727,12 +728,6 @@ fn cut_class(line: &[u8]) -> CutClass {
     }
 }
 
-/// Whether a line of class `line` begins a record after the line `prev`, when known, or
-/// whatever came before it.
-fn begins_record(prev: Option<&[u8]>, line: CutClass) -> bool {
-    line.begins || (line.opens && prev.is_some_and(|prev| cut_class(prev).ends_partials))
-}
-
 /// The longest line before a line that a file's cut looks at: 16 KiB, the longest part of a CRI
 /// log line (containerd's `max_container_log_line_size`). After a longer line, a line begins a
 /// record only when it does alone.
@@ -868,9 +863,9 @@ fn cut_at(buf: &[u8], base: u64, at: u64, limit: u64, at_end: bool) -> Cut {
     // The start of the last line before line `i` that opens a record, once asked: `Some(None)`
     // when none is in the cap's bytes before it.
     let mut opener: Option<Option<u64>> = None;
-    // The class of the line before line `i` when it is no longer than `MAX_PREV_LINE_BYTES`,
-    // once a line has been looked at.
-    let mut prev: Option<Option<CutClass>> = None;
+    // The class of the line before line `i` once a line has been looked at (the default for a
+    // line longer than `MAX_PREV_LINE_BYTES`).
+    let mut prev: Option<CutClass> = None;
     loop {
         if i >= buf.len() {
             return to_end(base + i as u64);
@@ -887,14 +882,16 @@ fn cut_at(buf: &[u8], base: u64, at: u64, limit: u64, at_end: bool) -> Cut {
         };
         let line = &buf[i..line_end];
         let class = cut_class(line);
-        let begins = match prev {
-            Some(prev) => class.begins || (class.opens && prev.is_some_and(|p| p.ends_partials)),
-            None => begins_record(line_before(buf, base, i), class),
-        };
-        if begins {
+        let prev_class = prev
+            .unwrap_or_else(|| line_before(buf, base, i).map_or_else(CutClass::default, cut_class));
+        if class.begins_after(prev_class) {
             return Cut::At(here);
         }
-        prev = Some((line.len() as u64 <= MAX_PREV_LINE_BYTES).then_some(class));
+        prev = Some(if line.len() as u64 <= MAX_PREV_LINE_BYTES {
+            class
+        } else {
+            CutClass::default()
+        });
         let last = match opener {
             Some(last) => last,
             None => match opener_before(buf, base, i) {
@@ -1056,10 +1053,7 @@ fn stream_cut(data: &[u8]) -> Option<usize> {
             return None;
         }
         let prev_start = memchr::memrchr(b'\n', &data[..start - 1]).map_or(0, |p| p + 1);
-        if begins_record(
-            Some(&data[prev_start..start - 1]),
-            cut_class(&data[start..end]),
-        ) {
+        if cut_class(&data[start..end]).begins_after(cut_class(&data[prev_start..start - 1])) {
             return Some(start);
         }
         end = start - 1;
@@ -1067,41 +1061,14 @@ fn stream_cut(data: &[u8]) -> Option<usize> {
     cap_cut(data)
 }
 
-/// In `data`, which begins with a record, the first line start after at least one line that
-/// no line [opening a record](LineAssembler::opens_record) precedes in the
-/// [`DEFAULT_MAX_RECORD_BYTES`] before it: the record pending there, begun in `data`, takes no
-/// more lines. Reads `data` back from its end to its last such line, so a stream of lines of no
-/// known shape is cut as often as any.
+/// In `data`, which begins with a record, its last line start when no line
+/// [opening a record](LineAssembler::opens_record) is in the [`DEFAULT_MAX_RECORD_BYTES`]
+/// before it ([`opener_before`], `data` taken as the whole stream: nothing before it is
+/// pending): the record pending there takes no more lines. So a stream of lines of no known
+/// shape is cut as often as any.
 fn cap_cut(data: &[u8]) -> Option<usize> {
-    let end = memchr::memrchr(b'\n', data)?;
-    // The last line that opens a record, from the last whole line back.
-    let mut line_end = end;
-    let opener = loop {
-        let start = memchr::memrchr(b'\n', &data[..line_end]).map_or(0, |p| p + 1);
-        if cut_class(&data[start..line_end]).opens {
-            break Some(start);
-        }
-        if start == 0 {
-            break None;
-        }
-        line_end = start - 1;
-    };
-    let at = match opener {
-        // None: the last line start.
-        None => end + 1,
-        Some(o) => {
-            let from = o + DEFAULT_MAX_RECORD_BYTES + 1;
-            if from > end + 1 {
-                return None;
-            }
-            if data[from - 1] == b'\n' {
-                from
-            } else {
-                from + memchr::memchr(b'\n', &data[from..=end])? + 1
-            }
-        }
-    };
-    (at > 0 && at <= end + 1).then_some(at)
+    let at = memchr::memrchr(b'\n', data)? + 1;
+    (opener_before(data, 0, at) == Some(None)).then_some(at)
 }
 
 #[cfg(test)]

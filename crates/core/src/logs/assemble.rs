@@ -42,8 +42,10 @@ pub struct Record<'s> {
     pub lines: u32,
 }
 
-/// What one physical line tells of where records begin ([`LineAssembler::cut_class`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What one physical line tells of where records begin ([`LineAssembler::cut_class`]). The
+/// default, all false, is the class to take for a line not looked at: it ends no partial line,
+/// so after it only a line that begins a record alone begins one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CutClass {
     /// It begins a record whatever came before it ([`LineAssembler::begins_record`]).
     pub begins: bool,
@@ -169,11 +171,7 @@ impl LineAssembler {
                 opens: false,
                 ends_partials: false,
             },
-            Kind::Block(_) | Kind::Wrapped(_) => CutClass {
-                begins: false,
-                opens: false,
-                ends_partials: false,
-            },
+            Kind::Block(_) | Kind::Wrapped(_) => CutClass::default(),
         }
     }
 
