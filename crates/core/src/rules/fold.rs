@@ -242,8 +242,8 @@ pub struct Fold {
     /// The repetitions not met since the last generation began: met again, a repetition moves
     /// back into `repeats`; at the next generation the rest are forgotten.
     old_repeats: FastMap<u64, Repeat>,
-    /// Entity (sandbox, container, pod UID, `namespace/name`) → how many anchors began a new
-    /// epoch of it; `global_epoch` for every entity (kubelet starts).
+    /// Entity (sandbox, container, pod UID, pod name) → how many anchors began a new epoch of
+    /// it; `global_epoch` for every entity (kubelet starts).
     epochs: FastMap<String, u32>,
     global_epoch: u32,
     /// The [`repeat_key`]s of the anchors seen.
@@ -362,15 +362,16 @@ impl Fold {
     /// epochs of the entities it names ([`Fold::see_anchor`]), so that a repetition never runs
     /// across a record that ends it.
     fn epoch_key(&self, e: &LoggedEvent, plain: u64) -> u64 {
-        let epoch = |entity: &str| self.epochs.get(entity).copied().unwrap_or(0);
-        if self.global_epoch == 0 && entities(e).all(|entity| epoch(entity) == 0) {
-            // No anchor before it: the key it had before any was read.
-            return plain;
-        }
         let mut h = foldhash::fast::FixedState::with_seed(plain).build_hasher();
         self.global_epoch.hash(&mut h);
-        entities(e).for_each(|entity| epoch(entity).hash(&mut h));
-        h.finish()
+        let mut any = self.global_epoch != 0;
+        for entity in entities(e) {
+            let epoch = self.epochs.get(entity).copied().unwrap_or(0);
+            any |= epoch != 0;
+            epoch.hash(&mut h);
+        }
+        // No anchor before it: the key it had before any was read.
+        if any { h.finish() } else { plain }
     }
 
     /// A record the rules split others at ([`ANCHORS`]: a sandbox stopped or removed, a pod
@@ -741,8 +742,9 @@ const ANCHORS: [EventKind; 12] = [
     EventKind::KubeletStarted,
 ];
 
-/// The entities a record names: its sandbox, container, pod UID and first pod's
-/// `namespace/name` (or bare name), as far as it names them.
+/// The entities a record names: its sandbox, container, pod UID and first pod's name (without
+/// its namespace: an anchor of a pod of the same name in another namespace begins an epoch of
+/// it too, so more is kept, never less), as far as it names them.
 fn entities(e: &LoggedEvent) -> impl Iterator<Item = &str> {
     let ids = &e.event.ids;
     [
