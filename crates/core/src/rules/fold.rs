@@ -640,14 +640,23 @@ impl Fold {
     /// get a copy of their neighbours first.
     fn drop_record(&mut self, i: usize) {
         let seq = self.slots[i].seq;
-        // The kept readers beside it whose rule reads it.
+        // The kept readers beside it whose rule reads it: the slots whose `seq` is within
+        // WINDOW of its own, which (slots in `seq` order, one per `seq`) are the WINDOW slots
+        // either side of it at most.
         let w = WINDOW as u64;
-        for r in seq.saturating_sub(w)..=seq + w {
-            if r == seq {
+        let lo = (i.saturating_sub(WINDOW)..i)
+            .find(|&j| self.slots[j].seq + w >= seq)
+            .unwrap_or(i);
+        let hi = (i + 1..self.slots.len().min(i + WINDOW + 1))
+            .take_while(|&j| self.slots[j].seq <= seq + w)
+            .last()
+            .unwrap_or(i);
+        for j in lo..=hi {
+            let r = self.slots[j].seq;
+            if j == i || self.slots[j].gone {
                 continue;
             }
-            if let Some(j) = self.index(r)
-                && !self.slots[j].copied
+            if !self.slots[j].copied
                 && u64::from(self.slots[j].width) >= r.abs_diff(seq)
                 && same_file(&self.events[j].origin, &self.events[i].origin)
             {
