@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use podcoroner_core::event::{LogKind, LoggedEvent};
-use podcoroner_core::logs::{LineAssembler, ParseContext, Understanding, classify, parse};
+use podcoroner_core::logs::{
+    LineAssembler, ParseContext, Understanding, classify, parse, parse_unless_unnamed,
+};
 use podcoroner_logs::follow::{self, FollowConfig, OnFull, ReadFrom};
 use podcoroner_node::api::SourceStatus;
 use serde::{Deserialize, Serialize};
@@ -212,13 +214,14 @@ fn ingest(
         source: name.to_string(),
     };
     shared.metrics.log_lines.get_or_create(&labels).inc();
-    let parsed = parse(text, ctx);
+    let skimmed = parse_unless_unnamed(text, ctx);
+    let parsed = skimmed.line;
     understanding.count(text, parsed.is_parsed(), line);
     if !parsed.is_parsed() {
         shared.metrics.log_unparsed.get_or_create(&labels).inc();
         return false;
     }
-    let Some(event) = classify(&parsed) else {
+    let Some(event) = skimmed.may_be_named.then(|| classify(&parsed)).flatten() else {
         return false;
     };
     if let (Some(from), Some(t)) = (lookback.from, event.time)

@@ -44,7 +44,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use jiff::Timestamp;
 use podcoroner_core::logs::{
     CutClass, DEFAULT_MAX_RECORD_BYTES, Event, LineAssembler, ParseContext, ParsedLine, named,
-    non_record, parse,
+    non_record, parse_unless_unnamed,
 };
 
 use crate::{LogKind, LogRead, LoggedEvent, MAX_KEPT_UNPARSED, Unparsed, cut};
@@ -564,7 +564,7 @@ impl ReadingHead {
     ) -> bool {
         self.records.push((text.to_string(), line));
         let dated = handle(text, line, &mut block.ctx_out, opts, &mut self.after_dated);
-        let _ = parse(text, &mut self.probe);
+        let _ = parse_unless_unnamed(text, &mut self.probe);
         let met = self.probe == block.ctx_out;
         if (dated && self.dated.is_none()) || met {
             append(&mut self.upto_dated, std::mem::take(&mut self.after_dated));
@@ -613,7 +613,8 @@ fn handle(
     opts: &StreamOpts<'_>,
     read: &mut LogRead,
 ) -> bool {
-    let parsed = parse(text, ctx);
+    let skimmed = parse_unless_unnamed(text, ctx);
+    let parsed = skimmed.line;
     let dated = parsed.time.is_some() && carries_year(&parsed);
     if let Some(t) = parsed.time {
         if opts.since.is_some_and(|s| t < s) {
@@ -643,7 +644,8 @@ fn handle(
         return dated;
     }
     read.parsed += 1;
-    if let Some((event, content_key)) = classified(&parsed) {
+    if let Some((event, content_key)) = skimmed.may_be_named.then(|| classified(&parsed)).flatten()
+    {
         read.events.push(LoggedEvent {
             event,
             log: opts.log,

@@ -880,6 +880,118 @@ fn holds(w: &Wording, s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> bool
     }
 }
 
+/// Whether [`classify`] may name the record a full [`parse`](super::parse) makes of
+/// `skimmed.raw`, where `skimmed` was parsed with [`ParseContext::skip_fields`] set (its
+/// structured klog message as written, escapes kept, and no fields). Never `false` for a record
+/// the catalogue names; `true` for a few more (a reader parses those again in full). The test
+/// mirrors [`head`] on what no unescaping can change, the message's words before its first
+/// escape ([`before_escapes`]):
+/// - a message that starts with the words of a wording up to the first byte an escape could
+///   change (or, when an escape follows the message's words, whose words those are the start
+///   of);
+/// - a message that may be the start of a structured message, cut ([`cut_message`]);
+/// - one of [`messages::PHRASES`] (up to such a byte) in the message or the pairs after it, when
+///   no escape there may stand for a printable byte (`\x20`, `\u0020`, `\040`, JSON's `\/`);
+/// - a cut record, or a message the reader unescaped or decoded before parsing it (a JSON
+///   wrapper's, journald's byte array), which the raw text does not hold.
+///
+/// [`ParseContext::skip_fields`]: super::record::ParseContext
+pub(crate) fn may_name(skimmed: &ParsedLine<'_>) -> bool {
+    if skimmed.format == Format::Unparsed {
+        return false;
+    }
+    if skimmed.truncated {
+        return true;
+    }
+    // The message and what follows it (its pairs), where the record borrows its message.
+    let Some(from_msg) = (skimmed.msg.as_ptr() as usize)
+        .checked_sub(skimmed.raw.as_ptr() as usize)
+        .and_then(|at| skimmed.raw.get(at..))
+    else {
+        return true;
+    };
+    let msg = skimmed.msg.trim_start();
+    let words = before_escapes(msg);
+    let escaped = words.len() < msg.len();
+    let starts = match words.as_bytes().first() {
+        // An escape first (`\t`, where the unescaped message has a space `trim` removes).
+        None => escaped,
+        Some(&first) => UNESCAPED_STARTS[usize::from(first)]
+            .iter()
+            .any(|w| words.starts_with(w) || (escaped && w.starts_with(words))),
+    };
+    // A message that a cut of the record's pairs may make [`cut_message`] read as the start
+    // of a structured message.
+    let cut = || {
+        let words = words.trim_end();
+        msg.len() >= 12
+            && words.as_bytes().first().is_some_and(|&first| {
+                STRUCTURED[usize::from(first)]
+                    .iter()
+                    .any(|known| known.starts_with(words))
+            })
+    };
+    starts || cut() || may_hide_printable(from_msg) || PHRASE_WORDS.is_match(from_msg)
+}
+
+/// Whether `text` holds an escape that may stand for a printable ASCII byte, which a phrase
+/// could hold: Go's `\x`, `\u`, `\U` and octal escapes, and JSON's `\/`. (`\"` and `\\`
+/// stand for bytes no phrase's words hold; `\n`, `\t` and the like for control bytes.)
+fn may_hide_printable(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b'\\', b)
+        .any(|at| matches!(b.get(at + 1), Some(b'x' | b'u' | b'U' | b'/' | b'0'..=b'7')))
+}
+
+/// `s` up to its first byte that an escape in a quoted message could change (`"`, `\\`, a
+/// control byte): of an escaped message, the words no unescaping changes.
+fn before_escapes(s: &str) -> &str {
+    let end = s
+        .bytes()
+        .position(|c| c == b'"' || c == b'\\' || c.is_ascii_control())
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// `words` by their first byte, once each (an empty one left out).
+fn by_first_byte(words: impl Iterator<Item = &'static str>) -> Vec<Vec<&'static str>> {
+    let mut index: Vec<Vec<&'static str>> = vec![Vec::new(); 256];
+    for w in words {
+        if let Some(&first) = w.as_bytes().first() {
+            let slot = &mut index[usize::from(first)];
+            if !slot.contains(&w) {
+                slot.push(w);
+            }
+        }
+    }
+    index
+}
+
+/// The whole structured messages of the wordings ([`Wording::structured`]), by first byte.
+static STRUCTURED: LazyLock<Vec<Vec<&'static str>>> =
+    LazyLock::new(|| by_first_byte(messages::wordings().filter_map(|w| w.structured)));
+
+/// The words each wording starts with up to the first byte an escape could change
+/// ([`before_escapes`]), by their first byte. A wording that starts with such a byte has none:
+/// a message that does starts with an escape, which [`may_name`] passes on.
+static UNESCAPED_STARTS: LazyLock<Vec<Vec<&'static str>>> =
+    LazyLock::new(|| by_first_byte(messages::wordings().map(|w| before_escapes(w.starts))));
+
+/// [`messages::PHRASES`], each up to its first byte an escape could change, in one searcher.
+static PHRASE_WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    // Panics: building fails only past the automaton's size limits, far above a dozen
+    // short phrases.
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostFirst)
+        .build(
+            messages::PHRASES
+                .iter()
+                .map(|(p, _)| before_escapes(p.trim_matches('"')))
+                .filter(|p| !p.is_empty()),
+        )
+        .expect("phrase words build a searcher")
+});
+
 /// The catalogue's message set as fixed strings, what `grep -F` needs to find the lines
 /// [`classify`] names: each wording's key ([`messages::key_of`]) and the words of each phrase
 /// before its first quote, once each. Every record the catalogue names contains one of them,

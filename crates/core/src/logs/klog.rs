@@ -122,7 +122,7 @@ pub(crate) fn parse<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
         // No `]` before a space: not a caller; the rest is the message.
         caller_start
     };
-    body(s, body_start, &mut inner);
+    body(s, body_start, &mut inner, ctx.skip_fields);
     Some(inner)
 }
 
@@ -139,7 +139,7 @@ pub(crate) fn fragment(s: &str) -> Option<Inner<'_>> {
     } else {
         i + 1
     };
-    body(s, body_start, &mut inner);
+    body(s, body_start, &mut inner, false);
     Some(inner)
 }
 
@@ -167,11 +167,24 @@ pub(crate) fn fragment_caller(s: &str) -> Option<usize> {
 
 /// The message part: structured (`"msg" k=v …`) when it starts with a quote and tokenizes
 /// cleanly, otherwise legacy free text.
-fn body<'a>(s: &'a str, start: usize, inner: &mut Inner<'a>) {
+///
+/// With `skip_fields` (see [`ParseContext::skip_fields`]), a closed quoted message of a record
+/// with a time or a caller is taken as structured without reading the pairs after it:
+/// [`Format::KlogStructured`], no fields, and the message as written (its escapes kept). A
+/// message cut before its closing quote is read in full.
+fn body<'a>(s: &'a str, start: usize, inner: &mut Inner<'a>, skip_fields: bool) {
     let b = s.as_bytes();
     if b.get(start) == Some(&b'"') {
         let q = scan_quoted(s, start, QuoteMode::Strict);
         let follows_ok = !q.closed || q.end >= b.len() || matches!(b[q.end], b' ' | b'\n');
+        // A record with neither time nor caller is one only if it has fields (a prefixed
+        // record's test, `parse::real_record`): its pairs are read.
+        let says_when_or_where = inner.time.is_some() || inner.caller.is_some();
+        if skip_fields && says_when_or_where && q.closed && follows_ok {
+            inner.format = Format::KlogStructured;
+            inner.msg = Cow::Borrowed(q.inner);
+            return;
+        }
         if follows_ok {
             let mut fields = Vec::with_capacity(8);
             let outcome = if q.closed {

@@ -59,6 +59,48 @@ pub fn parse<'a>(line: &'a str, ctx: &mut ParseContext) -> ParsedLine<'a> {
     out
 }
 
+/// [`parse`], reading a structured klog message's `key=value` pairs only when the catalogue
+/// may name the record. For a reader that only classifies and counts most records (`diagnose`
+/// reading a kubelet log): most of a healthy node's lines are structured klog that no rule
+/// reads, and their pairs are most of the cost of parsing them. Advances `ctx` as [`parse`]
+/// does.
+pub fn parse_unless_unnamed<'a>(line: &'a str, ctx: &mut ParseContext) -> Skimmed<'a> {
+    let before = ctx.clone();
+    ctx.skip_fields = true;
+    let skimmed = parse(line, ctx);
+    ctx.skip_fields = false;
+    if skimmed.format != Format::KlogStructured {
+        // Nothing was skipped: the record is [`parse`]'s.
+        return Skimmed {
+            line: skimmed,
+            may_be_named: true,
+        };
+    }
+    if !super::catalogue::may_name(&skimmed) {
+        return Skimmed {
+            line: skimmed,
+            may_be_named: false,
+        };
+    }
+    *ctx = before;
+    Skimmed {
+        line: parse(line, ctx),
+        may_be_named: true,
+    }
+}
+
+/// A record read by [`parse_unless_unnamed`].
+#[derive(Debug)]
+pub struct Skimmed<'a> {
+    /// When `may_be_named`, [`parse`]'s record. Otherwise a record with the same shape
+    /// ([`ParsedLine::is_parsed`]), time, severity, writer, caller and envelope, whose
+    /// structured klog message may be as written (escapes kept) and whose fields may be
+    /// missing.
+    pub line: ParsedLine<'a>,
+    /// `false` only when [`classify`](super::classify) of [`parse`]'s record is `None`.
+    pub may_be_named: bool,
+}
+
 /// The node's UTC offset when record `p` shows one other than [`ParseContext::offset`]: a
 /// zone-less time (a klog header; a syslog `Mon DD HH:MM:SS` prefix, which journalctl and
 /// syslog write in local time) beside a zoned one of the same moment (an RFC 3339 prefix,
@@ -236,6 +278,39 @@ pub(crate) fn starts_record_scanned(s: &str, has_envelope: bool) -> bool {
 /// [`starts_record_scanned`] with its own envelope scan.
 fn starts_record(s: &str) -> bool {
     starts_record_scanned(s, envelope::scan(s).is_some())
+}
+
+/// Checks [`parse_unless_unnamed`] against [`parse`] on `line` from `ctx`: the same context
+/// after; the same shape, time, severity, writer, PID, caller and envelope; and when
+/// [`classify`](super::classify) names [`parse`]'s record, the same record, marked as one that
+/// may be named. The error says what differs.
+#[cfg(test)]
+pub(crate) fn skims_like_parse(line: &str, ctx: &ParseContext) -> Result<(), String> {
+    let (mut full_ctx, mut skim_ctx) = (ctx.clone(), ctx.clone());
+    let full = parse(line, &mut full_ctx);
+    let skim = parse_unless_unnamed(line, &mut skim_ctx);
+    let s = &skim.line;
+    let differs = |what: &str| Err(format!("{what} differs for {line:?}: {full:?} vs {s:?}"));
+    if full_ctx != skim_ctx {
+        return differs("the context after");
+    }
+    if (
+        full.is_parsed(),
+        full.time,
+        full.severity,
+        full.component,
+        full.pid,
+    ) != (s.is_parsed(), s.time, s.severity, s.component, s.pid)
+    {
+        return differs("the shape, time, severity, writer or PID");
+    }
+    if full.caller != s.caller || full.envelope != s.envelope {
+        return differs("the caller or envelope");
+    }
+    if super::classify(&full).is_some() && !(skim.may_be_named && full == *s) {
+        return differs("a named record");
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -37,6 +37,10 @@ pub struct ParseContext {
     /// headers). When set, a line that fits no shape becomes [`Format::Message`] instead of
     /// [`Format::Unparsed`], and is classified from its text. Defaults to `false`.
     pub message_only: bool,
+    /// Whether a structured klog message's `key=value` pairs are skipped (see
+    /// [`parse_unless_unnamed`](super::parse_unless_unnamed)): set only while that function
+    /// reads a record, so `false` whenever a caller holds the context.
+    pub(crate) skip_fields: bool,
 }
 
 impl ParseContext {
@@ -49,6 +53,7 @@ impl ParseContext {
             offset: Offset::UTC,
             not_after: None,
             message_only: false,
+            skip_fields: false,
         }
     }
 

@@ -144,6 +144,17 @@ const MONTH_NAMES: &[(&str, i8)] = &[
     ("dic", 12),
 ];
 
+/// The three-letter ASCII names of [`MONTH_NAMES`], sorted, for [`month_name`]'s common case.
+static ASCII_MONTH_NAMES: std::sync::LazyLock<Vec<([u8; 3], i8)>> =
+    std::sync::LazyLock::new(|| {
+        let mut names: Vec<([u8; 3], i8)> = MONTH_NAMES
+            .iter()
+            .filter_map(|&(name, month)| Some((<[u8; 3]>::try_from(name.as_bytes()).ok()?, month)))
+            .collect();
+        names.sort_unstable();
+        names
+    });
+
 /// A month name at `at` (see [`MONTH_NAMES`]): the month (1–12) and the name's length in bytes.
 /// The name must be followed by a space.
 pub(crate) fn month_name(b: &[u8], at: usize) -> Option<(i8, usize)> {
@@ -162,6 +173,18 @@ pub(crate) fn month_name(b: &[u8], at: usize) -> Option<(i8, usize)> {
     let len = memchr::memchr(b' ', head)?;
     if head[..len].iter().any(u8::is_ascii_digit) {
         return None;
+    }
+    if len == 3 && head[..3].is_ascii() {
+        // The common case (`Jun`, a syslog or journalctl prefix), in one comparison.
+        let word = [
+            head[0].to_ascii_lowercase(),
+            head[1].to_ascii_lowercase(),
+            head[2].to_ascii_lowercase(),
+        ];
+        return ASCII_MONTH_NAMES
+            .binary_search_by(|(name, _)| name.as_slice().cmp(word.as_slice()))
+            .ok()
+            .map(|i| (ASCII_MONTH_NAMES[i].1, 3));
     }
     MONTH_NAMES.iter().find_map(|&(name, month)| {
         let n = name.as_bytes();

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::channel;
 
 use super::*;
+use podcoroner_core::logs::parse;
 
 /// The straightforward path: what [`crate::read`] computed before it was parallel.
 fn reference(data: &[u8], origin: &str, year: i32, since: Option<Timestamp>) -> LogRead {

@@ -51,6 +51,7 @@ fn check(row: &Row) {
     let p = parse(row.line, &mut ctx);
     let l = row.line;
     let e = classify(&p).unwrap_or_else(|| panic!("no event: {l}"));
+    crate::logs::parse::skims_like_parse(l, &ParseContext::new(2022)).unwrap();
     assert_eq!(e.kind, row.kind, "kind: {l}");
     assert_eq!(event_kind(&p), Some(e.kind), "event_kind: {l}");
     assert_eq!(e.cause, row.cause, "cause: {l}");

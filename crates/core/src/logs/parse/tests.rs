@@ -693,6 +693,18 @@ mod never_panics {
         "E1019 07:21:27.130112    6774 pod_workers.go:765] ",
         "kubelet_volumes.go:154] ",
         r#""Error syncing pod, skipping" "#,
+        r#""Failed to stop sandbox \"cae5\"" "#,
+        r#""ContainerStatus from runtime ser"#,
+        r#""\tSyncLoop ADD" "#,
+        r#""Observed pod startup duration" "#,
+        r#""an error occurred when try to find container \"c65a\"" "#,
+        " k",
+        " err=\"",
+        "\\x20",
+        "\\u0020",
+        "\\040",
+        "ID does",
+        " not exist",
         r#"err="failed to \"KillPodSandbox\" for \"5d6d\" with \\\"x\\\"""#,
         "err=<\n\tline\n > ",
         "pods=[default/x] ",
@@ -742,11 +754,17 @@ mod never_panics {
         fn parse_classify_assemble(s in text(), year in 1i32..9999, message_only: bool) {
             let mut ctx = ParseContext::new(year);
             ctx.message_only = message_only;
+            if let Err(e) = super::super::skims_like_parse(&s, &ctx) {
+                prop_assert!(false, "{}", e);
+            }
             let p = parse(&s, &mut ctx);
             let event = classify(&p).map(|e| e.into_owned());
             prop_assert_eq!(event_kind(&p), event.map(|e| e.kind));
             // every prefix too: lines are cut anywhere
             for (at, _) in s.char_indices() {
+                if let Err(e) = super::super::skims_like_parse(&s[..at], &ctx) {
+                    prop_assert!(false, "{}", e);
+                }
                 let p = parse(&s[..at], &mut ctx);
                 let _ = classify(&p);
             }
@@ -930,4 +948,101 @@ fn the_nodes_zone_is_learned_from_a_zone_less_time_beside_a_zoned_one() {
     assert_eq!(t[0], "2023-10-04T17:00:00.153261Z");
     assert_eq!(t[2], "2023-10-04T17:07:00Z");
     assert_eq!(t[3], "2023-10-04T17:08:00Z");
+}
+
+/// [`parse_unless_unnamed`] reads every record of every case file as [`parse`] does where it
+/// matters ([`skims_like_parse`]): the records are assembled as the reader assembles them, each
+/// read from the context the records before it left.
+#[test]
+fn skimming_reads_every_case_record_as_parsing_does() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cases");
+    let mut records = 0usize;
+    let mut skimmed = 0usize;
+    for case in std::fs::read_dir(&root).unwrap() {
+        let case = case.unwrap().path();
+        if !case.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(&case).unwrap() {
+            let file = file.unwrap().path();
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let mut ctx = ParseContext::new(2022);
+            let mut asm = crate::logs::LineAssembler::new();
+            let mut check = |record: &str, ctx: &mut ParseContext| {
+                if let Err(e) = skims_like_parse(record, ctx) {
+                    panic!("{}: {e}", file.display());
+                }
+                records += 1;
+                skimmed +=
+                    usize::from(!parse_unless_unnamed(record, &mut ctx.clone()).may_be_named);
+                let _ = parse(record, ctx);
+            };
+            for line in text.split('\n') {
+                if let Some(r) = asm.push(line) {
+                    check(r.text, &mut ctx);
+                }
+            }
+            if let Some(r) = asm.finish() {
+                check(r.text, &mut ctx);
+            }
+        }
+    }
+    // The cases are read, and some of their records are skimmed: the test checks something.
+    assert!(records > 3000, "{records} records");
+    assert!(skimmed > 100, "{skimmed} of {records} records skimmed");
+}
+
+/// A structured message whose closing quote is there but whose pairs were cut (a key cut before
+/// its `=`) is read as the start of a known structured message, as a message cut before its
+/// quote is (case 05): skimming must not lose it.
+#[test]
+fn skimming_keeps_a_closed_message_whose_pairs_were_cut() {
+    let line =
+        r#"I0613 10:15:42.123456    1234 kuberuntime_container.go:1] "killContaine" containe"#;
+    let full = parse(line, &mut ParseContext::new(2022));
+    assert!(full.truncated, "{full:?}");
+    assert_eq!(full.format, crate::logs::Format::KlogStructured, "{full:?}");
+    assert!(full.fields.is_empty(), "{full:?}");
+    assert!(crate::logs::classify(&full).is_some(), "{full:?}");
+    skims_like_parse(line, &ParseContext::new(2022)).unwrap();
+}
+
+/// Records that a first version of skimming read unlike [`parse`] (a helper's adversarial
+/// run): escapes that stand for printable bytes inside a wording's words or a phrase (Go's
+/// `\x20`, `\u0020`, `\040`), a phrase only in the decoded text of a wrapper (journald's byte
+/// array `MESSAGE`, a docker JSON `log` with `\u0020`), and a record of neither time (`I0230`
+/// is no date) nor caller after a prefix, which is one only by its fields.
+#[test]
+fn skimming_reads_what_escapes_and_decoding_hide_as_parsing_does() {
+    let journald_bytes = {
+        let text = r#"E0613 10:15:42.123456 1 a.go:1] "x" err="ID does not exist""#;
+        let bytes: Vec<String> = text.bytes().map(|b| b.to_string()).collect();
+        format!(r#"{{"MESSAGE": [{}]}}"#, bytes.join(", "))
+    };
+    let named = [
+        r#"I0613 10:15:42.123456 1 a.go:1] "Removing\x20sandbox""#,
+        r#"I0613 10:15:42.123456 1 a.go:1] "Removing\u0020sandbox""#,
+        r#"I0613 10:15:42.123456 1 a.go:1] "Removing\040sandbox""#,
+        r#"E0613 10:15:42.123456 1 a.go:1] "x" err="ID does\x20not exist""#,
+        r#"E0613 10:15:42.123456 1 a.go:1] "ID does\u0020not exist""#,
+        &journald_bytes,
+        r#"{"log":"E0613 10:15:42.123456 1 a.go:1] \"x\" err=\"ID does\u0020not exist\"\n"}"#,
+    ];
+    for line in named {
+        let full = parse(line, &mut ParseContext::new(2022));
+        assert!(crate::logs::classify(&full).is_some(), "{line}: {full:?}");
+        skims_like_parse(line, &ParseContext::new(2022)).unwrap();
+    }
+    for line in [
+        r#"    I0230 10:15:42.123456 "SyncLoop ADD" source="api""#,
+        r#"{"log":"I0230 10:15:42.123456 \"SyncLoop ADD\" source=\"api\"\n"}"#,
+    ] {
+        assert!(
+            parse(line, &mut ParseContext::new(2022)).is_parsed(),
+            "{line}"
+        );
+        skims_like_parse(line, &ParseContext::new(2022)).unwrap();
+    }
 }
