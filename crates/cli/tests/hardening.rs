@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{free_port, get, ok, podcoroner, terminate};
+use common::{free_port, get, ok, podcoroner, serves_healthz, terminate};
 
 /// A kubelet log of one line, for the offline commands.
 fn kubelet_log(dir: &Path) -> String {
@@ -152,7 +152,7 @@ fn daemon(dir: &Path, port: u16, config: &str) -> Child {
         .stderr(Stdio::null())
         .spawn());
     let deadline = Instant::now() + Duration::from_secs(30);
-    while get(port, "/healthz").0 != 200 {
+    while !serves_healthz(port) {
         assert!(
             Instant::now() < deadline,
             "the daemon never served /healthz"

@@ -141,16 +141,30 @@ pub fn get(port: u16, path: &str) -> (u16, String) {
 /// A plain HTTP/1.1 GET of `host:port` (an IP address): (status, body); status 0 when nothing
 /// listens yet.
 pub fn get_from(host: &str, port: u16, path: &str) -> (u16, String) {
-    let Ok(mut s) = TcpStream::connect((host, port)) else {
+    let Ok(s) = TcpStream::connect((host, port)) else {
         return (0, String::new());
     };
-    ok(s.set_read_timeout(Some(Duration::from_secs(10))));
-    ok(write!(
+    ok(exchange(s, path))
+}
+
+/// Whether a GET of `/healthz` on `127.0.0.1:port` answers 200 now; any failure to answer (none
+/// listening yet, a connection reset while the daemon starts on a loaded machine) is `false`,
+/// so a wait for the daemon to come up stops at its own deadline, not at the first reset.
+pub fn serves_healthz(port: u16) -> bool {
+    TcpStream::connect(("127.0.0.1", port))
+        .and_then(|s| exchange(s, "/healthz"))
+        .is_ok_and(|(status, _)| status == 200)
+}
+
+/// One `GET path` on `s` with `Connection: close`: (status, body).
+fn exchange(mut s: TcpStream, path: &str) -> std::io::Result<(u16, String)> {
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
         s,
         "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    ));
+    )?;
     let mut raw = Vec::new();
-    ok(s.read_to_end(&mut raw));
+    s.read_to_end(&mut raw)?;
     let text = String::from_utf8_lossy(&raw).into_owned();
     let status = text
         .split(' ')
@@ -169,7 +183,7 @@ pub fn get_from(host: &str, port: u16, path: &str) -> (u16, String) {
     } else {
         body
     };
-    (status, body)
+    Ok((status, body))
 }
 
 pub fn dechunk(mut s: &str) -> String {
