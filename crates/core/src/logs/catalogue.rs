@@ -935,12 +935,17 @@ pub(crate) fn may_name(skimmed: &ParsedLine<'_>) -> bool {
 }
 
 /// Whether `text` holds an escape that may stand for a printable ASCII byte, which a phrase
-/// could hold: Go's `\x`, `\u`, `\U` and octal escapes, and JSON's `\/`. (`\"` and `\\`
-/// stand for bytes no phrase's words hold; `\n`, `\t` and the like for control bytes.)
+/// could hold: Go's `\x`, `\u`, `\U` and octal escapes, JSON's `\/`, and `\'` (which
+/// `text::unescape` reads as the `'` of "sources aren't ready yet"). (`\"` and `\\` stand for
+/// bytes no phrase's words hold; `\n`, `\t` and the like for control bytes.)
 fn may_hide_printable(text: &str) -> bool {
     let b = text.as_bytes();
-    memchr::memchr_iter(b'\\', b)
-        .any(|at| matches!(b.get(at + 1), Some(b'x' | b'u' | b'U' | b'/' | b'0'..=b'7')))
+    memchr::memchr_iter(b'\\', b).any(|at| {
+        matches!(
+            b.get(at + 1),
+            Some(b'x' | b'u' | b'U' | b'/' | b'\'' | b'0'..=b'7')
+        )
+    })
 }
 
 /// `s` up to its first byte that an escape in a quoted message could change (`"`, `\\`, a
