@@ -890,8 +890,9 @@ fn holds(w: &Wording, s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> bool
 ///   change (or, when an escape follows the message's words, whose words those are the start
 ///   of);
 /// - a message that may be the start of a structured message, cut ([`cut_message`]);
-/// - one of [`messages::PHRASES`] (up to such a byte) in the message or the pairs after it, when
-///   no escape there may stand for a printable byte (`\x20`, `\u0020`, `\040`, JSON's `\/`);
+/// - one of [`messages::PHRASES`] (up to such a byte) in the message or the pairs after it, or
+///   an escape there that may stand for a byte of one ([`may_hide_printable`]: `\x20`,
+///   `\u0020`, `\040`, JSON's `\/`, `\'`, …);
 /// - a cut record, or a message the reader unescaped or decoded before parsing it (a JSON
 ///   wrapper's, journald's byte array), which the raw text does not hold.
 ///
@@ -934,16 +935,18 @@ pub(crate) fn may_name(skimmed: &ParsedLine<'_>) -> bool {
     starts || cut() || may_hide_printable(from_msg) || PHRASE_WORDS.is_match(from_msg)
 }
 
-/// Whether `text` holds an escape that may stand for a printable ASCII byte, which a phrase
-/// could hold: Go's `\x`, `\u`, `\U` and octal escapes, JSON's `\/`, and `\'` (which
-/// `text::unescape` reads as the `'` of "sources aren't ready yet"). (`\"` and `\\` stand for
-/// bytes no phrase's words hold; `\n`, `\t` and the like for control bytes.)
+/// Whether `text` holds an escape that may stand for a byte a phrase's words hold: any escape
+/// but those [`text::unescape`](super::text::unescape) reads as a byte no phrase's words hold
+/// (`\"` and `\\`, which [`before_escapes`] cuts phrases at, and `\n`, `\t`, `\r`, `\a`,
+/// `\b`, `\f`, `\v`, control bytes). So Go's `\x`, `\u`, `\U` and octal escapes, JSON's
+/// `\/`, `\'` (the `'` of "sources aren't ready yet"), and any escape `unescape` may learn to
+/// read count; an unknown escape, which it keeps as written, counts too (a full parse more).
 fn may_hide_printable(text: &str) -> bool {
     let b = text.as_bytes();
     memchr::memchr_iter(b'\\', b).any(|at| {
-        matches!(
+        !matches!(
             b.get(at + 1),
-            Some(b'x' | b'u' | b'U' | b'/' | b'\'' | b'0'..=b'7')
+            None | Some(b'"' | b'\\' | b'n' | b't' | b'r' | b'a' | b'b' | b'f' | b'v')
         )
     })
 }
