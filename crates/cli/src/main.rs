@@ -170,6 +170,11 @@ struct DiagnoseArgs {
     /// Exit 1 when a finding at or above this severity exists.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     fail_on: FailOn,
+    /// List at most this many findings of each kind, the most severe first; the rest are
+    /// counted (`omitted` in the JSON, a closing line in the table) and still set the exit code.
+    /// 0 lists every finding.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    max_findings_per_kind: usize,
 }
 
 #[derive(Debug, Args)]
@@ -403,12 +408,13 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
     };
     // Every pasted sandbox read but none judged (a paste cut before each one's state).
     let mut pasted_none_judged = false;
+    let listed = (args.max_findings_per_kind > 0).then_some(args.max_findings_per_kind);
     let report = if let Some(dir) = &args.snapshot {
         let snap = snapshot::read_for_diagnosis(dir)?;
         let now = snap.meta.collected_at;
         let diagnosis =
             podcoroner_core::log_rules::diagnose_with_logs(&snap.view, &snap.events, &config, now);
-        let report = DiagnosisReport::new(&snap.meta.node, now, snap.sources, &diagnosis)
+        let report = DiagnosisReport::new(&snap.meta.node, now, snap.sources, &diagnosis, listed)
             .with_too_young(&snap.view, config.min_age);
         // The process ends after the report: freeing a troubled node's findings one by one
         // would only cost time (see the end of this function).
@@ -473,6 +479,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
             now,
             gathered.sources,
             &diagnosis,
+            listed,
         )
         .with_too_young(&gathered.view, config.min_age)
         .with_not_judged(not_judged);
@@ -508,7 +515,7 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         EXIT_FINDINGS
     } else if gather::nothing_judged(&report.sources)
         || (pasted_none_judged
-            && report.findings.is_empty()
+            && report.summary.total() == 0
             && !report.sources.values().any(|s| s.is_ok()))
     {
         EXIT_ERROR

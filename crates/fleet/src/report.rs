@@ -346,6 +346,7 @@ pub fn node_diagnosis(r: &FindingsReport, filters: &Filters) -> DiagnosisReport 
         skipped_rules: r.skipped_rules.clone(),
         summary: row.summary.unwrap_or_default(),
         findings: row.findings.into_iter().map(|f| f.finding).collect(),
+        omitted: Vec::new(),
         too_young: None,
         not_judged: Vec::new(),
         // The agent's /findings carries no startup profile; its metrics do.

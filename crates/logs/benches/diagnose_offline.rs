@@ -247,7 +247,11 @@ fn diagnose(podcoroner: &Path, file: &Path, timeout: u64) -> Run {
         .unwrap_or(0);
     let timed_out = out.status.code() == Some(124);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    let findings = json["findings"].as_array().map_or(0, Vec::len);
+    // Every finding, listed or past `--max-findings-per-kind` (`omitted`).
+    let findings: u64 = ["critical", "warning", "info"]
+        .iter()
+        .filter_map(|s| json["summary"][s].as_u64())
+        .sum();
     let events = json["sources"]["kubelet_log"]["counts"]["events"]
         .as_u64()
         .unwrap_or(0);

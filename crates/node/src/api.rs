@@ -3,11 +3,11 @@
 //! This is an external contract (documented in `docs/output.md`): fields are only ever added;
 //! renaming or removing one needs a new schema version.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use podcoroner_core::{Diagnosis, Finding, NodeView, PodRef, Severity, SkippedRule};
+use podcoroner_core::{Diagnosis, Finding, FindingKind, NodeView, PodRef, Severity, SkippedRule};
 use serde::{Deserialize, Serialize};
 
 /// The schema name and version, the value of [`DiagnosisReport::schema`].
@@ -28,8 +28,13 @@ pub struct DiagnosisReport {
     pub skipped_rules: Vec<SkippedRuleView>,
     /// Counts of findings per severity.
     pub summary: Summary,
-    /// The findings, critical first.
+    /// The findings, critical first: of each kind at most the report's limit
+    /// ([`DiagnosisReport::new`]'s `max_findings_per_kind`), the rest counted in `omitted`.
     pub findings: Vec<FindingView>,
+    /// The findings of each kind past the limit, counted and not listed; absent when none was
+    /// left out. `summary` counts them too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub omitted: Vec<OmittedFindings>,
     /// Objects younger than the minimum age, which no rule judged yet; absent when there are
     /// none (or for a report that does not know the view).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -214,6 +219,42 @@ pub struct Summary {
     pub info: usize,
 }
 
+impl Summary {
+    /// Counts one finding of `severity`.
+    pub fn count(&mut self, severity: Severity) {
+        *match severity {
+            Severity::Critical => &mut self.critical,
+            Severity::Warning => &mut self.warning,
+            Severity::Info => &mut self.info,
+        } += 1;
+    }
+
+    /// How many findings in all.
+    pub fn total(&self) -> usize {
+        self.critical + self.warning + self.info
+    }
+}
+
+/// The findings of one kind a report left out past its limit of findings per kind
+/// (`diagnose --max-findings-per-kind`): a log naming fresh pods on every line can give
+/// hundreds of thousands of findings of one kind, more than anyone reads and more than a report
+/// should hold in memory. The ones listed are the first in report order (critical first, then
+/// by pod and ID).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OmittedFindings {
+    /// The finding kind, e.g. `FindContainerRace`.
+    pub kind: String,
+    /// How many of its findings were left out.
+    pub count: usize,
+    /// Those left out per severity.
+    pub summary: Summary,
+    /// How many distinct pods they name (by namespace, name and UID); findings naming no pod
+    /// are not counted.
+    pub pods: usize,
+    /// The limit that left them out: how many findings of the kind the report lists.
+    pub listed: usize,
+}
+
 /// A pod's identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PodView {
@@ -301,20 +342,36 @@ impl From<&SkippedRule> for SkippedRuleView {
 }
 
 impl DiagnosisReport {
-    /// Builds the report of `diagnosis` for `node` as of `generated_at`.
+    /// Builds the report of `diagnosis` for `node` as of `generated_at`, listing of each finding
+    /// kind the first `max_findings_per_kind` findings in report order (`None`: all of them) and
+    /// counting the rest in [`DiagnosisReport::omitted`]; `summary` counts every finding.
+    ///
+    /// `diagnosis.findings` must be in report order (`podcoroner_core::rules::report_order`, as
+    /// every diagnosis gives them), so that a kind's listed findings are its most severe.
     pub fn new(
         node: &str,
         generated_at: Timestamp,
         sources: BTreeMap<String, SourceStatus>,
         diagnosis: &Diagnosis,
+        max_findings_per_kind: Option<usize>,
     ) -> DiagnosisReport {
         let mut summary = Summary::default();
+        let mut listed: BTreeMap<FindingKind, usize> = BTreeMap::new();
+        let mut omitted: BTreeMap<FindingKind, (Summary, HashSet<&PodRef>, usize)> =
+            BTreeMap::new();
+        let mut findings = Vec::new();
         for f in &diagnosis.findings {
-            *match f.severity {
-                Severity::Critical => &mut summary.critical,
-                Severity::Warning => &mut summary.warning,
-                Severity::Info => &mut summary.info,
-            } += 1;
+            summary.count(f.severity);
+            let n = listed.entry(f.kind).or_insert(0);
+            if max_findings_per_kind.is_none_or(|max| *n < max) {
+                *n += 1;
+                findings.push(FindingView::from(f));
+            } else {
+                let (s, pods, count) = omitted.entry(f.kind).or_default();
+                s.count(f.severity);
+                pods.extend(&f.pod);
+                *count += 1;
+            }
         }
         DiagnosisReport {
             schema: SCHEMA.to_string(),
@@ -327,7 +384,17 @@ impl DiagnosisReport {
                 .map(SkippedRuleView::from)
                 .collect(),
             summary,
-            findings: diagnosis.findings.iter().map(FindingView::from).collect(),
+            findings,
+            omitted: omitted
+                .into_iter()
+                .map(|(kind, (summary, pods, count))| OmittedFindings {
+                    kind: kind.as_str().to_string(),
+                    count,
+                    summary,
+                    pods: pods.len(),
+                    listed: listed[&kind],
+                })
+                .collect(),
             too_young: None,
             not_judged: Vec::new(),
             startup_profile: PhaseStatsView::rows(&podcoroner_core::startup::profile(
@@ -389,9 +456,16 @@ impl DiagnosisReport {
         self
     }
 
-    /// The highest severity among the findings, if any.
+    /// The highest severity among the findings, listed or omitted, if any.
     pub fn max_severity(&self) -> Option<Severity> {
-        self.findings.iter().map(|f| f.severity).max()
+        let s = &self.summary;
+        [
+            (s.critical, Severity::Critical),
+            (s.warning, Severity::Warning),
+            (s.info, Severity::Info),
+        ]
+        .into_iter()
+        .find_map(|(n, sev)| (n > 0).then_some(sev))
     }
 }
 
@@ -694,5 +768,83 @@ impl PhaseStatsView {
                 ..row("total", s)
             }))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(kind: FindingKind, severity: Severity, pod: Option<&str>) -> Finding {
+        Finding {
+            kind,
+            severity,
+            summary: format!("{kind} of {pod:?}"),
+            pod: pod.map(|name| PodRef {
+                namespace: "shop".to_string(),
+                name: name.to_string(),
+                uid: format!("uid-{name}"),
+            }),
+            sandbox_id: None,
+            container_id: None,
+            path: None,
+            evidence: Vec::new(),
+            kubelet_rule: String::new(),
+            remediation: String::new(),
+            gc_eligible: false,
+        }
+    }
+
+    #[test]
+    fn a_kinds_findings_past_the_limit_are_counted_by_severity_and_pod() {
+        use FindingKind::{FindContainerRace, LeakedSandbox};
+        let mut findings = vec![
+            finding(LeakedSandbox, Severity::Critical, Some("a")),
+            finding(LeakedSandbox, Severity::Warning, Some("b")),
+            finding(LeakedSandbox, Severity::Warning, Some("b")),
+            finding(LeakedSandbox, Severity::Info, None),
+            finding(FindContainerRace, Severity::Info, Some("c")),
+        ];
+        findings.sort_by(podcoroner_core::rules::report_order);
+        let diagnosis = Diagnosis {
+            findings,
+            skipped: Vec::new(),
+            startup: Vec::new(),
+        };
+        let now = Timestamp::UNIX_EPOCH;
+        let report = DiagnosisReport::new("n", now, BTreeMap::new(), &diagnosis, Some(1));
+        let listed: Vec<_> = report
+            .findings
+            .iter()
+            .map(|f| (f.kind.as_str(), f.severity))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("LeakedSandbox", Severity::Critical),
+                ("FindContainerRace", Severity::Info)
+            ]
+        );
+        assert_eq!(
+            report.omitted,
+            [OmittedFindings {
+                kind: "LeakedSandbox".to_string(),
+                count: 3,
+                summary: Summary {
+                    critical: 0,
+                    warning: 2,
+                    info: 1
+                },
+                pods: 1,
+                listed: 1,
+            }]
+        );
+        assert_eq!(
+            (report.summary.total(), report.max_severity()),
+            (5, Some(Severity::Critical))
+        );
+        let all = DiagnosisReport::new("n", now, BTreeMap::new(), &diagnosis, None);
+        assert_eq!((all.findings.len(), all.omitted.len()), (5, 0));
+        assert_eq!(all.summary, report.summary);
     }
 }

@@ -178,9 +178,31 @@ fn table_raw(report: &DiagnosisReport) -> String {
             let _ = writeln!(out, "    {:<12} {}", "fix:", one_line(&f.remediation));
         }
     }
+    if !report.omitted.is_empty() {
+        let _ = writeln!(out);
+        let n: usize = report.omitted.iter().map(|o| o.count).sum();
+        let _ = writeln!(
+            out,
+            "NOT LISTED ({n}: past the findings listed per kind; --max-findings-per-kind 0 lists all)"
+        );
+        for o in &report.omitted {
+            let _ = writeln!(
+                out,
+                "  {:<26} {} more after the first {} ({} critical, {} warning, {} info; {} pod{})",
+                o.kind,
+                o.count,
+                o.listed,
+                o.summary.critical,
+                o.summary.warning,
+                o.summary.info,
+                o.pods,
+                if o.pods == 1 { "" } else { "s" },
+            );
+        }
+    }
     let _ = writeln!(out);
     let s = &report.summary;
-    let n = s.critical + s.warning + s.info;
+    let n = s.total();
     let _ = writeln!(
         out,
         "{n} finding{}: {} critical, {} warning, {} info",
