@@ -49,10 +49,17 @@ impl LoggedEvent {
     /// Folds a repeat of this record (one with the same event and content at another time),
     /// logged at `time`, with what was folded into it (`folded`), into this one.
     pub fn absorb(&mut self, time: Option<Timestamp>, folded: Option<Box<Folded>>) {
-        let f = self.folded.get_or_insert_with(Box::default);
-        f.add(time);
-        if let Some(o) = folded {
-            f.merge(&o);
+        match (&mut self.folded, folded) {
+            // The fold's usual step, a record that stood for itself alone taking in the repeats
+            // before it: built in their memory rather than copied run by run into new memory.
+            (None, Some(o)) => self.folded = Some(Folded::after(time, o)),
+            (f, o) => {
+                let f = f.get_or_insert_with(Box::default);
+                f.add(time);
+                if let Some(o) = o {
+                    f.merge(&o);
+                }
+            }
         }
     }
 
@@ -94,14 +101,32 @@ impl Folded {
 
     /// Adds one record at `time`.
     pub fn add(&mut self, time: Option<Timestamp>) {
+        self.count(time);
+        if let Some(t) = time {
+            self.runs.add_capped(t, Self::MAX_RUNS);
+        }
+    }
+
+    /// Counts one record at `time` in `records` and `span`.
+    fn count(&mut self, time: Option<Timestamp>) {
         self.records += 1;
         if let Some(t) = time {
             self.span = Some(match self.span {
                 None => (t, t),
                 Some((a, b)) => (a.min(t), b.max(t)),
             });
-            self.runs.add_capped(t, Self::MAX_RUNS);
         }
+    }
+
+    /// What a record with nothing folded into it becomes when it [`add`](Folded::add)s one at
+    /// `time` and then [`merge`](Folded::merge)s `before` (what that one stood for): the same
+    /// counts, span and runs (neighbours are a record's own and are not merged), built in
+    /// `before`'s memory.
+    pub fn after(time: Option<Timestamp>, mut before: Box<Folded>) -> Box<Folded> {
+        before.neighbours = None;
+        before.count(time);
+        before.runs.put_first(time, Self::MAX_RUNS);
+        before
     }
 
     /// Adds the records of `other`.
@@ -159,33 +184,92 @@ impl Runs {
     /// it overlaps or comes within [`ONE_ATTEMPT`] of, else it is a run of its own, or past `cap`
     /// runs one counted in [`Runs::beyond`].
     pub fn add_run(&mut self, start: Timestamp, end: Timestamp, cap: usize) {
-        let reach = |t: Timestamp| t.checked_add(ONE_ATTEMPT).unwrap_or(t);
         let (mut s, mut e) = (start, end);
         // The runs that start at most ONE_ATTEMPT after `end` and end at most ONE_ATTEMPT
-        // before `start` touch it; they are consecutive, the last of them the latest start.
-        let mut touching = Vec::new();
-        for (&rs, &re) in self.runs.range(..=reach(end)).rev() {
-            if reach(re) < start {
-                break;
-            }
-            touching.push(rs);
-            s = s.min(rs);
-            e = e.max(re);
+        // before `start` touch it; they are consecutive, the last of them the latest start, so
+        // each one joined is the latest start left in range.
+        let mut joined = false;
+        while let Some((&rs, &re)) = self.runs.range(..=reach(end)).next_back()
+            && reach(re) >= start
+        {
+            self.runs.remove(&rs);
+            (s, e, joined) = (s.min(rs), e.max(re), true);
         }
-        if touching.is_empty() && self.runs.len() >= cap {
-            if !self
-                .beyond_last
-                .is_some_and(|l| l <= start && reach(l) >= start)
-            {
-                self.beyond += 1;
-            }
-            self.beyond_last = Some(self.beyond_last.map_or(end, |l| l.max(end)));
+        if !joined && self.runs.len() >= cap {
+            self.count_beyond(start, end);
             return;
         }
-        for rs in touching {
-            self.runs.remove(&rs);
-        }
         self.runs.insert(s, e);
+    }
+
+    /// Counts the run `start..=end` past the cap: one attempt more unless it continues the
+    /// latest one counted so.
+    fn count_beyond(&mut self, start: Timestamp, end: Timestamp) {
+        if !self
+            .beyond_last
+            .is_some_and(|l| l <= start && reach(l) >= start)
+        {
+            self.beyond += 1;
+        }
+        self.beyond_last = Some(self.beyond_last.map_or(end, |l| l.max(end)));
+    }
+
+    /// Becomes what [`Runs::default`] becomes when it adds `time` (when there is one) and then
+    /// [`merge_capped`](Runs::merge_capped)s these runs, keeping at most `cap`: the same runs and
+    /// counts, found in one pass over these runs and changed in place (a run joined to `time`'s
+    /// or past the cap taken out, `time`'s put in) instead of built anew run by run.
+    ///
+    /// Why one pass gives the same: these runs touch no other, so the one a later run may join
+    /// is `time`'s alone (a run between them would have joined `time`'s first); and past the cap
+    /// every run that does not join `time`'s is counted beyond, in time order as `merge_capped`
+    /// adds them.
+    pub fn put_first(&mut self, time: Option<Timestamp>, cap: usize) {
+        let before_beyond = self.beyond;
+        self.beyond_last = None;
+        self.beyond = 0;
+        if cap == 0 {
+            // Nothing is kept: every run is counted beyond, `time`'s first.
+            let runs = std::mem::take(&mut self.runs);
+            if let Some(t) = time {
+                self.count_beyond(t, t);
+            }
+            for (s, e) in runs {
+                self.count_beyond(s, e);
+            }
+            self.beyond += before_beyond;
+            return;
+        }
+        let mut first = time.map(|t| (t, t));
+        let mut kept = usize::from(first.is_some());
+        // The runs that join `time`'s (consecutive: `from..=to`), and the first counted beyond.
+        let mut joined: Option<(Timestamp, Timestamp)> = None;
+        let mut cut_from = None;
+        let runs = std::mem::take(&mut self.runs);
+        for (&rs, &re) in &runs {
+            if let Some((s, e)) = &mut first
+                && rs <= reach(*e)
+                && reach(re) >= *s
+            {
+                (*s, *e) = ((*s).min(rs), (*e).max(re));
+                joined = Some(joined.map_or((rs, rs), |(from, _)| (from, rs)));
+            } else if kept < cap {
+                kept += 1;
+            } else {
+                self.count_beyond(rs, re);
+                cut_from.get_or_insert(rs);
+            }
+        }
+        self.runs = runs;
+        if joined.is_some() || cut_from.is_some() {
+            self.runs.retain(|&k, _| {
+                !(joined.is_some_and(|(from, to)| from <= k && k <= to)
+                    || cut_from.is_some_and(|c| k >= c))
+            });
+        }
+        if let Some((s, e)) = first {
+            self.runs.insert(s, e);
+        }
+        self.beyond += before_beyond;
     }
 
     /// Adds the runs of `other`, keeping at most `cap`; its [`Runs::beyond`] adds to this one's.
@@ -195,6 +279,11 @@ impl Runs {
         }
         self.beyond += other.beyond;
     }
+}
+
+/// The latest time one attempt reaches from a record at `t`: [`ONE_ATTEMPT`] after it.
+fn reach(t: Timestamp) -> Timestamp {
+    t.checked_add(ONE_ATTEMPT).unwrap_or(t)
 }
 
 /// Which component's log a record comes from.
@@ -301,6 +390,52 @@ mod runs_tests {
         }
         assert_eq!(r.iter().count(), 4);
         assert_eq!((r.beyond, r.attempts()), (6, 10));
+    }
+
+    /// What `put_first` stands for: a new `Runs` that adds `time`, then merges `runs`.
+    fn put_first_by_merging(runs: &Runs, time: Option<Timestamp>, cap: usize) -> Runs {
+        let mut r = Runs::default();
+        if let Some(t) = time {
+            r.add_capped(t, cap);
+        }
+        r.merge_capped(runs, cap);
+        r
+    }
+
+    proptest::proptest! {
+        /// Runs built from times in any order and under any cap (so some counted beyond, some
+        /// touching `time`'s, some around it), then `time` put first: the same runs, counts and
+        /// latest time beyond as adding it to new runs and merging these.
+        #[test]
+        fn putting_a_time_first_is_merging_into_it(
+            times in proptest::collection::vec(0i64..400, 0..60),
+            time in proptest::option::of(0i64..400),
+            build_cap in 1usize..40,
+            cap in 0usize..40,
+        ) {
+            let mut runs = Runs::default();
+            for t in &times {
+                runs.add_capped(at(*t), build_cap);
+            }
+            let expected = put_first_by_merging(&runs, time.map(at), cap);
+            runs.put_first(time.map(at), cap);
+            proptest::prop_assert_eq!(runs, expected);
+        }
+    }
+
+    #[test]
+    fn a_record_absorbing_repeats_is_what_adding_then_merging_gives() {
+        let mut before = Folded::default();
+        for m in 0..40 {
+            before.add(Some(at(m * 60)));
+        }
+        before.neighbours = Some(Box::default());
+        let mut by_merging = Folded::default();
+        by_merging.add(Some(at(40 * 60 + 2)));
+        by_merging.merge(&before);
+        let after = Folded::after(Some(at(40 * 60 + 2)), Box::new(before));
+        assert_eq!(*after, by_merging);
+        assert_eq!((after.records, after.runs.attempts()), (41, 41));
     }
 
     #[test]
