@@ -170,11 +170,12 @@ struct DiagnoseArgs {
     /// Exit 1 when a finding at or above this severity exists.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     fail_on: FailOn,
-    /// List at most this many findings of each kind, the most severe first; the rest are
-    /// counted (`omitted` in the JSON, a closing line in the table) and still set the exit code.
-    /// 0 lists every finding.
-    #[arg(long, value_name = "N", default_value_t = 1000)]
-    max_findings_per_kind: usize,
+    /// List at most N findings of each kind, the most severe first; the rest are counted per
+    /// kind (the table's NOT LISTED block, `omitted` in the JSON) and still count in the summary
+    /// and the exit code. 0 lists every finding. Default: 1000 for the table; every finding for
+    /// `-o json`, whose podcoroner.diagnosis/v1 readers expect them all.
+    #[arg(long, value_name = "N")]
+    max_findings_per_kind: Option<usize>,
 }
 
 #[derive(Debug, Args)]
@@ -249,6 +250,9 @@ impl FailOn {
 
 const EXIT_FINDINGS: u8 = 1;
 const EXIT_ERROR: u8 = 2;
+/// The findings of each kind `diagnose`'s table lists unless `--max-findings-per-kind` says
+/// otherwise: a log naming fresh pods on every line gives hundreds of thousands of one kind.
+const TABLE_FINDINGS_PER_KIND: usize = 1000;
 const EXIT_USAGE: u8 = 64;
 
 fn main() -> ExitCode {
@@ -408,7 +412,11 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
     };
     // Every pasted sandbox read but none judged (a paste cut before each one's state).
     let mut pasted_none_judged = false;
-    let listed = (args.max_findings_per_kind > 0).then_some(args.max_findings_per_kind);
+    let listed = match (args.max_findings_per_kind, args.output) {
+        (Some(0), _) | (None, Output::Json) => None,
+        (Some(n), _) => Some(n),
+        (None, Output::Table) => Some(TABLE_FINDINGS_PER_KIND),
+    };
     let report = if let Some(dir) = &args.snapshot {
         let snap = snapshot::read_for_diagnosis(dir)?;
         let now = snap.meta.collected_at;

@@ -229,6 +229,17 @@ impl Summary {
         } += 1;
     }
 
+    /// The highest severity counted, if any.
+    pub fn worst(&self) -> Option<Severity> {
+        [
+            (self.critical, Severity::Critical),
+            (self.warning, Severity::Warning),
+            (self.info, Severity::Info),
+        ]
+        .into_iter()
+        .find_map(|(n, sev)| (n > 0).then_some(sev))
+    }
+
     /// How many findings in all.
     pub fn total(&self) -> usize {
         self.critical + self.warning + self.info
@@ -238,8 +249,9 @@ impl Summary {
 /// The findings of one kind a report left out past its limit of findings per kind
 /// (`diagnose --max-findings-per-kind`): a log naming fresh pods on every line can give
 /// hundreds of thousands of findings of one kind, more than anyone reads and more than a report
-/// should hold in memory. The ones listed are the first in report order (critical first, then
-/// by pod and ID).
+/// should print. The ones listed are the first in report order (critical first, then by pod and
+/// ID). [`DiagnosisReport::omitted`] is in report order too: kinds with critical findings left
+/// out first, then warning, then info, each severity in kind order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OmittedFindings {
     /// The finding kind, e.g. `FindContainerRace`.
@@ -248,8 +260,9 @@ pub struct OmittedFindings {
     pub count: usize,
     /// Those left out per severity.
     pub summary: Summary,
-    /// How many distinct pods they name (by namespace, name and UID); findings naming no pod
-    /// are not counted.
+    /// How many distinct pods they name, by namespace, name and UID (for a static pod the UID
+    /// is its config hash, so each version of its manifest counts); findings naming no pod are
+    /// not counted.
     pub pods: usize,
     /// The limit that left them out: how many findings of the kind the report lists.
     pub listed: usize,
@@ -385,16 +398,20 @@ impl DiagnosisReport {
                 .collect(),
             summary,
             findings,
-            omitted: omitted
-                .into_iter()
-                .map(|(kind, (summary, pods, count))| OmittedFindings {
-                    kind: kind.as_str().to_string(),
-                    count,
-                    summary,
-                    pods: pods.len(),
-                    listed: listed[&kind],
-                })
-                .collect(),
+            omitted: {
+                let mut o: Vec<_> = omitted.into_iter().collect();
+                // As the findings are: the kind with critical findings left out first.
+                o.sort_by_key(|(_, (s, _, _))| std::cmp::Reverse(s.worst()));
+                o.into_iter()
+                    .map(|(kind, (summary, pods, count))| OmittedFindings {
+                        kind: kind.as_str().to_string(),
+                        count,
+                        summary,
+                        pods: pods.len(),
+                        listed: listed[&kind],
+                    })
+                    .collect()
+            },
             too_young: None,
             not_judged: Vec::new(),
             startup_profile: PhaseStatsView::rows(&podcoroner_core::startup::profile(
@@ -458,14 +475,7 @@ impl DiagnosisReport {
 
     /// The highest severity among the findings, listed or omitted, if any.
     pub fn max_severity(&self) -> Option<Severity> {
-        let s = &self.summary;
-        [
-            (s.critical, Severity::Critical),
-            (s.warning, Severity::Warning),
-            (s.info, Severity::Info),
-        ]
-        .into_iter()
-        .find_map(|(n, sev)| (n > 0).then_some(sev))
+        self.summary.worst()
     }
 }
 
@@ -804,6 +814,8 @@ mod tests {
             finding(LeakedSandbox, Severity::Warning, Some("b")),
             finding(LeakedSandbox, Severity::Info, None),
             finding(FindContainerRace, Severity::Info, Some("c")),
+            finding(FindContainerRace, Severity::Critical, Some("d")),
+            finding(FindContainerRace, Severity::Critical, Some("e")),
         ];
         findings.sort_by(podcoroner_core::rules::report_order);
         let diagnosis = Diagnosis {
@@ -822,29 +834,43 @@ mod tests {
             listed,
             [
                 ("LeakedSandbox", Severity::Critical),
-                ("FindContainerRace", Severity::Info)
+                ("FindContainerRace", Severity::Critical)
+            ]
+        );
+        // The kind with a critical finding left out first.
+        assert_eq!(
+            report.omitted,
+            [
+                OmittedFindings {
+                    kind: "FindContainerRace".to_string(),
+                    count: 2,
+                    summary: Summary {
+                        critical: 1,
+                        warning: 0,
+                        info: 1
+                    },
+                    pods: 2,
+                    listed: 1,
+                },
+                OmittedFindings {
+                    kind: "LeakedSandbox".to_string(),
+                    count: 3,
+                    summary: Summary {
+                        critical: 0,
+                        warning: 2,
+                        info: 1
+                    },
+                    pods: 1,
+                    listed: 1,
+                }
             ]
         );
         assert_eq!(
-            report.omitted,
-            [OmittedFindings {
-                kind: "LeakedSandbox".to_string(),
-                count: 3,
-                summary: Summary {
-                    critical: 0,
-                    warning: 2,
-                    info: 1
-                },
-                pods: 1,
-                listed: 1,
-            }]
-        );
-        assert_eq!(
             (report.summary.total(), report.max_severity()),
-            (5, Some(Severity::Critical))
+            (7, Some(Severity::Critical))
         );
         let all = DiagnosisReport::new("n", now, BTreeMap::new(), &diagnosis, None);
-        assert_eq!((all.findings.len(), all.omitted.len()), (5, 0));
+        assert_eq!((all.findings.len(), all.omitted.len()), (7, 0));
         assert_eq!(all.summary, report.summary);
     }
 }

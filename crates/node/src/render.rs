@@ -142,11 +142,26 @@ fn table_raw(report: &DiagnosisReport) -> String {
             .iter()
             .filter(|f| f.severity == sev)
             .collect();
-        if group.is_empty() {
+        // Every finding of the severity, listed or past --max-findings-per-kind.
+        let total = match sev {
+            Severity::Critical => report.summary.critical,
+            Severity::Warning => report.summary.warning,
+            Severity::Info => report.summary.info,
+        };
+        if total == 0 && group.is_empty() {
             continue;
         }
         let _ = writeln!(out);
-        let _ = writeln!(out, "{} ({})", sev.as_str().to_uppercase(), group.len());
+        if total == group.len() {
+            let _ = writeln!(out, "{} ({total})", sev.as_str().to_uppercase());
+        } else {
+            let _ = writeln!(
+                out,
+                "{} ({} of {total} listed; the rest under NOT LISTED)",
+                sev.as_str().to_uppercase(),
+                group.len()
+            );
+        }
         for f in group {
             let mut head = format!("  {}", f.kind);
             if let Some(p) = &f.pod {
