@@ -9,6 +9,8 @@
 //! (`podcoroner-cri`, `podcoroner-hostfs`, `podcoroner-apiserver`) build a [`NodeView`] and
 //! call [`diagnose`].
 
+#[cfg(test)]
+mod case_files;
 pub mod event;
 pub mod finding;
 pub mod gc;

@@ -238,20 +238,13 @@ mod tests {
                 .to_string(),
         );
         let mut from_cases = 0;
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cases");
-        for case in std::fs::read_dir(&root).unwrap().flatten() {
-            let Ok(files) = std::fs::read_dir(case.path()) else {
-                continue;
-            };
-            for f in files.flatten() {
-                let text = std::fs::read_to_string(f.path()).unwrap_or_default();
-                for l in text
-                    .lines()
-                    .filter(|l| l.contains("Observed pod startup duration"))
-                {
-                    lines.push(l.to_string());
-                    from_cases += 1;
-                }
+        for (_, text) in crate::case_files::case_files() {
+            for l in text
+                .lines()
+                .filter(|l| l.contains("Observed pod startup duration"))
+            {
+                lines.push(l.to_string());
+                from_cases += 1;
             }
         }
         assert!(from_cases >= 5, "{from_cases}");

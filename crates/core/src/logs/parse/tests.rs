@@ -955,38 +955,26 @@ fn the_nodes_zone_is_learned_from_a_zone_less_time_beside_a_zoned_one() {
 /// read from the context the records before it left.
 #[test]
 fn skimming_reads_every_case_record_as_parsing_does() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cases");
     let mut records = 0usize;
     let mut skimmed = 0usize;
-    for case in std::fs::read_dir(&root).unwrap() {
-        let case = case.unwrap().path();
-        if !case.is_dir() {
-            continue;
-        }
-        for file in std::fs::read_dir(&case).unwrap() {
-            let file = file.unwrap().path();
-            let Ok(text) = std::fs::read_to_string(&file) else {
-                continue;
-            };
-            let mut ctx = ParseContext::new(2022);
-            let mut asm = crate::logs::LineAssembler::new();
-            let mut check = |record: &str, ctx: &mut ParseContext| {
-                if let Err(e) = skims_like_parse(record, ctx) {
-                    panic!("{}: {e}", file.display());
-                }
-                records += 1;
-                skimmed +=
-                    usize::from(!parse_unless_unnamed(record, &mut ctx.clone()).may_be_named);
-                let _ = parse(record, ctx);
-            };
-            for line in text.split('\n') {
-                if let Some(r) = asm.push(line) {
-                    check(r.text, &mut ctx);
-                }
+    for (file, text) in crate::case_files::case_files() {
+        let mut ctx = ParseContext::new(2022);
+        let mut asm = crate::logs::LineAssembler::new();
+        let mut check = |record: &str, ctx: &mut ParseContext| {
+            if let Err(e) = skims_like_parse(record, ctx) {
+                panic!("{}: {e}", file.display());
             }
-            if let Some(r) = asm.finish() {
+            records += 1;
+            skimmed += usize::from(!parse_unless_unnamed(record, &mut ctx.clone()).may_be_named);
+            let _ = parse(record, ctx);
+        };
+        for line in text.split('\n') {
+            if let Some(r) = asm.push(line) {
                 check(r.text, &mut ctx);
             }
+        }
+        if let Some(r) = asm.finish() {
+            check(r.text, &mut ctx);
         }
     }
     // The cases are read, and some of their records are skimmed: the test checks something.
