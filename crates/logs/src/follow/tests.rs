@@ -1655,11 +1655,26 @@ fn rename_rotation_ten_times_a_second_loses_nothing_uncounted() {
         .count() as u64;
     assert!(
         stats.rotations_missed >= incomplete && got.len() >= 600,
-        "{} of {written} lines read, {} rotations seen, {} counted missed",
+        "{} of {written} lines read, {} rotations seen, {} counted missed; not read: {:?}",
         got.len(),
         stats.rotations,
-        stats.rotations_missed
+        stats.rotations_missed,
+        missing_runs(&got, written)
     );
+}
+
+/// The lines `0..written` not in `got`, as `first..=last` runs: what a failed rotation test
+/// lost, to tell which file went.
+fn missing_runs(got: &[u32], written: u32) -> Vec<std::ops::RangeInclusive<u32>> {
+    let got: std::collections::HashSet<u32> = got.iter().copied().collect();
+    let mut runs: Vec<std::ops::RangeInclusive<u32>> = Vec::new();
+    for n in (0..written).filter(|n| !got.contains(n)) {
+        match runs.last_mut() {
+            Some(r) if *r.end() + 1 == n => *r = *r.start()..=n,
+            _ => runs.push(n..=n),
+        }
+    }
+    runs
 }
 
 /// Faster than any poll: 30 files of 5 lines, each renamed away about 2 ms after it was
@@ -1690,4 +1705,10 @@ fn rotation_faster_than_the_poll_counts_what_it_missed() {
         stats.rotations_missed,
         got.len()
     );
+}
+
+#[test]
+fn missing_runs_are_the_lines_not_read() {
+    assert_eq!(missing_runs(&[0, 1, 4, 7], 9), vec![2..=3, 5..=6, 8..=8]);
+    assert!(missing_runs(&[0, 1, 2], 3).is_empty());
 }
