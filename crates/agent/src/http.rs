@@ -240,14 +240,11 @@ pub fn findings_report(shared: &Shared, q: &FindingsQuery) -> FindingsReport {
             .cmp(&a.tracked.finding.severity)
             .then(a.tracked.first_seen.cmp(&b.tracked.first_seen))
     });
-    let mut summary = Summary::default();
-    for t in list.iter().filter(|t| t.state == "open") {
-        match t.tracked.finding.severity {
-            podcoroner_core::Severity::Critical => summary.critical += 1,
-            podcoroner_core::Severity::Warning => summary.warning += 1,
-            podcoroner_core::Severity::Info => summary.info += 1,
-        }
-    }
+    let summary: Summary = list
+        .iter()
+        .filter(|t| t.state == "open")
+        .map(|t| t.tracked.finding.severity)
+        .collect();
     FindingsReport {
         schema: SCHEMA.to_string(),
         node: shared.node.clone(),

@@ -207,21 +207,9 @@ fn read_row(node: String, agent_pod: Option<String>, r: &FindingsReport, f: &Fil
             .filter(|(_, s)| !s.healthy)
             .map(|(name, s)| (name.clone(), s.last_error.clone().unwrap_or_default()))
             .collect(),
-        summary: Some(summary_of(findings.iter().map(|f| f.finding.severity))),
+        summary: Some(findings.iter().map(|f| f.finding.severity).collect()),
         findings,
     }
-}
-
-fn summary_of(severities: impl Iterator<Item = Severity>) -> Summary {
-    let mut s = Summary::default();
-    for severity in severities {
-        *match severity {
-            Severity::Critical => &mut s.critical,
-            Severity::Warning => &mut s.warning,
-            Severity::Info => &mut s.info,
-        } += 1;
-    }
-    s
 }
 
 impl FleetReport {
@@ -289,11 +277,10 @@ impl FleetReport {
                 }
             }
         }
-        summary.findings = summary_of(
-            nodes
-                .iter()
-                .flat_map(|n| n.findings.iter().map(|f| f.finding.severity)),
-        );
+        summary.findings = nodes
+            .iter()
+            .flat_map(|n| n.findings.iter().map(|f| f.finding.severity))
+            .collect();
         let mut kinds: Vec<KindRow> = kinds.into_values().collect();
         kinds.sort_by(|a, b| {
             b.nodes

@@ -229,6 +229,15 @@ impl Summary {
         } += 1;
     }
 
+    /// How many findings of `severity`.
+    pub fn of(&self, severity: Severity) -> usize {
+        match severity {
+            Severity::Critical => self.critical,
+            Severity::Warning => self.warning,
+            Severity::Info => self.info,
+        }
+    }
+
     /// The highest severity counted, if any.
     pub fn worst(&self) -> Option<Severity> {
         [
@@ -243,6 +252,17 @@ impl Summary {
     /// How many findings in all.
     pub fn total(&self) -> usize {
         self.critical + self.warning + self.info
+    }
+}
+
+/// Counts findings by their severities.
+impl FromIterator<Severity> for Summary {
+    fn from_iter<I: IntoIterator<Item = Severity>>(severities: I) -> Summary {
+        let mut s = Summary::default();
+        for severity in severities {
+            s.count(severity);
+        }
+        s
     }
 }
 

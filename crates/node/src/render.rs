@@ -143,11 +143,7 @@ fn table_raw(report: &DiagnosisReport) -> String {
             .filter(|f| f.severity == sev)
             .collect();
         // Every finding of the severity, listed or past --max-findings-per-kind.
-        let total = match sev {
-            Severity::Critical => report.summary.critical,
-            Severity::Warning => report.summary.warning,
-            Severity::Info => report.summary.info,
-        };
+        let total = report.summary.of(sev);
         if total == 0 && group.is_empty() {
             continue;
         }
