@@ -19,8 +19,11 @@
 //!
 //! Each input is built once under `target/bench-logs/diagnose-v1/`. For every file: `rg` and
 //! `podcoroner diagnose --offline --kubelet-log FILE -o json --fail-on none` (the release
-//! binary) from the page cache, best of [`RUNS`] (`PODCORONER_BENCH_RUNS`) wall time, and the peak RSS (`%M` of
-//! `/usr/bin/time`). A run longer than `PODCORONER_BENCH_TIMEOUT_S` (default 900 s) is stopped
+//! binary) from the page cache, best of [`RUNS`] (`PODCORONER_BENCH_RUNS`) wall time, with that
+//! run's CPU time (user plus system, `%U` + `%S`) and the peak RSS (`%M` of `/usr/bin/time`).
+//! `x prev` and `cpu prev` divide a file's wall and CPU time by those of the file half its size:
+//! on a 2-core VM whose page cache cannot hold every input, wall time also counts the disk and
+//! the neighbours, and the CPU ratio tells whether the work itself more than doubles. A run longer than `PODCORONER_BENCH_TIMEOUT_S` (default 900 s) is stopped
 //! and shown as such.
 //!
 //! `PODCORONER_BENCH_BASELINE=/path/to/podcoroner` (an older build, say) runs that binary too on
@@ -139,12 +142,22 @@ fn main() {
         println!("baseline: {}", b.display());
     }
     println!(
-        "{:<15} {:>6} {:>10} {:>8} {:>7} {:>9} {:>9} {:>7} {:>9}  result",
-        "log", "MiB", "diagnose s", "rg s", "x rg", "peak MiB", "x prev", "base s", "base MiB"
+        "{:<15} {:>6} {:>10} {:>8} {:>7} {:>9} {:>9} {:>7} {:>8} {:>7} {:>9}  result",
+        "log",
+        "MiB",
+        "diagnose s",
+        "rg s",
+        "x rg",
+        "peak MiB",
+        "x prev",
+        "cpu s",
+        "cpu prev",
+        "base s",
+        "base MiB"
     );
     for kind in kinds {
         let files = input(kind, &[mib / 4, mib / 2, mib]);
-        let mut prev: Option<f64> = None;
+        let mut prev: Option<(f64, f64)> = None;
         for file in &files {
             let bytes = std::fs::metadata(file).expect("input").len();
             drop(std::fs::read(file)); // page cache
@@ -174,8 +187,11 @@ fn main() {
                 .1
             });
             let secs = run.wall.as_secs_f64();
-            let growth = prev.map_or("-".to_string(), |p| format!("{:.2}", secs / p));
-            prev = Some(secs);
+            let cpu = run.cpu_secs;
+            let (growth, cpu_growth) = prev.map_or(("-".to_string(), "-".to_string()), |(p, c)| {
+                (format!("{:.2}", secs / p), format!("{:.2}", cpu / c))
+            });
+            prev = Some((secs, cpu));
             let (base_s, base_mib, same) = match &base {
                 Some(b) => (
                     format!("{:.3}", b.wall.as_secs_f64()),
@@ -189,7 +205,7 @@ fn main() {
                 None => ("-".to_string(), "-".to_string(), ""),
             };
             println!(
-                "{:<15} {:>6.0} {:>10} {:>8.3} {:>7} {:>9.1} {:>9} {:>7} {:>9}  {}; rg: {} lines{same}",
+                "{:<15} {:>6.0} {:>10} {:>8.3} {:>7} {:>9.1} {:>9} {:>7.2} {:>8} {:>7} {:>9}  {}; rg: {} lines{same}",
                 kind.name(),
                 bytes as f64 / MIB as f64,
                 if run.timed_out {
@@ -201,6 +217,8 @@ fn main() {
                 format!("{:.2}", secs / rg_time.0.as_secs_f64()),
                 run.peak_kib as f64 / 1024.0,
                 growth,
+                cpu,
+                cpu_growth,
                 base_s,
                 base_mib,
                 run.summary,
@@ -217,6 +235,9 @@ fn main() {
 
 struct Run {
     wall: Duration,
+    /// User plus system CPU time (`%U` + `%S`): unlike wall time, it does not count waiting for
+    /// the disk or for a busy machine's cores, so it tells whether the work itself doubles.
+    cpu_secs: f64,
     peak_kib: u64,
     timed_out: bool,
     summary: String,
@@ -229,7 +250,7 @@ fn diagnose(podcoroner: &Path, file: &Path, timeout: u64) -> Run {
     let t = Instant::now();
     let out = Command::new("timeout")
         .arg(timeout.to_string())
-        .args(["/usr/bin/time", "-f", "peak-kib %M"])
+        .args(["/usr/bin/time", "-f", "peak-kib %M\ncpu-s %U %S"])
         .arg(podcoroner)
         .args(["diagnose", "--offline", "--kubelet-log"])
         .arg(file)
@@ -245,6 +266,15 @@ fn diagnose(podcoroner: &Path, file: &Path, timeout: u64) -> Run {
         .find_map(|l| l.strip_prefix("peak-kib "))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0);
+    let cpu_secs = stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("cpu-s "))
+        .map_or(0.0, |v| {
+            v.split_whitespace()
+                .filter_map(|x| x.parse::<f64>().ok())
+                .sum()
+        });
     let timed_out = out.status.code() == Some(124);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     // Every finding, listed or past `--max-findings-per-kind` (`omitted`).
@@ -282,6 +312,7 @@ fn diagnose(podcoroner: &Path, file: &Path, timeout: u64) -> Run {
     };
     Run {
         wall,
+        cpu_secs,
         peak_kib,
         timed_out,
         summary,
