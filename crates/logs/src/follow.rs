@@ -522,7 +522,7 @@ impl Arrival {
     fn of(file: &File, id: FileId) -> Arrival {
         Arrival {
             id,
-            birth: file.metadata().and_then(|m| m.created()).ok(),
+            birth: birth(file),
         }
     }
 }
@@ -926,10 +926,6 @@ impl Follower {
         res
     }
 
-    /// Counts `file` (`id`) as a file created at the path and accounted for, unless it was
-    /// counted already. Only files the follower takes or has read count: a file merely seen at
-    /// the path and renamed over before it could be held is lost, and the creations the watch
-    /// counts beyond `arrivals` say so.
     /// Reading the file at the path, nothing held: every file created at the path before it has
     /// been taken or is lost.
     fn settled(&self) -> bool {
@@ -940,27 +936,28 @@ impl Follower {
     /// another file or none at the last look, this one was renamed back onto it, a creation
     /// event.
     fn look(&mut self, file: &File, id: FileId) {
-        if self.path_id != Some(id) {
-            let arrival = Arrival::of(file, id);
-            if self.arrived.contains(&arrival) {
-                self.arrivals += 1;
-            } else {
-                self.arrive(file, id);
-            }
+        if self.path_id != Some(id) && !self.arrive(file, id) {
+            // Counted when it first arrived, and back now.
+            self.arrivals += 1;
         }
         self.path_id = Some(id);
     }
 
-    fn arrive(&mut self, file: &File, id: FileId) {
+    /// Counts `file` (`id`) as a file created at the path and accounted for, unless it was
+    /// counted already; whether it counted. Only files the follower takes or has read count: a
+    /// file merely seen at the path and renamed over before it could be held is lost, and the
+    /// creations the watch counts beyond `arrivals` say so.
+    fn arrive(&mut self, file: &File, id: FileId) -> bool {
         let arrival = Arrival::of(file, id);
         if self.arrived.contains(&arrival) {
-            return;
+            return false;
         }
         self.arrivals += 1;
         self.arrived.push_back(arrival);
         if self.arrived.len() > MAX_ARRIVED {
             self.arrived.pop_front();
         }
+        true
     }
 
     fn poll_steps(&mut self, lines: &mut Vec<FollowedLine>, bytes: &mut usize) -> io::Result<bool> {
@@ -1087,9 +1084,7 @@ impl Follower {
             return Ok(Some(orphan));
         }
         let Listing { siblings, path } = listing;
-        let path_birth = path
-            .as_ref()
-            .and_then(|p| p.file.metadata().and_then(|m| m.created()).ok());
+        let path_birth = path.as_ref().and_then(|p| birth(&p.file));
         // Files held during a fast rotation come before the path, after any sibling not
         // accounted for that was created before the oldest of them.
         let first_held = self.held.first().and_then(|h| h.born);
@@ -1109,8 +1104,7 @@ impl Follower {
                     // (rotated while the daemon was down) or after the file now at the path (a
                     // copy made beside it, as copytruncate's): no creation at the path was
                     // counted for it.
-                    let birth = e.file.metadata().and_then(|m| m.created()).ok();
-                    let at_path = birth.is_none_or(|b| {
+                    let at_path = birth(&e.file).is_none_or(|b| {
                         self.watched_since.is_none_or(|w| b >= w)
                             && path_birth.is_none_or(|p| b <= p)
                     });
@@ -1502,6 +1496,11 @@ impl CreatedAtPath {
 fn born(file: &File) -> Option<SystemTime> {
     let m = file.metadata().ok()?;
     m.created().or_else(|_| m.modified()).ok()
+}
+
+/// When `file` was created, where the file system keeps a birth time (`statx`).
+fn birth(file: &File) -> Option<SystemTime> {
+    file.metadata().and_then(|m| m.created()).ok()
 }
 
 /// Not read yet: empty, or maybe a copy (in progress, or logrotate `copy`) of the live file.
