@@ -43,8 +43,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use jiff::Timestamp;
 use podcoroner_core::logs::{
-    CutClass, DEFAULT_MAX_RECORD_BYTES, Event, LineAssembler, ParseContext, ParsedLine, named,
-    non_record, parse_unless_unnamed,
+    CutClass, DEFAULT_MAX_RECORD_BYTES, EnvelopeKind, Event, Format, KlogStart, LineAssembler,
+    ParseContext, ParsedLine, klog_start, named, non_record, parse_unless_unnamed,
 };
 
 use crate::{LogKind, LogRead, LoggedEvent, MAX_KEPT_UNPARSED, Unparsed, cut};
@@ -606,6 +606,10 @@ fn guarded_parse(
 
 /// Parses and classifies one record into `read`. Whether its time carries its own year
 /// ([`carries_year`]), so that `ctx`'s year and last time are now the record's.
+///
+/// A klog record (bare or in a syslog envelope) the same as one this thread read lately but for
+/// its times ([`KlogStart`]) is not parsed again: it is read as that one was, with its own time
+/// ([`handle_again`]).
 fn handle(
     text: &str,
     line: u64,
@@ -613,18 +617,23 @@ fn handle(
     opts: &StreamOpts<'_>,
     read: &mut LogRead,
 ) -> bool {
+    let start = AGAIN
+        .with_borrow_mut(Again::wanted)
+        .then(|| klog_start(text))
+        .flatten();
+    if let Some(k) = start
+        && handle_again(text, line, k, ctx, opts, read)
+    {
+        // Neither klog's time nor a syslog envelope's carries its year.
+        return false;
+    }
     let skimmed = parse_unless_unnamed(text, ctx);
     let parsed = skimmed.line;
     let dated = parsed.time.is_some() && carries_year(&parsed);
-    if let Some(t) = parsed.time {
-        if opts.since.is_some_and(|s| t < s) {
-            read.before_since += 1;
-            return dated;
-        }
-        read.span = Some(match read.span {
-            None => (t, t),
-            Some((a, b)) => (a.min(t), b.max(t)),
-        });
+    if let Some(t) = parsed.time
+        && before_since(t, opts, read)
+    {
+        return dated;
     }
     read.understanding.count(text, parsed.is_parsed(), line);
     if let Some(t) = parsed.time
@@ -644,19 +653,205 @@ fn handle(
         return dated;
     }
     read.parsed += 1;
-    if let Some((event, content_key)) = skimmed.may_be_named.then(|| classified(&parsed)).flatten()
+    let named = skimmed.may_be_named.then(|| classified(&parsed)).flatten();
+    if let Some(k) = start
+        && parsed.time.is_some()
+        && parsed
+            .envelope
+            .as_ref()
+            .is_none_or(|e| e.kind == EnvelopeKind::Syslog)
+        && matches!(parsed.format, Format::KlogText | Format::KlogStructured)
     {
-        read.events.push(LoggedEvent {
-            event,
-            log: opts.log,
-            origin: Arc::clone(&opts.shared_origin),
-            line,
-            text: cut(text),
-            content_key,
-            folded: None,
-        });
+        AGAIN.with_borrow_mut(|again| again.read(text, k, &named));
+    }
+    if let Some((event, content_key)) = named {
+        push_event(event, content_key, text, line, opts, read);
     }
     dated
+}
+
+/// Counts a record at `t` before [`StreamOpts::since`] (true: it is skipped), or puts `t` in the
+/// span read.
+fn before_since(t: Timestamp, opts: &StreamOpts<'_>, read: &mut LogRead) -> bool {
+    if opts.since.is_some_and(|s| t < s) {
+        read.before_since += 1;
+        return true;
+    }
+    read.span = Some(match read.span {
+        None => (t, t),
+        Some((a, b)) => (a.min(t), b.max(t)),
+    });
+    false
+}
+
+/// Keeps the event a record at `line` was classified as.
+fn push_event(
+    event: Event<'static>,
+    content_key: u64,
+    text: &str,
+    line: u64,
+    opts: &StreamOpts<'_>,
+    read: &mut LogRead,
+) {
+    read.events.push(LoggedEvent {
+        event,
+        log: opts.log,
+        origin: Arc::clone(&opts.shared_origin),
+        line,
+        text: cut(text),
+        content_key,
+        folded: None,
+    });
+}
+
+/// [`handle`] of a klog record (`k` its opening) the same as one this thread remembers but for
+/// its times: what `handle` does with what that one gave (a parsed record, its
+/// classification) and this one's time. False, with nothing done, when no record is remembered
+/// or klog's time is no date in the context's year (which `handle` then reads in full, as it
+/// does every record once).
+fn handle_again(
+    text: &str,
+    line: u64,
+    k: KlogStart,
+    ctx: &mut ParseContext,
+    opts: &StreamOpts<'_>,
+    read: &mut LogRead,
+) -> bool {
+    let Some(named) = AGAIN.with_borrow_mut(|again| again.get(text, k).cloned()) else {
+        return false;
+    };
+    let Some(t) = k.read_time(ctx) else {
+        return false;
+    };
+    if before_since(t, opts, read) {
+        return true;
+    }
+    read.understanding.count(text, true, line);
+    read.parsed += 1;
+    if let Some((mut event, content_key)) = named {
+        event.time = Some(t);
+        push_event(event, content_key, text, line, opts, read);
+    }
+    true
+}
+
+/// How many klog records a parsing thread remembers ([`Again`]); past it, it starts again
+/// from none.
+const AGAIN_CAPACITY: usize = 1024;
+/// How many klog records a parsing thread looks up before it judges whether looking up pays:
+/// when fewer than one in [`AGAIN_PAYS`] was remembered, it reads the next
+/// [`AGAIN_RESTS`] records without looking them up (or noting them), then tries again.
+const AGAIN_TRIES: u32 = 4096;
+/// See [`AGAIN_TRIES`].
+const AGAIN_PAYS: u32 = 8;
+/// See [`AGAIN_TRIES`].
+const AGAIN_RESTS: u32 = 1 << 16;
+
+/// The klog records (bare or in a syslog envelope) a parsing thread read lately, by their text
+/// outside their times, with what classifying them gave: a log repeats its lines at other times (a pod worker's
+/// `Error syncing pod` at every back-off, a probe's result at every period), and
+/// [`KlogStart`] says such a record parses as the first one did but for its time. A record is
+/// remembered when read a second time, so a log whose every line is new costs a hash per
+/// record, not a copy; and a log that rarely repeats a line (a healthy node's) is not looked up
+/// at all most of the time ([`AGAIN_TRIES`]). Neither changes what is read, only how fast.
+#[derive(Default)]
+struct Again {
+    hasher: foldhash::fast::RandomState,
+    /// Key → the record, for records read twice or more.
+    seen: HashMap<u64, Seen, foldhash::fast::RandomState>,
+    /// The keys of records read once.
+    once: HashSet<u64, foldhash::fast::RandomState>,
+    /// Records looked up, and found remembered, since the last judgement.
+    tried: u32,
+    found: u32,
+    /// Records still to read without looking them up.
+    resting: u32,
+}
+
+/// A remembered record: its text outside its times (what a record must match byte for byte to
+/// be read as it; [`KlogStart::outside_times`], the two parts one after the other, the first
+/// `split` bytes long), and its classification.
+struct Seen {
+    outside: Box<str>,
+    split: usize,
+    named: Option<(Event<'static>, u64)>,
+}
+
+impl Again {
+    /// Whether the next record is to be looked up (and noted): false while resting.
+    fn wanted(&mut self) -> bool {
+        if self.resting > 0 {
+            self.resting -= 1;
+            return false;
+        }
+        true
+    }
+
+    /// What the remembered record the same as `text` but for its times was classified as, when
+    /// one is remembered.
+    fn get(&mut self, text: &str, k: KlogStart) -> Option<&Option<(Event<'static>, u64)>> {
+        self.tried += 1;
+        if self.tried == AGAIN_TRIES {
+            if self.found < AGAIN_TRIES / AGAIN_PAYS {
+                self.resting = AGAIN_RESTS;
+            }
+            (self.tried, self.found) = (0, 0);
+        }
+        let seen = Self::find(&self.hasher, &self.seen, text, k)?;
+        self.found += 1;
+        Some(&seen.named)
+    }
+
+    /// The remembered record the same as `text` but for its times, when one is remembered.
+    #[cfg(test)]
+    fn remembered(&self, text: &str, k: KlogStart) -> Option<&Seen> {
+        Self::find(&self.hasher, &self.seen, text, k)
+    }
+
+    fn find<'s>(
+        hasher: &foldhash::fast::RandomState,
+        seen: &'s HashMap<u64, Seen, foldhash::fast::RandomState>,
+        text: &str,
+        k: KlogStart,
+    ) -> Option<&'s Seen> {
+        use std::hash::BuildHasher;
+        if seen.is_empty() {
+            return None;
+        }
+        let outside = k.outside_times(text);
+        let s = seen.get(&hasher.hash_one(outside))?;
+        (s.outside.split_at(s.split) == outside).then_some(s)
+    }
+
+    /// Notes a klog record read in full and what it was classified as: remembered when read
+    /// the second time.
+    fn read(&mut self, text: &str, k: KlogStart, named: &Option<(Event<'static>, u64)>) {
+        use std::hash::BuildHasher;
+        let (head, rest) = k.outside_times(text);
+        let key = self.hasher.hash_one((head, rest));
+        if !self.once.remove(&key) {
+            if self.once.len() >= AGAIN_CAPACITY {
+                self.once.clear();
+            }
+            self.once.insert(key);
+            return;
+        }
+        if self.seen.len() >= AGAIN_CAPACITY {
+            self.seen.clear();
+        }
+        self.seen.insert(
+            key,
+            Seen {
+                outside: [head, rest].concat().into_boxed_str(),
+                split: head.len(),
+                named: named.clone(),
+            },
+        );
+    }
+}
+
+thread_local! {
+    static AGAIN: std::cell::RefCell<Again> = std::cell::RefCell::new(Again::default());
 }
 
 /// How many classifications a parsing thread remembers ([`classified`]); past it, it starts
@@ -711,7 +906,6 @@ fn classified(parsed: &ParsedLine<'_>) -> Option<(Event<'static>, u64)> {
 /// Whether a record's time carries its own year: an RFC 3339, CRI or journald envelope, a JSON
 /// time, or logfmt's `time=` (klog and syslog times have none), whatever envelope is around it.
 fn carries_year(p: &podcoroner_core::logs::ParsedLine<'_>) -> bool {
-    use podcoroner_core::logs::{EnvelopeKind, Format};
     let env = p.envelope.as_ref().map(|e| e.kind);
     matches!(
         env,

@@ -32,6 +32,8 @@ pub(crate) struct Scan {
     pub host: Option<(usize, usize)>,
     pub ident: Option<(usize, usize)>,
     pub pid: Option<u32>,
+    /// Where the time ends.
+    pub time_end: usize,
     /// Where the message starts; `None` when the text ended inside the envelope.
     pub body_start: Option<usize>,
 }
@@ -57,6 +59,7 @@ pub(crate) fn scan(s: &str) -> Option<Scan> {
         host: None,
         ident: None,
         pid: None,
+        time_end: after_time,
         body_start: None,
     };
     if cut || after_time >= b.len() {

@@ -23,6 +23,25 @@ pub(crate) struct Yearless {
     pub nanos: i32,
 }
 
+impl Yearless {
+    /// The time on day `day` of month `month` (both checked by the caller) at what [`hms`]
+    /// read: hour, minute, second and nanoseconds.
+    pub(crate) fn on(
+        month: i32,
+        day: i32,
+        (hour, minute, second, nanos): (i8, i8, i8, i32),
+    ) -> Self {
+        Yearless {
+            month: month as i8,
+            day: day as i8,
+            hour,
+            minute,
+            second,
+            nanos,
+        }
+    }
+}
+
 /// Picks the year of a yearless time of month `month`, given the context's year (the year of
 /// the previous timestamp) and previous timestamp.
 ///

@@ -128,6 +128,18 @@ fn case_files() -> Vec<PathBuf> {
     files
 }
 
+/// The records of case file `f`, as one [`LineAssembler`] joins its lines.
+fn case_records(f: &std::path::Path) -> Vec<String> {
+    let text = String::from_utf8_lossy(&std::fs::read(f).unwrap()).into_owned();
+    let mut asm = LineAssembler::new();
+    let mut records: Vec<String> = text
+        .lines()
+        .filter_map(|l| asm.push(l).map(|r| r.text.to_string()))
+        .collect();
+    records.extend(asm.finish().map(|r| r.text.to_string()));
+    records
+}
+
 #[test]
 fn every_case_file_reads_as_one_loop_does() {
     let files = case_files();
@@ -458,15 +470,8 @@ fn a_remembered_classification_is_what_classify_gives() {
     let mut hits = 0;
     for _ in 0..3 {
         for f in case_files() {
-            let text = std::fs::read_to_string(&f).unwrap();
             let mut ctx = ParseContext::new(2025);
-            let mut asm = LineAssembler::new();
-            let mut records: Vec<String> = text
-                .lines()
-                .filter_map(|l| asm.push(l).map(|r| r.text.to_string()))
-                .collect();
-            records.extend(asm.finish().map(|r| r.text.to_string()));
-            for r in records {
+            for r in case_records(&f) {
                 let parsed = parse(&r, &mut ctx);
                 let want = podcoroner_core::logs::classify(&parsed).map(Event::into_owned);
                 let got = classified(&parsed);
@@ -479,4 +484,128 @@ fn a_remembered_classification_is_what_classify_gives() {
         }
     }
     assert!(hits > 500, "{hits} records met a remembered classification");
+}
+
+/// `r` with the times of its opening `k` replaced: the envelope's (when it has one) by `env`,
+/// klog's by `klog` (`MMDD hh:mm:ss…`).
+fn at_time(r: &str, k: KlogStart, env: &str, klog: &str) -> String {
+    let [env_time, klog_time] = k.times();
+    let env = if env_time.is_empty() { "" } else { env };
+    format!(
+        "{env}{}{klog}{}",
+        &r[env_time.end..klog_time.start],
+        &r[klog_time.end..]
+    )
+}
+
+/// A klog record read again at other times is read as parsing it gives: every klog record of
+/// every case (bare or in a syslog envelope), and each of them in a syslog envelope, read twice
+/// (the second reading remembers it), then at other dates and times (klog's: a shorter and a
+/// longer fraction, none, a comma, a leap second, New Year's Eve, an impossible date, another
+/// month; the envelope's: a padded day, a fraction, another month), gives what a thread that
+/// never read it gets, to the same context after.
+#[test]
+fn a_klog_record_read_again_at_other_times_reads_as_parsing_does() {
+    const KLOG: [&str; 8] = [
+        "0613 00:00:00.000000",
+        "0613 23:59:59.5",
+        "0101 01:02:03.123456789",
+        "1231 23:59:59.999999",
+        "0229 12:00:00.000001",
+        "0712 08:00:60",
+        "0930 10:11:12",
+        "0613 00:00:00,250",
+    ];
+    const ENV: [&str; 4] = [
+        "Jun 13 00:00:00",
+        "Jan  1 01:02:03",
+        "Dec 31 23:59:59.999",
+        "Feb 30 12:00:00",
+    ];
+    let opts = StreamOpts::new("f", LogKind::Kubelet, None);
+    let (mut bare, mut enveloped) = (0, 0);
+    for f in case_files() {
+        let records = case_records(&f);
+        let wrapped: Vec<String> = records
+            .iter()
+            .filter(|r| klog_start(r).is_some_and(|k| k.times()[0].is_empty()))
+            .map(|r| format!("Jun 13 00:00:00 node-a kubelet[2417]: {r}"))
+            .collect();
+        let mut ctx = ParseContext::new(2025);
+        for r in records.iter().chain(&wrapped) {
+            let mut read = LogRead::default();
+            handle(r, 1, &mut ctx, &opts, &mut read);
+            handle(r, 2, &mut ctx, &opts, &mut read);
+            let Some(k) = klog_start(r) else {
+                continue;
+            };
+            for (i, klog) in KLOG.iter().enumerate() {
+                let again = at_time(r, k, ENV[i % ENV.len()], klog);
+                let k2 = klog_start(&again).expect("a klog header with times of KLOG and ENV");
+                // Looked up whatever the thread judged of its lookups so far.
+                let remembered = AGAIN.with_borrow_mut(|a| {
+                    a.resting = 0;
+                    a.remembered(&again, k2).is_some()
+                });
+                let before = ctx.clone();
+                let mut got = LogRead::default();
+                handle(&again, 3, &mut ctx, &opts, &mut got);
+                let (want, want_ctx) = std::thread::scope(|s| {
+                    s.spawn(|| {
+                        let mut ctx = before.clone();
+                        let mut read = LogRead::default();
+                        handle(&again, 3, &mut ctx, &opts, &mut read);
+                        (read, ctx)
+                    })
+                    .join()
+                    .unwrap()
+                });
+                assert_same(&got, &want, &again);
+                assert_eq!(ctx, want_ctx, "{again}");
+                if remembered {
+                    *if k.times()[0].is_empty() {
+                        &mut bare
+                    } else {
+                        &mut enveloped
+                    } += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        bare > 1000 && enveloped > 1000,
+        "read again: {bare} bare klog records, {enveloped} in a syslog envelope"
+    );
+}
+
+/// A thread that finds few records remembered stops looking them up for a while, then tries
+/// again: records each read once (none ever remembered) rest it after [`AGAIN_TRIES`] lookups;
+/// [`AGAIN_RESTS`] records later it looks up again, and one read three times over in a row is
+/// then remembered and found.
+#[test]
+fn a_thread_that_finds_few_records_remembered_rests_then_tries_again() {
+    std::thread::spawn(|| {
+        let opts = StreamOpts::new("f", LogKind::Kubelet, None);
+        let mut ctx = ParseContext::new(2025);
+        let mut read = LogRead::default();
+        let record = |n: u32| format!("I0613 00:00:00.000000    2417 kubelet.go:1] \"line {n}\"");
+        let state = || AGAIN.with_borrow(|a| (a.tried, a.found, a.resting));
+        for n in 0..AGAIN_TRIES - 1 {
+            handle(&record(n), 1, &mut ctx, &opts, &mut read);
+        }
+        assert_eq!(state(), (AGAIN_TRIES - 1, 0, 0));
+        handle(&record(AGAIN_TRIES), 1, &mut ctx, &opts, &mut read);
+        assert_eq!(state(), (0, 0, AGAIN_RESTS));
+        for n in 0..AGAIN_RESTS {
+            handle(&record(n), 1, &mut ctx, &opts, &mut read);
+        }
+        assert_eq!(state(), (0, 0, 0), "no lookup while resting");
+        for _ in 0..3 {
+            handle(&record(7), 1, &mut ctx, &opts, &mut read);
+        }
+        assert_eq!(state(), (3, 1, 0));
+        assert_eq!(read.parsed, u64::from(AGAIN_TRIES + AGAIN_RESTS + 3));
+    })
+    .join()
+    .unwrap();
 }
