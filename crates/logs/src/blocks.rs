@@ -617,8 +617,7 @@ fn handle(
     opts: &StreamOpts<'_>,
     read: &mut LogRead,
 ) -> bool {
-    let start = AGAIN
-        .with_borrow_mut(Again::wanted)
+    let start = (text.len() <= AGAIN_MAX_RECORD_BYTES && AGAIN.with_borrow_mut(Again::wanted))
         .then(|| klog_start(text))
         .flatten();
     if let Some(k) = start
@@ -738,6 +737,9 @@ fn handle_again(
 /// How many klog records a parsing thread remembers ([`Again`]); past it, it starts again
 /// from none.
 const AGAIN_CAPACITY: usize = 1024;
+/// The longest record a parsing thread looks up or remembers, in bytes: what it remembers stays
+/// under 2 MiB ([`AGAIN_CAPACITY`] records), whatever the log (a record may be 1 MiB long).
+const AGAIN_MAX_RECORD_BYTES: usize = 2048;
 /// How many klog records a parsing thread looks up before it judges whether looking up pays:
 /// when fewer than one in [`AGAIN_PAYS`] was remembered, it reads the next
 /// [`AGAIN_RESTS`] records without looking them up (or noting them), then tries again.

@@ -609,3 +609,28 @@ fn a_thread_that_finds_few_records_remembered_rests_then_tries_again() {
     .join()
     .unwrap();
 }
+
+/// A record longer than [`AGAIN_MAX_RECORD_BYTES`] is neither looked up nor remembered, so what
+/// a thread remembers stays small whatever the log: read three times, it is parsed each time.
+#[test]
+fn a_long_record_is_not_remembered() {
+    std::thread::spawn(|| {
+        let opts = StreamOpts::new("f", LogKind::Kubelet, None);
+        let mut ctx = ParseContext::new(2025);
+        let mut read = LogRead::default();
+        let long = format!(
+            "E0613 00:00:00.000000    2417 kubelet.go:1] \"Error syncing pod, skipping\" err=\"{}\"",
+            "x".repeat(AGAIN_MAX_RECORD_BYTES)
+        );
+        let short = "E0613 00:00:00.000000    2417 kubelet.go:1] \"Error syncing pod, skipping\"";
+        for _ in 0..3 {
+            handle(&long, 1, &mut ctx, &opts, &mut read);
+            handle(short, 2, &mut ctx, &opts, &mut read);
+        }
+        let (tried, found, seen) = AGAIN.with_borrow(|a| (a.tried, a.found, a.seen.len()));
+        assert_eq!((tried, found, seen), (3, 1, 1), "only the short record is looked up");
+        assert_eq!(read.parsed, 6);
+    })
+    .join()
+    .unwrap();
+}
