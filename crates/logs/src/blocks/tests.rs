@@ -578,59 +578,69 @@ fn a_klog_record_read_again_at_other_times_reads_as_parsing_does() {
     );
 }
 
+/// `f` with a reader of its own (`handle` of a record at line `n`), on a thread of its own, so
+/// that it starts with nothing remembered; the thread's [`LogRead`] after.
+fn on_a_new_thread(f: impl FnOnce(&mut dyn FnMut(&str, u64)) + Send + 'static) -> LogRead {
+    std::thread::spawn(move || {
+        let opts = StreamOpts::new("f", LogKind::Kubelet, None);
+        let mut ctx = ParseContext::new(2025);
+        let mut read = LogRead::default();
+        f(&mut |text, n| {
+            handle(text, n, &mut ctx, &opts, &mut read);
+        });
+        read
+    })
+    .join()
+    .unwrap()
+}
+
 /// A thread that finds few records remembered stops looking them up for a while, then tries
 /// again: records each read once (none ever remembered) rest it after [`AGAIN_TRIES`] lookups;
 /// [`AGAIN_RESTS`] records later it looks up again, and one read three times over in a row is
 /// then remembered and found.
 #[test]
 fn a_thread_that_finds_few_records_remembered_rests_then_tries_again() {
-    std::thread::spawn(|| {
-        let opts = StreamOpts::new("f", LogKind::Kubelet, None);
-        let mut ctx = ParseContext::new(2025);
-        let mut read = LogRead::default();
+    let read = on_a_new_thread(|handle| {
         let record = |n: u32| format!("I0613 00:00:00.000000    2417 kubelet.go:1] \"line {n}\"");
         let state = || AGAIN.with_borrow(|a| (a.tried, a.found, a.resting));
         for n in 0..AGAIN_TRIES - 1 {
-            handle(&record(n), 1, &mut ctx, &opts, &mut read);
+            handle(&record(n), 1);
         }
         assert_eq!(state(), (AGAIN_TRIES - 1, 0, 0));
-        handle(&record(AGAIN_TRIES), 1, &mut ctx, &opts, &mut read);
+        handle(&record(AGAIN_TRIES), 1);
         assert_eq!(state(), (0, 0, AGAIN_RESTS));
         for n in 0..AGAIN_RESTS {
-            handle(&record(n), 1, &mut ctx, &opts, &mut read);
+            handle(&record(n), 1);
         }
         assert_eq!(state(), (0, 0, 0), "no lookup while resting");
         for _ in 0..3 {
-            handle(&record(7), 1, &mut ctx, &opts, &mut read);
+            handle(&record(7), 1);
         }
         assert_eq!(state(), (3, 1, 0));
-        assert_eq!(read.parsed, u64::from(AGAIN_TRIES + AGAIN_RESTS + 3));
-    })
-    .join()
-    .unwrap();
+    });
+    assert_eq!(read.parsed, u64::from(AGAIN_TRIES + AGAIN_RESTS + 3));
 }
 
 /// A record longer than [`AGAIN_MAX_RECORD_BYTES`] is neither looked up nor remembered, so what
 /// a thread remembers stays small whatever the log: read three times, it is parsed each time.
 #[test]
 fn a_long_record_is_not_remembered() {
-    std::thread::spawn(|| {
-        let opts = StreamOpts::new("f", LogKind::Kubelet, None);
-        let mut ctx = ParseContext::new(2025);
-        let mut read = LogRead::default();
+    let read = on_a_new_thread(|handle| {
         let long = format!(
             "E0613 00:00:00.000000    2417 kubelet.go:1] \"Error syncing pod, skipping\" err=\"{}\"",
             "x".repeat(AGAIN_MAX_RECORD_BYTES)
         );
         let short = "E0613 00:00:00.000000    2417 kubelet.go:1] \"Error syncing pod, skipping\"";
         for _ in 0..3 {
-            handle(&long, 1, &mut ctx, &opts, &mut read);
-            handle(short, 2, &mut ctx, &opts, &mut read);
+            handle(&long, 1);
+            handle(short, 2);
         }
         let (tried, found, seen) = AGAIN.with_borrow(|a| (a.tried, a.found, a.seen.len()));
-        assert_eq!((tried, found, seen), (3, 1, 1), "only the short record is looked up");
-        assert_eq!(read.parsed, 6);
-    })
-    .join()
-    .unwrap();
+        assert_eq!(
+            (tried, found, seen),
+            (3, 1, 1),
+            "only the short record is looked up"
+        );
+    });
+    assert_eq!(read.parsed, 6);
 }
