@@ -653,7 +653,10 @@ fn handle(
     }
     read.parsed += 1;
     let named = skimmed.may_be_named.then(|| classified(&parsed)).flatten();
+    // Only a record read in full is noted: one the catalogue cannot name was only skimmed,
+    // which costs about what a lookup does.
     if let Some(k) = start
+        && skimmed.may_be_named
         && parsed.time.is_some()
         && parsed
             .envelope
@@ -750,10 +753,11 @@ const AGAIN_PAYS: u32 = 8;
 const AGAIN_RESTS: u32 = 1 << 16;
 
 /// The klog records (bare or in a syslog envelope) a parsing thread read lately, by their text
-/// outside their times, with what classifying them gave: a log repeats its lines at other times (a pod worker's
-/// `Error syncing pod` at every back-off, a probe's result at every period), and
+/// outside their times, with what classifying them gave: a log repeats its lines at other times
+/// (a pod worker's `Error syncing pod` at every back-off, a probe's result at every period), and
 /// [`KlogStart`] says such a record parses as the first one did but for its time. A record is
-/// remembered when read a second time, so a log whose every line is new costs a hash per
+/// remembered when read in full a second time (one the catalogue cannot name is only skimmed,
+/// which costs about what a lookup does), so a log whose every line is new costs a hash per
 /// record, not a copy; and a log that rarely repeats a line (a healthy node's) is not looked up
 /// at all most of the time ([`AGAIN_TRIES`]). Neither changes what is read, only how fast.
 #[derive(Default)]

@@ -601,7 +601,12 @@ fn on_a_new_thread(f: impl FnOnce(&mut dyn FnMut(&str, u64)) + Send + 'static) -
 #[test]
 fn a_thread_that_finds_few_records_remembered_rests_then_tries_again() {
     let read = on_a_new_thread(|handle| {
-        let record = |n: u32| format!("I0613 00:00:00.000000    2417 kubelet.go:1] \"line {n}\"");
+        let record = |n: u32| {
+            format!(
+                "E0613 00:00:00.000000    2417 pod_workers.go:1] \"Error syncing pod, skipping\" \
+                 pod=\"shop/web-{n}\""
+            )
+        };
         let state = || AGAIN.with_borrow(|a| (a.tried, a.found, a.resting));
         for n in 0..AGAIN_TRIES - 1 {
             handle(&record(n), 1);
@@ -623,6 +628,7 @@ fn a_thread_that_finds_few_records_remembered_rests_then_tries_again() {
 
 /// A record longer than [`AGAIN_MAX_RECORD_BYTES`] is neither looked up nor remembered, so what
 /// a thread remembers stays small whatever the log: read three times, it is parsed each time.
+/// A record the catalogue cannot name is looked up but never remembered.
 #[test]
 fn a_long_record_is_not_remembered() {
     let read = on_a_new_thread(|handle| {
@@ -631,16 +637,18 @@ fn a_long_record_is_not_remembered() {
             "x".repeat(AGAIN_MAX_RECORD_BYTES)
         );
         let short = "E0613 00:00:00.000000    2417 kubelet.go:1] \"Error syncing pod, skipping\"";
+        let unnamed = "I0613 00:00:00.000000    2417 kubelet.go:1] \"no rule reads this\"";
         for _ in 0..3 {
             handle(&long, 1);
             handle(short, 2);
+            handle(unnamed, 3);
         }
         let (tried, found, seen) = AGAIN.with_borrow(|a| (a.tried, a.found, a.seen.len()));
         assert_eq!(
             (tried, found, seen),
-            (3, 1, 1),
-            "only the short record is looked up"
+            (6, 1, 1),
+            "the long record is not looked up"
         );
     });
-    assert_eq!(read.parsed, 6);
+    assert_eq!(read.parsed, 9);
 }
