@@ -43,8 +43,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use jiff::Timestamp;
 use podcoroner_core::logs::{
-    CutClass, DEFAULT_MAX_RECORD_BYTES, EnvelopeKind, Event, Format, KlogStart, LineAssembler,
-    ParseContext, ParsedLine, klog_start, named, non_record, parse_unless_unnamed,
+    CutClass, DEFAULT_MAX_RECORD_BYTES, EnvelopeKind, Event, Format, LineAssembler, Opening,
+    ParseContext, ParsedLine, named, non_record, opening, parse_unless_unnamed,
 };
 
 use crate::{LogKind, LogRead, LoggedEvent, MAX_KEPT_UNPARSED, Unparsed, cut};
@@ -607,9 +607,9 @@ fn guarded_parse(
 /// Parses and classifies one record into `read`. Whether its time carries its own year
 /// ([`carries_year`]), so that `ctx`'s year and last time are now the record's.
 ///
-/// A klog record (bare or in a syslog envelope) the same as one this thread read lately but for
-/// its times ([`KlogStart`]) is not parsed again: it is read as that one was, with its own time
-/// ([`handle_again`]).
+/// A klog record (bare or in a syslog envelope) or kubelet JSON record the same as one this
+/// thread read lately but for its times ([`Opening`]) is not parsed again: it is read as that
+/// one was, with its own time ([`handle_again`]).
 fn handle(
     text: &str,
     line: u64,
@@ -618,13 +618,12 @@ fn handle(
     read: &mut LogRead,
 ) -> bool {
     let start = (text.len() <= AGAIN_MAX_RECORD_BYTES && AGAIN.with_borrow_mut(Again::wanted))
-        .then(|| klog_start(text))
+        .then(|| opening(text))
         .flatten();
     if let Some(k) = start
         && handle_again(text, line, k, ctx, opts, read)
     {
-        // Neither klog's time nor a syslog envelope's carries its year.
-        return false;
+        return k.carries_year();
     }
     let skimmed = parse_unless_unnamed(text, ctx);
     let parsed = skimmed.line;
@@ -657,14 +656,26 @@ fn handle(
     // which costs about what a lookup does.
     if let Some(k) = start
         && skimmed.may_be_named
-        && parsed.time.is_some()
-        && parsed
-            .envelope
-            .as_ref()
-            .is_none_or(|e| e.kind == EnvelopeKind::Syslog)
-        && matches!(parsed.format, Format::KlogText | Format::KlogStructured)
     {
-        AGAIN.with_borrow_mut(|again| again.read(text, k, &named));
+        // `Opening`'s promise: the record parsed as the shape its opening says. Its time is
+        // none only for a klog date not in the context's year, which is not remembered: read
+        // again, it is read in full.
+        let env = parsed.envelope.as_ref().map(|e| e.kind);
+        let shaped = match parsed.format {
+            Format::KlogText | Format::KlogStructured => {
+                matches!(env, None | Some(EnvelopeKind::Syslog))
+            }
+            Format::Json => env.is_none(),
+            _ => false,
+        };
+        debug_assert!(
+            shaped,
+            "a record with an opening parsed as {:?} in {env:?}: {text}",
+            parsed.format
+        );
+        if shaped && parsed.time.is_some() {
+            AGAIN.with_borrow_mut(|again| again.read(text, k, &named));
+        }
     }
     if let Some((event, content_key)) = named {
         push_event(event, content_key, text, line, opts, read);
@@ -706,44 +717,49 @@ fn push_event(
     });
 }
 
-/// [`handle`] of a klog record (`k` its opening) the same as one this thread remembers but for
-/// its times: what `handle` does with what that one gave (a parsed record, its
-/// classification) and this one's time. False, with nothing done, when no record is remembered
-/// or klog's time is no date in the context's year (which `handle` then reads in full, as it
-/// does every record once).
+/// [`handle`] of a record (`k` its opening) the same as one this thread remembers but for its
+/// times: what `handle` does with what that one gave (a parsed record, its classification) and
+/// this one's time. False, with nothing done, when no record is remembered or klog's time is no
+/// date in the context's year (which `handle` then reads in full, as it does every record once).
 fn handle_again(
     text: &str,
     line: u64,
-    k: KlogStart,
+    k: Opening,
     ctx: &mut ParseContext,
     opts: &StreamOpts<'_>,
     read: &mut LogRead,
 ) -> bool {
-    let Some(named) = AGAIN.with_borrow_mut(|again| again.get(text, k).cloned()) else {
-        return false;
-    };
-    let Some(t) = k.read_time(ctx) else {
-        return false;
-    };
-    if before_since(t, opts, read) {
-        return true;
-    }
-    read.understanding.count(text, true, line);
-    read.parsed += 1;
-    if let Some((mut event, content_key)) = named {
-        event.time = Some(t);
-        push_event(event, content_key, text, line, opts, read);
-    }
-    true
+    AGAIN.with_borrow_mut(|again| {
+        let Some(named) = again.get(text, k) else {
+            return false;
+        };
+        let Some(t) = k.read_time(ctx) else {
+            return false;
+        };
+        if before_since(t, opts, read) {
+            return true;
+        }
+        read.understanding.count(text, true, line);
+        if k.carries_year() {
+            read.dated_year = Some(i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year()));
+        }
+        read.parsed += 1;
+        if let Some((event, content_key)) = named {
+            let mut event = event.clone();
+            event.time = Some(t);
+            push_event(event, *content_key, text, line, opts, read);
+        }
+        true
+    })
 }
 
-/// How many klog records a parsing thread remembers ([`Again`]); past it, it starts again
+/// How many records a parsing thread remembers ([`Again`]); past it, it starts again
 /// from none.
 const AGAIN_CAPACITY: usize = 1024;
 /// The longest record a parsing thread looks up or remembers, in bytes: what it remembers stays
 /// under 2 MiB ([`AGAIN_CAPACITY`] records), whatever the log (a record may be 1 MiB long).
 const AGAIN_MAX_RECORD_BYTES: usize = 2048;
-/// How many klog records a parsing thread looks up before it judges whether looking up pays:
+/// How many records with an [`Opening`] a parsing thread looks up before it judges whether looking up pays:
 /// when fewer than one in [`AGAIN_PAYS`] was remembered, it reads the next
 /// [`AGAIN_RESTS`] records without looking them up (or noting them), then tries again.
 const AGAIN_TRIES: u32 = 4096;
@@ -752,10 +768,10 @@ const AGAIN_PAYS: u32 = 8;
 /// See [`AGAIN_TRIES`].
 const AGAIN_RESTS: u32 = 1 << 16;
 
-/// The klog records (bare or in a syslog envelope) a parsing thread read lately, by their text
-/// outside their times, with what classifying them gave: a log repeats its lines at other times
+/// The records with an [`Opening`] (klog, bare or in a syslog envelope, and kubelet JSON) a
+/// parsing thread read lately, by their text outside their times, with what classifying them gave: a log repeats its lines at other times
 /// (a pod worker's `Error syncing pod` at every back-off, a probe's result at every period), and
-/// [`KlogStart`] says such a record parses as the first one did but for its time. A record is
+/// [`Opening`] says such a record parses as the first one did but for its time. A record is
 /// remembered when read in full a second time (one the catalogue cannot name is only skimmed,
 /// which costs about what a lookup does), so a log whose every line is new costs a hash per
 /// record, not a copy; and a log that rarely repeats a line (a healthy node's) is not looked up
@@ -775,7 +791,7 @@ struct Again {
 }
 
 /// A remembered record: its text outside its times (what a record must match byte for byte to
-/// be read as it; [`KlogStart::outside_times`], the two parts one after the other, the first
+/// be read as it; [`Opening::outside_times`], the two parts one after the other, the first
 /// `split` bytes long), and its classification.
 struct Seen {
     outside: Box<str>,
@@ -795,7 +811,7 @@ impl Again {
 
     /// What the remembered record the same as `text` but for its times was classified as, when
     /// one is remembered.
-    fn get(&mut self, text: &str, k: KlogStart) -> Option<&Option<(Event<'static>, u64)>> {
+    fn get(&mut self, text: &str, k: Opening) -> Option<&Option<(Event<'static>, u64)>> {
         self.tried += 1;
         if self.tried == AGAIN_TRIES {
             if self.found < AGAIN_TRIES / AGAIN_PAYS {
@@ -810,7 +826,7 @@ impl Again {
 
     /// The remembered record the same as `text` but for its times, when one is remembered.
     #[cfg(test)]
-    fn remembered(&self, text: &str, k: KlogStart) -> Option<&Seen> {
+    fn remembered(&self, text: &str, k: Opening) -> Option<&Seen> {
         Self::find(&self.hasher, &self.seen, text, k)
     }
 
@@ -818,7 +834,7 @@ impl Again {
         hasher: &foldhash::fast::RandomState,
         seen: &'s HashMap<u64, Seen, foldhash::fast::RandomState>,
         text: &str,
-        k: KlogStart,
+        k: Opening,
     ) -> Option<&'s Seen> {
         use std::hash::BuildHasher;
         if seen.is_empty() {
@@ -829,9 +845,9 @@ impl Again {
         (s.outside.split_at(s.split) == outside).then_some(s)
     }
 
-    /// Notes a klog record read in full and what it was classified as: remembered when read
+    /// Notes a record read in full and what it was classified as: remembered when read
     /// the second time.
-    fn read(&mut self, text: &str, k: KlogStart, named: &Option<(Event<'static>, u64)>) {
+    fn read(&mut self, text: &str, k: Opening, named: &Option<(Event<'static>, u64)>) {
         use std::hash::BuildHasher;
         let (head, rest) = k.outside_times(text);
         let key = self.hasher.hash_one((head, rest));

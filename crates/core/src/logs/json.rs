@@ -18,6 +18,7 @@
 
 use std::borrow::Cow;
 
+use super::opening::Opening;
 use super::record::{Component, Field, FieldValue, Format, Inner, Level, ParseContext};
 use super::text::{QuoteMode, scan_quoted, unescape};
 use super::time;
@@ -180,6 +181,37 @@ fn nested(b: &[u8], mut i: usize) -> (usize, bool) {
     (b.len(), true)
 }
 
+/// The opening of a kubelet JSON record whose first member is its time as a plain decimal of
+/// milliseconds followed by the next member (`{"ts":1655581336244.2942,`), when that reads as a
+/// time: the time [`kubelet`] gives the record, written where [`object`] reads the `ts` value
+/// (a bare value ends at the comma). See [`Opening`].
+pub(crate) fn start(s: &str) -> Option<Opening> {
+    const HEAD: &str = "{\"ts\":";
+    if !s.starts_with(HEAD) {
+        return None;
+    }
+    let b = s.as_bytes();
+    let digits = |mut i: usize| {
+        let from = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        (i > from).then_some(i)
+    };
+    let mut end = digits(HEAD.len())?;
+    if b.get(end) == Some(&b'.') {
+        end = digits(end + 1)?;
+    }
+    if b.get(end) != Some(&b',') {
+        return None;
+    }
+    let t = time::epoch_decimal(&s[HEAD.len()..end], TS_UNIT_NANOS)?;
+    Some(Opening::epoch(t, HEAD.len(), end))
+}
+
+/// kubelet JSON's `ts` unit: milliseconds.
+const TS_UNIT_NANOS: i128 = 1_000_000;
+
 /// Parses a kubelet or logrus JSON line (`s` starts with `{`). `None` when it is not a JSON
 /// object or has none of `msg`, `ts`, `caller`.
 pub(crate) fn kubelet<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
@@ -200,7 +232,7 @@ pub(crate) fn kubelet<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
     for (key, value) in obj.members {
         match &*key {
             "ts" if inner.time.is_none() => {
-                inner.time = time::epoch_decimal(value.as_str(), 1_000_000);
+                inner.time = time::epoch_decimal(value.as_str(), TS_UNIT_NANOS);
                 inner.guess = Some(Component::Kubelet);
             }
             "time" if inner.time.is_none() => {

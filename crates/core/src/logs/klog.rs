@@ -17,6 +17,7 @@
 use std::borrow::Cow;
 
 use super::kv::{self, Mode};
+use super::opening::Opening;
 use super::record::{Component, Format, Inner, Level, ParseContext};
 use super::text::{QuoteMode, scan_quoted, unescape};
 use super::time::{Yearless, digits, hms};
@@ -119,66 +120,10 @@ pub(crate) fn parse<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
     Some(inner)
 }
 
-/// The opening of a record that [`parse`](super::parse) reads as klog whose header is whole up
-/// to its caller (`Lmmdd hh:mm:ss.uuuuuu threadid `, the thread ID optional), bare or after a
-/// syslog envelope (`Mon DD HH:MM:SS host ident[pid]: `, as `journalctl` prints the kubelet's
-/// log): found by [`klog_start`](super::klog_start).
-///
-/// What `parse` gives such a record depends only on its bytes outside its times
-/// ([`KlogStart::times`], [`KlogStart::outside_times`]) but for the time, which is
-/// [`KlogStart::read_time`]'s: no other shape starts with a severity letter and four digits,
-/// or with a month name and a syslog time; the envelope's zone-less time and klog's show no
-/// zone; and what the envelope's time gives is read by nothing but the envelope's own field
-/// (neither the record's time, klog's, nor its content key). So a record the same as another but
-/// for its times parses the same but for its time: what a log repeating its lines at other times
-/// costs once.
-#[derive(Debug, Clone, Copy)]
-pub struct KlogStart {
-    time: Yearless,
-    /// The bytes between the envelope's time and the end of klog's severity letter (the letter
-    /// alone for a bare record).
-    head: (usize, usize),
-    /// Where klog's date and time end.
-    rest: usize,
-}
-
-impl KlogStart {
-    /// The byte ranges of the record's times: the envelope's (empty for a bare record) and the
-    /// klog header's date and time.
-    pub fn times(&self) -> [std::ops::Range<usize>; 2] {
-        [0..self.head.0, self.head.1..self.rest]
-    }
-
-    /// The record's text (`text`, the record this was found in) outside [`KlogStart::times`]:
-    /// the envelope's host and identifier with klog's severity letter, and what follows klog's
-    /// time.
-    pub fn outside_times<'a>(&self, text: &'a str) -> (&'a str, &'a str) {
-        (&text[self.head.0..self.head.1], &text[self.rest..])
-    }
-
-    /// The record's time as [`parse`](super::parse) reads it in `ctx`, advancing `ctx` as
-    /// `parse` does; `None` for a date not in the context's year (Feb 29 in a non-leap year),
-    /// which `parse` reads as no klog time (and `ctx` is left as it was).
-    pub fn read_time(&self, ctx: &mut ParseContext) -> Option<jiff::Timestamp> {
-        let t = super::time::yearless_to_timestamp(ctx, self.time)?;
-        ctx.observe(t);
-        Some(t)
-    }
-
-    /// This record's opening after `at` bytes of envelope whose time ends at `env_time_end`.
-    pub(crate) fn after(self, env_time_end: usize, at: usize) -> KlogStart {
-        KlogStart {
-            time: self.time,
-            head: (env_time_end, at + self.head.1),
-            rest: at + self.rest,
-        }
-    }
-}
-
 /// The klog header `s` (trimmed at the end) starts with, when it is whole up to the caller: the
 /// checks [`parse`] makes of it before the caller, each of which either passes here or makes
 /// `parse` give up or read the record as cut (`None` here).
-pub(crate) fn start(s: &str) -> Option<KlogStart> {
+pub(crate) fn start(s: &str) -> Option<Opening> {
     let b = s.as_bytes();
     Level::from_klog(*b.first()?)?;
     if b.len() < 6 || !b[1..5].iter().all(u8::is_ascii_digit) || b[5] != b' ' {
@@ -203,11 +148,10 @@ pub(crate) fn start(s: &str) -> Option<KlogStart> {
     if i > pid_start && b.get(i) != Some(&b' ') {
         return None;
     }
-    Some(KlogStart {
-        time: Yearless::on(month, day, (hour, minute, second, nanos)),
-        head: (0, 1),
+    Some(Opening::klog(
+        Yearless::on(month, day, (hour, minute, second, nanos)),
         rest,
-    })
+    ))
 }
 
 /// A klog line whose header was cut off so that it starts at the caller:

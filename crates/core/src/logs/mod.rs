@@ -33,6 +33,7 @@ mod journald;
 mod json;
 mod klog;
 mod kv;
+mod opening;
 mod parse;
 mod prefix;
 pub mod record;
@@ -48,8 +49,8 @@ pub use catalogue::{
     classify_cause, event_kind, named,
 };
 pub use ids::{IdKind, Ids, PartialId, PodName};
-pub use klog::KlogStart;
-pub use parse::{Skimmed, klog_start, parse, parse_unless_unnamed, record_start};
+pub use opening::{Opening, opening};
+pub use parse::{Skimmed, parse, parse_unless_unnamed, record_start};
 pub use record::{
     Component, Envelope, EnvelopeKind, Field, FieldValue, Format, Level, ParseContext, ParsedLine,
     content_key,

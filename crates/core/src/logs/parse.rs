@@ -17,7 +17,6 @@
 
 use std::borrow::Cow;
 
-use super::klog::{self, KlogStart};
 use super::record::{
     Component, EnvelopeKind, Format, Inner, ParseContext, ParsedLine, from_inner, merge_envelope,
     owned_fields,
@@ -58,21 +57,6 @@ pub fn parse<'a>(line: &'a str, ctx: &mut ParseContext) -> ParsedLine<'a> {
             .map(Component::from_ident);
     }
     out
-}
-
-/// The opening of `line` when [`parse`] reads it as klog with a whole header, bare or after a
-/// syslog envelope with a whole time ([`KlogStart`]); `None` for any other record.
-pub fn klog_start(line: &str) -> Option<KlogStart> {
-    let s = trim_end(line);
-    if let Some(k) = klog::start(s) {
-        return Some(k);
-    }
-    let sc = envelope::scan(s)?;
-    if sc.kind != EnvelopeKind::Syslog || sc.yearless.is_none() {
-        return None;
-    }
-    let at = sc.body_start?;
-    Some(klog::start(&s[at..])?.after(sc.time_end, at))
 }
 
 /// [`parse`], reading a structured klog message's `key=value` pairs only when the catalogue

@@ -487,25 +487,26 @@ fn a_remembered_classification_is_what_classify_gives() {
 }
 
 /// `r` with the times of its opening `k` replaced: the envelope's (when it has one) by `env`,
-/// klog's by `klog` (`MMDD hh:mm:ss…`).
-fn at_time(r: &str, k: KlogStart, env: &str, klog: &str) -> String {
-    let [env_time, klog_time] = k.times();
+/// the record's own by `own` (klog's `MMDD hh:mm:ss…`, JSON's `ts`).
+fn at_time(r: &str, k: Opening, env: &str, own: &str) -> String {
+    let [env_time, own_time] = k.times();
     let env = if env_time.is_empty() { "" } else { env };
     format!(
-        "{env}{}{klog}{}",
-        &r[env_time.end..klog_time.start],
-        &r[klog_time.end..]
+        "{env}{}{own}{}",
+        &r[env_time.end..own_time.start],
+        &r[own_time.end..]
     )
 }
 
-/// A klog record read again at other times is read as parsing it gives: every klog record of
-/// every case (bare or in a syslog envelope), and each of them in a syslog envelope, read twice
-/// (the second reading remembers it), then at other dates and times (klog's: a shorter and a
-/// longer fraction, none, a comma, a leap second, New Year's Eve, an impossible date, another
-/// month; the envelope's: a padded day, a fraction, another month), gives what a thread that
-/// never read it gets, to the same context after.
+/// A record with an [`Opening`] read again at other times is read as parsing it gives: every
+/// klog record of every case (bare or in a syslog envelope), each bare one in a syslog envelope,
+/// and every kubelet JSON record, read twice (the second reading remembers it), then at other
+/// dates and times (klog's: a shorter and a longer fraction, none, a comma, a leap second, New
+/// Year's Eve, an impossible date, another month; the envelope's: a padded day, a fraction,
+/// another month; JSON's: no fraction, a long one, the epoch, a year before and after), gives
+/// what a thread that never read it gets, to the same context after.
 #[test]
-fn a_klog_record_read_again_at_other_times_reads_as_parsing_does() {
+fn a_record_read_again_at_other_times_reads_as_parsing_does() {
     const KLOG: [&str; 8] = [
         "0613 00:00:00.000000",
         "0613 23:59:59.5",
@@ -516,6 +517,14 @@ fn a_klog_record_read_again_at_other_times_reads_as_parsing_does() {
         "0930 10:11:12",
         "0613 00:00:00,250",
     ];
+    const JSON: [&str; 6] = [
+        "1655581336244.2942",
+        "1655581336244",
+        "1655581336244.29420000000000000001",
+        "0",
+        "1623958936000.5",
+        "1718931736999.0",
+    ];
     const ENV: [&str; 4] = [
         "Jun 13 00:00:00",
         "Jan  1 01:02:03",
@@ -523,12 +532,12 @@ fn a_klog_record_read_again_at_other_times_reads_as_parsing_does() {
         "Feb 30 12:00:00",
     ];
     let opts = StreamOpts::new("f", LogKind::Kubelet, None);
-    let (mut bare, mut enveloped) = (0, 0);
+    let (mut bare, mut enveloped, mut json) = (0, 0, 0);
     for f in case_files() {
         let records = case_records(&f);
         let wrapped: Vec<String> = records
             .iter()
-            .filter(|r| klog_start(r).is_some_and(|k| k.times()[0].is_empty()))
+            .filter(|r| !r.starts_with('{') && opening(r).is_some_and(|k| k.times()[0].is_empty()))
             .map(|r| format!("Jun 13 00:00:00 node-a kubelet[2417]: {r}"))
             .collect();
         let mut ctx = ParseContext::new(2025);
@@ -536,12 +545,14 @@ fn a_klog_record_read_again_at_other_times_reads_as_parsing_does() {
             let mut read = LogRead::default();
             handle(r, 1, &mut ctx, &opts, &mut read);
             handle(r, 2, &mut ctx, &opts, &mut read);
-            let Some(k) = klog_start(r) else {
+            let Some(k) = opening(r) else {
                 continue;
             };
-            for (i, klog) in KLOG.iter().enumerate() {
-                let again = at_time(r, k, ENV[i % ENV.len()], klog);
-                let k2 = klog_start(&again).expect("a klog header with times of KLOG and ENV");
+            let is_json = r.starts_with('{');
+            let times: &[&str] = if is_json { &JSON } else { &KLOG };
+            for (i, own) in times.iter().enumerate() {
+                let again = at_time(r, k, ENV[i % ENV.len()], own);
+                let k2 = opening(&again).expect("an opening with times of KLOG, JSON and ENV");
                 // Looked up whatever the thread judged of its lookups so far.
                 let remembered = AGAIN.with_borrow_mut(|a| {
                     a.resting = 0;
@@ -563,7 +574,9 @@ fn a_klog_record_read_again_at_other_times_reads_as_parsing_does() {
                 assert_same(&got, &want, &again);
                 assert_eq!(ctx, want_ctx, "{again}");
                 if remembered {
-                    *if k.times()[0].is_empty() {
+                    *if is_json {
+                        &mut json
+                    } else if k.times()[0].is_empty() {
                         &mut bare
                     } else {
                         &mut enveloped
@@ -573,8 +586,8 @@ fn a_klog_record_read_again_at_other_times_reads_as_parsing_does() {
         }
     }
     assert!(
-        bare > 1000 && enveloped > 1000,
-        "read again: {bare} bare klog records, {enveloped} in a syslog envelope"
+        bare > 1000 && enveloped > 1000 && json > 50,
+        "read again: {bare} bare klog records, {enveloped} in a syslog envelope, {json} JSON"
     );
 }
 
