@@ -71,15 +71,15 @@ pub fn load_events(path: &Path) -> VecDeque<LoggedEvent> {
             } else {
                 LogKind::Kubelet
             };
-            Some(LoggedEvent {
+            let content_key = podcoroner_core::logs::content_key(&parsed);
+            Some(LoggedEvent::new(
                 event,
                 log,
-                origin: s.origin.into(),
-                line: s.line,
-                content_key: podcoroner_core::logs::content_key(&parsed),
-                text: s.text,
-                folded: None,
-            })
+                s.origin.into(),
+                s.line,
+                s.text,
+                content_key,
+            ))
         })
         .collect()
 }
@@ -114,7 +114,7 @@ pub fn save_events(shared: &Shared) {
             },
             origin: e.origin.to_string(),
             line: e.line,
-            year: e.event.time.map_or(2000, |t| {
+            year: e.time.map_or(2000, |t| {
                 i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year())
             }),
             text: e.text.clone(),
@@ -233,15 +233,14 @@ fn ingest(
     let wake = wakes(event.kind);
     *lock(&shared.events_changed) = true;
     let mut events = lock(&shared.events);
-    events.push_back(LoggedEvent {
-        event: event.into_owned(),
-        log: kind,
-        origin: Arc::clone(origin),
+    events.push_back(LoggedEvent::new(
+        event.into_owned(),
+        kind,
+        Arc::clone(origin),
         line,
-        text: text.to_string(),
-        content_key: podcoroner_core::logs::content_key(&parsed),
-        folded: None,
-    });
+        text.to_string(),
+        podcoroner_core::logs::content_key(&parsed),
+    ));
     while events.len() > shared.options.max_events {
         events.pop_front();
     }

@@ -151,15 +151,14 @@ I1201 12:30:27.950712   21520 pod_startup_latency_tracker.go:104] "Observed pod 
             .enumerate()
             .filter_map(|(i, l)| {
                 let p = podcoroner_core::logs::parse(l, &mut ctx);
-                Some(LoggedEvent {
-                    event: podcoroner_core::logs::classify(&p)?.into_owned(),
-                    log: podcoroner_core::event::LogKind::Kubelet,
-                    origin: "kubelet.log".into(),
-                    line: i as u64 + 1,
-                    text: l.to_string(),
-                    content_key: podcoroner_core::logs::content_key(&p),
-                    folded: None,
-                })
+                Some(LoggedEvent::new(
+                    podcoroner_core::logs::classify(&p)?.into_owned(),
+                    podcoroner_core::event::LogKind::Kubelet,
+                    "kubelet.log".into(),
+                    i as u64 + 1,
+                    l.to_string(),
+                    podcoroner_core::logs::content_key(&p),
+                ))
             })
             .collect();
         let view = NodeView::empty();

@@ -16,8 +16,14 @@ pub const ONE_ATTEMPT: SignedDuration = SignedDuration::from_secs(5);
 /// A classified log record with where it was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggedEvent {
-    /// The event.
-    pub event: Event<'static>,
+    /// The event less its time, which is [`LoggedEvent::time`]: its `time` is always `None`, so
+    /// that the records of a log that says the same at other times share one event (the
+    /// parsing threads hand out one per content they remember), and copying or dropping such a
+    /// record, or comparing it with another ([`Event::same_but_time`]), costs no more than its
+    /// own text.
+    pub event: Arc<Event<'static>>,
+    /// When it was logged (the event's time, [`Event::time`], as classified).
+    pub time: Option<Timestamp>,
     /// Which log: the kubelet's or the runtime's.
     pub log: LogKind,
     /// The file (or `journald:<unit>`) it was read from: one string per source, shared by its
@@ -41,6 +47,29 @@ pub struct LoggedEvent {
 }
 
 impl LoggedEvent {
+    /// A record of `event`, read from `origin` at `line` as `text`, with its content key: the
+    /// event's time goes into [`LoggedEvent::time`], the rest into [`LoggedEvent::event`].
+    pub fn new(
+        mut event: Event<'static>,
+        log: LogKind,
+        origin: Arc<str>,
+        line: u64,
+        text: String,
+        content_key: u64,
+    ) -> LoggedEvent {
+        let time = event.time.take();
+        LoggedEvent {
+            event: Arc::new(event),
+            time,
+            log,
+            origin,
+            line,
+            text,
+            content_key,
+            folded: None,
+        }
+    }
+
     /// How many log records this one stands for: itself and those folded into it.
     pub fn records(&self) -> u64 {
         1 + self.folded.as_ref().map_or(0, |f| f.records)
@@ -321,15 +350,14 @@ pub fn read_text_with(
     let mut take = |text: &str, line: u64, ctx: &mut crate::logs::ParseContext| {
         let parsed = parse(text, ctx);
         if let Some(e) = classify(&parsed) {
-            out.push(LoggedEvent {
-                event: e.into_owned(),
+            out.push(LoggedEvent::new(
+                e.into_owned(),
                 log,
-                origin: Arc::clone(&origin),
+                Arc::clone(&origin),
                 line,
-                text: text.to_string(),
-                content_key: crate::logs::content_key(&parsed),
-                folded: None,
-            });
+                text.to_string(),
+                crate::logs::content_key(&parsed),
+            ));
         }
     };
     for l in text.lines() {
@@ -349,10 +377,12 @@ pub fn read_text_with(
 mod tests {
     /// A diagnosis keeps every record of a log whose every line names fresh IDs: what one costs
     /// inline is a budget (it was 328 bytes with the rare IDs and figures inline and a `String`
-    /// origin, 232 before the content key and the folded repeats).
+    /// origin, 232 before the content key and the folded repeats, 248 before the event was
+    /// shared), and so is its event, which a record saying something new has to itself.
     #[test]
     fn a_kept_record_stays_small() {
-        assert!(size_of::<super::LoggedEvent>() <= 248);
+        assert!(size_of::<super::LoggedEvent>() <= 104);
+        assert!(size_of::<crate::logs::Event<'static>>() <= 176);
         assert!(size_of::<crate::logs::Ids<'static>>() <= 104);
     }
 }

@@ -271,7 +271,7 @@ pub fn explain(query: &str, view: &NodeView, events: &[LoggedEvent]) -> Timeline
         .collect();
     for e in matched.iter().copied() {
         entries.push(Entry {
-            time: e.event.time,
+            time: e.time,
             source: match e.log {
                 LogKind::Kubelet => EvidenceSource::KubeletLog,
                 LogKind::Runtime => EvidenceSource::RuntimeLog,

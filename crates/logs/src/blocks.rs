@@ -656,29 +656,12 @@ fn handle(
     // which costs about what a lookup does.
     if let Some(k) = start
         && skimmed.may_be_named
+        && parsed.time.is_some()
     {
-        // `Opening`'s promise: the record parsed as the shape its opening says. Its time is
-        // none only for a klog date not in the context's year, which is not remembered: read
-        // again, it is read in full.
-        let env = parsed.envelope.as_ref().map(|e| e.kind);
-        let shaped = match parsed.format {
-            Format::KlogText | Format::KlogStructured => {
-                matches!(env, None | Some(EnvelopeKind::Syslog))
-            }
-            Format::Json => env.is_none(),
-            _ => false,
-        };
-        debug_assert!(
-            shaped,
-            "a record with an opening parsed as {:?} in {env:?}: {text}",
-            parsed.format
-        );
-        if shaped && parsed.time.is_some() {
-            AGAIN.with_borrow_mut(|again| again.read(text, k, &named));
-        }
+        AGAIN.with_borrow_mut(|again| again.read(text, k, &named));
     }
     if let Some((event, content_key)) = named {
-        push_event(event, content_key, text, line, opts, read);
+        push_event(event, parsed.time, content_key, text, line, opts, read);
     }
     dated
 }
@@ -697,9 +680,11 @@ fn before_since(t: Timestamp, opts: &StreamOpts<'_>, read: &mut LogRead) -> bool
     false
 }
 
-/// Keeps the event a record at `line` was classified as.
+/// Keeps the event a record at `line`, logged at `time`, was classified as (`event`, without
+/// its time).
 fn push_event(
-    event: Event<'static>,
+    event: Arc<Event<'static>>,
+    time: Option<Timestamp>,
     content_key: u64,
     text: &str,
     line: u64,
@@ -708,6 +693,7 @@ fn push_event(
 ) {
     read.events.push(LoggedEvent {
         event,
+        time,
         log: opts.log,
         origin: Arc::clone(&opts.shared_origin),
         line,
@@ -745,9 +731,15 @@ fn handle_again(
         }
         read.parsed += 1;
         if let Some((event, content_key)) = named {
-            let mut event = event.clone();
-            event.time = Some(t);
-            push_event(event, *content_key, text, line, opts, read);
+            push_event(
+                Arc::clone(event),
+                Some(t),
+                *content_key,
+                text,
+                line,
+                opts,
+                read,
+            );
         }
         true
     })
@@ -796,7 +788,7 @@ struct Again {
 struct Seen {
     outside: Box<str>,
     split: usize,
-    named: Option<(Event<'static>, u64)>,
+    named: Option<(Arc<Event<'static>>, u64)>,
 }
 
 impl Again {
@@ -811,7 +803,7 @@ impl Again {
 
     /// What the remembered record the same as `text` but for its times was classified as, when
     /// one is remembered.
-    fn get(&mut self, text: &str, k: Opening) -> Option<&Option<(Event<'static>, u64)>> {
+    fn get(&mut self, text: &str, k: Opening) -> Option<&Option<(Arc<Event<'static>>, u64)>> {
         self.tried += 1;
         if self.tried == AGAIN_TRIES {
             if self.found < AGAIN_TRIES / AGAIN_PAYS {
@@ -847,7 +839,7 @@ impl Again {
 
     /// Notes a record read in full and what it was classified as: remembered when read
     /// the second time.
-    fn read(&mut self, text: &str, k: Opening, named: &Option<(Event<'static>, u64)>) {
+    fn read(&mut self, text: &str, k: Opening, named: &Option<(Arc<Event<'static>>, u64)>) {
         use std::hash::BuildHasher;
         let (head, rest) = k.outside_times(text);
         let key = self.hasher.hash_one((head, rest));
@@ -856,6 +848,11 @@ impl Again {
                 self.once.clear();
             }
             self.once.insert(key);
+            return;
+        }
+        // A record that starts as one of `Opening`'s shapes but is read as another is never
+        // remembered: one the same as it but for its times may be read otherwise still.
+        if !k.read_from_start(text) {
             return;
         }
         if self.seen.len() >= AGAIN_CAPACITY {
@@ -884,7 +881,7 @@ const CLASSIFIED_CACHE: usize = 4096;
 #[derive(Default)]
 struct Recent {
     /// Content key → the event, for contents seen twice or more.
-    events: HashMap<u64, Event<'static>, foldhash::fast::RandomState>,
+    events: HashMap<u64, Arc<Event<'static>>, foldhash::fast::RandomState>,
     /// The content keys of events seen once: a second sighting caches the event.
     once: HashSet<u64, foldhash::fast::RandomState>,
 }
@@ -893,28 +890,29 @@ thread_local! {
     static RECENT: std::cell::RefCell<Recent> = std::cell::RefCell::new(Recent::default());
 }
 
-/// [`classify`] of `parsed`, with its content key: an event that says what one classified
-/// lately on this thread said (a log repeats its lines, each at another time) takes that
-/// classification with its own time instead of being classified again. The key holds
-/// everything `classify` reads but the time ([`content_key`]), so the result is the same.
+/// [`classify`] of `parsed` less its time (which is `parsed.time`), with its content key: an
+/// event that says what one classified lately on this thread said (a log repeats its lines,
+/// each at another time) shares that classification instead of being classified again. The key
+/// holds everything `classify` reads but the time ([`content_key`]), so the result is the same.
 ///
 /// [`content_key`]: podcoroner_core::logs::content_key
-fn classified(parsed: &ParsedLine<'_>) -> Option<(Event<'static>, u64)> {
+fn classified(parsed: &ParsedLine<'_>) -> Option<(Arc<Event<'static>>, u64)> {
     // Most records name no event: the catalogue's match rules them out before any hashing.
     let named = named(parsed)?;
     let key = podcoroner_core::logs::content_key(parsed);
     RECENT.with_borrow_mut(|recent| {
         if let Some(hit) = recent.events.get(&key) {
-            let mut e = hit.clone();
-            e.time = parsed.time;
-            return Some((e, key));
+            return Some((Arc::clone(hit), key));
         }
-        let event = named.classify().into_owned();
+        let mut event = named.classify().into_owned();
+        // Its time is the record's (`LoggedEvent::time`).
+        event.time = None;
+        let event = Arc::new(event);
         if recent.once.remove(&key) {
             if recent.events.len() >= CLASSIFIED_CACHE {
                 recent.events.clear();
             }
-            recent.events.insert(key, event.clone());
+            recent.events.insert(key, Arc::clone(&event));
         } else {
             if recent.once.len() >= CLASSIFIED_CACHE {
                 recent.once.clear();

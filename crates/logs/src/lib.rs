@@ -253,7 +253,7 @@ pub fn read_for_diagnosis(
     let mut fold = podcoroner_core::rules::fold::Fold::new();
     let mut order = TimeOrder::default();
     let mut out = read_source(source, log, since, year, &mut |e| {
-        order.see(e.event.time);
+        order.see(e.time);
         fold.push(e);
     })?;
     let kept = fold.finish();
@@ -280,7 +280,7 @@ pub fn read_counts(
     year: Option<i32>,
 ) -> Result<LogRead> {
     let mut order = TimeOrder::default();
-    let mut out = read_source(source, log, since, year, &mut |e| order.see(e.event.time))?;
+    let mut out = read_source(source, log, since, year, &mut |e| order.see(e.time))?;
     out.newest_first = order.newest_first();
     Ok(out)
 }
@@ -317,7 +317,7 @@ impl TimeOrder {
 fn newest_first(events: &[LoggedEvent]) -> bool {
     let mut order = TimeOrder::default();
     for e in events {
-        order.see(e.event.time);
+        order.see(e.time);
     }
     order.newest_first()
 }

@@ -95,7 +95,7 @@ fn split_and_gzipped_reads_like_the_whole() {
     let kinds = |r: &LogRead| {
         r.events
             .iter()
-            .map(|e| (e.event.kind, e.event.time))
+            .map(|e| (e.event.kind, e.time))
             .collect::<Vec<_>>()
     };
     assert_eq!(kinds(&b), kinds(&a));
@@ -282,7 +282,7 @@ fn event_rows(read: &LogRead) -> Vec<EventRow> {
         .map(|e| {
             (
                 e.event.kind,
-                e.event.time,
+                e.time,
                 e.event.ids.sandbox_id.as_deref().map(str::to_string),
                 e.event.cause,
             )
@@ -490,7 +490,7 @@ fn a_log_written_newest_first_is_read_oldest_first() {
         .map(|e| e.event.ids.pods[0].name.as_ref())
         .collect();
     assert_eq!(names, ["a", "b", "c"]);
-    let times: Vec<_> = got.events.iter().map(|e| e.event.time.unwrap()).collect();
+    let times: Vec<_> = got.events.iter().map(|e| e.time.unwrap()).collect();
     assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
     // Lines keep their positions in the file.
     assert_eq!(got.events[0].line, 3);
@@ -523,7 +523,7 @@ fn a_yearless_log_is_read_in_the_year_of_a_dated_one() {
     assert_eq!(c.dated_year, Some(2023));
     let again = read_in_year(&Source::File(kubelet), LogKind::Kubelet, None, 2023).unwrap();
     assert_eq!(
-        again.events[0].event.time.unwrap().to_string(),
+        again.events[0].time.unwrap().to_string(),
         "2023-05-12T11:18:48.474993Z"
     );
 }

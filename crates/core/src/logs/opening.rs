@@ -7,7 +7,8 @@
 use jiff::Timestamp;
 
 use super::envelope;
-use super::record::{EnvelopeKind, ParseContext};
+use super::parse::at_start;
+use super::record::{EnvelopeKind, Format, ParseContext};
 use super::text::trim_end;
 use super::time::{Yearless, yearless_to_timestamp};
 use super::{json, klog};
@@ -97,6 +98,29 @@ impl Opening {
         };
         ctx.observe(t);
         Some(t)
+    }
+
+    /// Whether [`parse`](super::parse) reads `text`, the record this opening was found in,
+    /// from its first byte as the shape the opening says: klog, bare or in a syslog envelope,
+    /// or kubelet JSON with no envelope. Only then is a record the same as it but for its times
+    /// read the same but for its time. An object that starts as kubelet JSON may be read
+    /// otherwise: one with a syntax error as the record after a prefix (`{"ts":1,I0613 …`), one
+    /// with journald's members (`MESSAGE`, `__CURSOR`, `__REALTIME_TIMESTAMP`) as a journald
+    /// export; and so would be a record the same as it but for its `ts`, which nothing here
+    /// reads. Costs a parse.
+    pub fn read_from_start(&self, text: &str) -> bool {
+        let s = trim_end(text);
+        let Some(p) = at_start(text, s, &ParseContext::new(2000)) else {
+            return false;
+        };
+        let envelope = p.envelope.as_ref().map(|e| e.kind);
+        match self.time {
+            OpeningTime::Yearless(_) => {
+                matches!(p.format, Format::KlogText | Format::KlogStructured)
+                    && matches!(envelope, None | Some(EnvelopeKind::Syslog))
+            }
+            OpeningTime::Epoch(_) => p.format == Format::Json && envelope.is_none(),
+        }
     }
 
     /// Whether the record's time carries its year (JSON's does; klog's and a syslog envelope's

@@ -147,7 +147,7 @@ fn zoned_logfmt_time(raw: &str) -> bool {
 
 /// A record of a known shape starting at `s[0]` (`s` trimmed at the end; `raw` is the whole
 /// record, kept in [`ParsedLine::raw`]).
-fn at_start<'a>(raw: &'a str, s: &'a str, ctx: &ParseContext) -> Option<ParsedLine<'a>> {
+pub(super) fn at_start<'a>(raw: &'a str, s: &'a str, ctx: &ParseContext) -> Option<ParsedLine<'a>> {
     if s.starts_with('{')
         && let Some(p) = journald::parse(raw, s, ctx)
     {

@@ -164,8 +164,8 @@ pub(super) fn add_stops(
         let stop = at
             .iter()
             .map(|&i| &events[i])
-            .filter(|e| is_stop(e.event.kind) && e.event.time.is_some() && mine(e))
-            .max_by_key(|e| e.event.time);
+            .filter(|e| is_stop(e.event.kind) && e.time.is_some() && mine(e))
+            .max_by_key(|e| e.time);
         // The pod's UID, from the stop, else from the one UID its name's records give.
         if let Some(pod) = f.pod.as_mut().filter(|p| p.uid.is_empty()) {
             let mut uids = at.iter().filter_map(|&i| uid_of(&events[i]));
@@ -181,14 +181,14 @@ pub(super) fn add_stops(
         if api.as_ref().is_some_and(|a| a.find(s).is_some()) {
             continue;
         }
-        let k = stop.event.time.expect("filtered above");
+        let k = stop.time.expect("filtered above");
         let ended = at
             .iter()
             .any(|&i| events[i].event.kind == EventKind::PodEndedRecorded);
         let later = at
             .iter()
             .map(|&i| &events[i])
-            .find(|e| LIFE.contains(&e.event.kind) && e.event.time.is_none_or(|t| t > k));
+            .find(|e| LIFE.contains(&e.event.kind) && e.time.is_none_or(|t| t > k));
         if ended || later.is_some() || s.created_at.is_some_and(|c| c > k) {
             continue;
         }

@@ -227,15 +227,14 @@ fn failing_gc_in_the_logs_makes_a_leftover_a_warning() {
     let line = "E0829 19:33:49.707784    2373 kuberuntime_gc.go:142] Failed to remove sandbox \"d2a22654e52de76722e6d3548dc4817df1f4ea5a3fe0227e9db9b058bd296718\": rpc error: code = 2 desc = device or resource busy";
     let parsed = parse(line, &mut ParseContext::new(2025));
     let event = classify(&parsed).expect("a catalogued line").into_owned();
-    let events = vec![LoggedEvent {
+    let events = vec![LoggedEvent::new(
         event,
-        log: LogKind::Kubelet,
-        origin: "kubelet.log".into(),
-        line: 1,
-        text: line.into(),
-        content_key: 0,
-        folded: None,
-    }];
+        LogKind::Kubelet,
+        "kubelet.log".into(),
+        1,
+        line.into(),
+        0,
+    )];
     let table = "d2a22654e52de  2 hours ago  NotReady  web-0  shop  0\n9ae3dcda0548f  2 hours ago  NotReady  web-1  shop  0\n";
     let views = PastedViews::new(crictl_pods_table(table, "c").unwrap().rows, None);
     let mut f = judge(&views, std::time::Duration::from_secs(600), NOW);

@@ -157,7 +157,7 @@ pub(super) fn find_container_race(logs: &Logs<'_>, view: &NodeView, out: &mut Ve
         f.container_id = Some(id);
         let mut quoted: Vec<&LoggedEvent> = removes;
         quoted.extend(group.iter().copied());
-        quoted.sort_by_key(|e| e.event.time);
+        quoted.sort_by_key(|e| e.time);
         f.evidence = quote(&quoted);
         out.push(f);
     }

@@ -225,7 +225,7 @@ pub struct Kept {
 #[derive(Default)]
 pub struct Fold {
     /// The events kept so far (with those folded since the last compaction, marked in their
-    /// slot and emptied of their line and names), and beside each where it was read: two
+    /// slot and emptied of their line), and beside each where it was read: two
     /// vectors, so that the events are never copied into another vector.
     events: Vec<LoggedEvent>,
     slots: Vec<Slot>,
@@ -288,7 +288,7 @@ impl Fold {
             self.see_anchor(&e, plain);
         }
         let width = reader_width(&e);
-        let time = e.event.time;
+        let time = e.time;
         // A readiness record goes by its runs only: what the start breakdown reads of them is the
         // first after each start.
         let mut repeats = width.is_none() && e.event.kind != EventKind::ReadinessProbeReady;
@@ -520,7 +520,7 @@ impl Fold {
         if !same {
             return;
         }
-        let at = |f: &Fold, s: u64| (f.index(s).and_then(|i| f.events[i].event.time), s);
+        let at = |f: &Fold, s: u64| (f.index(s).and_then(|i| f.events[i].time), s);
         let Some(r) = self.repeats.get(&key) else {
             return;
         };
@@ -565,7 +565,7 @@ impl Fold {
                 k += 1;
                 continue;
             }
-            let time = self.events[ix].event.time;
+            let time = self.events[ix].time;
             let folded = self.events[ix].folded.take();
             self.events[iy].absorb(time, folded);
             more.tail.remove(k);
@@ -635,9 +635,9 @@ impl Fold {
         }
     }
 
-    /// Marks the record at `i` folded and frees what it holds on the heap (its line, its pod's
-    /// name); only its place in the vector waits for the compaction. The kept readers beside it
-    /// get a copy of their neighbours first.
+    /// Marks the record at `i` folded and frees its line and what the fold added to it; its
+    /// event (shared, as a rule, with the records of its repetition) and its place in the vector
+    /// wait for the compaction. The kept readers beside it get a copy of their neighbours first.
     fn drop_record(&mut self, i: usize) {
         let seq = self.slots[i].seq;
         // The kept readers beside it whose rule reads it: the slots whose `seq` is within
@@ -668,8 +668,6 @@ impl Fold {
         self.vacant += 1;
         let e = &mut self.events[i];
         e.text = String::new();
-        e.event.ids = crate::logs::Ids::default();
-        e.event.error = None;
         e.folded = None;
         if self.vacant > COMPACT_AFTER && self.vacant * 4 > self.slots.len() {
             self.compact();
@@ -772,7 +770,7 @@ fn same_but_time(a: &LoggedEvent, b: &LoggedEvent) -> bool {
     a.content_key == b.content_key
         && a.log == b.log
         && a.origin == b.origin
-        && a.event.same_but_time(&b.event)
+        && (Arc::ptr_eq(&a.event, &b.event) || a.event.same_but_time(&b.event))
 }
 
 /// How many records either side of `e` its rule reads, when it reads any: one for a record of
@@ -816,7 +814,8 @@ fn same_file(a: &Arc<str>, b: &Arc<str>) -> bool {
 /// A copy of a neighbour of a reader, without what the fold added to it.
 fn shadow(e: &LoggedEvent) -> LoggedEvent {
     LoggedEvent {
-        event: e.event.clone(),
+        event: Arc::clone(&e.event),
+        time: e.time,
         log: e.log,
         origin: Arc::clone(&e.origin),
         line: e.line,
@@ -866,7 +865,7 @@ fn grow<T>(v: &mut Vec<T>) {
 /// slot in the pod's runs, its time and its pod's namespace and name.
 fn foldable(e: &LoggedEvent) -> Option<(usize, Timestamp, &str, &str)> {
     let slot = FOLDED.iter().position(|k| *k == e.event.kind)?;
-    let t = e.event.time?;
+    let t = e.time?;
     let ids = &e.event.ids;
     let [p] = ids.pods.as_slice() else {
         return None;

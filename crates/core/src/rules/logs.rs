@@ -498,7 +498,7 @@ pub(super) fn pod_name_key(e: &LoggedEvent) -> Option<String> {
 /// Whether `a` was logged after `b`: by time when both have one, else by position in the same
 /// file; `false` when it cannot be told.
 pub(super) fn after(a: &LoggedEvent, b: &LoggedEvent) -> bool {
-    match (a.event.time, b.event.time) {
+    match (a.time, b.time) {
         (Some(x), Some(y)) => x > y,
         _ => a.origin == b.origin && a.line > b.line,
     }
@@ -506,7 +506,7 @@ pub(super) fn after(a: &LoggedEvent, b: &LoggedEvent) -> bool {
 
 /// Whether two records are close enough in time to be one logical event.
 pub(super) fn close(a: &LoggedEvent, b: &LoggedEvent) -> bool {
-    match (a.event.time, b.event.time) {
+    match (a.time, b.time) {
         (Some(x), Some(y)) => x.duration_since(y).abs() <= SAME_EVENT,
         (None, None) => true,
         _ => false,
@@ -552,8 +552,7 @@ pub(super) fn dur(d: SignedDuration) -> String {
 pub(super) fn time_range(group: &[&LoggedEvent]) -> Option<(Timestamp, Timestamp)> {
     let times = group.iter().flat_map(|e| {
         let folded = e.folded.as_ref().and_then(|f| f.span);
-        e.event
-            .time
+        e.time
             .into_iter()
             .chain(folded.into_iter().flat_map(|(a, b)| [a, b]))
     });
@@ -585,7 +584,7 @@ pub(super) fn over(group: &[&LoggedEvent]) -> String {
 pub(super) fn attempts(group: &[&LoggedEvent]) -> usize {
     let mut t = super::tally::Tally::<()>::default();
     for e in group {
-        t.add_folded((), e.event.time, e.folded.as_deref());
+        t.add_folded((), e.time, e.folded.as_deref());
     }
     t.attempts()
 }

@@ -17,7 +17,7 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
         }
     }
     for (pod, mut group) in refused {
-        group.sort_by_key(|e| e.event.time);
+        group.sort_by_key(|e| e.time);
         let cause = group.iter().rev().find_map(|e| e.event.cause);
         // A kubelet whose CreateMirrorPod checks the existing pod's hash (the structured message
         // of 1.21 and later, and the printf `Failed creating a mirror pod for "<name>_<ns>(<uid>)"`
@@ -103,19 +103,16 @@ const MIRROR_REFUSED_AGAIN: SignedDuration = SignedDuration::from_mins(3);
 /// Whether two consecutive refusals of the group are more than 10 s (one start's burst) and at most [`MIRROR_REFUSED_AGAIN`] apart (or, without
 /// times, whether there are three or more).
 fn refused_again(group: &[&LoggedEvent]) -> bool {
-    group
-        .windows(2)
-        .any(|w| match (w[0].event.time, w[1].event.time) {
-            // Refusals within seconds of each other are one start race (the pod workers of one
-            // kubelet start retry at once, seen 775 ms apart on the real kubelet v1.34.4); a
-            // later one within MIRROR_REFUSED_AGAIN is a sync refusing it again.
-            (Some(a), Some(b)) => {
-                let gap = b.duration_since(a);
-                gap > SignedDuration::from_secs(10) && gap <= MIRROR_REFUSED_AGAIN
-            }
-            _ => false,
-        })
-        || (records(group) >= 3 && group.iter().all(|e| e.event.time.is_none()))
+    group.windows(2).any(|w| match (w[0].time, w[1].time) {
+        // Refusals within seconds of each other are one start race (the pod workers of one
+        // kubelet start retry at once, seen 775 ms apart on the real kubelet v1.34.4); a
+        // later one within MIRROR_REFUSED_AGAIN is a sync refusing it again.
+        (Some(a), Some(b)) => {
+            let gap = b.duration_since(a);
+            gap > SignedDuration::from_secs(10) && gap <= MIRROR_REFUSED_AGAIN
+        }
+        _ => false,
+    }) || (records(group) >= 3 && group.iter().all(|e| e.time.is_none()))
 }
 
 /// A single AlreadyExists for a mirror pod (per kubelet start) from a kubelet whose

@@ -240,14 +240,14 @@ pub(super) fn mirror_pods(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         }
     }
     for (pod, mut group) in deleted {
-        group.sort_by_key(|e| e.event.time);
+        group.sort_by_key(|e| e.time);
         let looping = group
             .windows(2)
-            .any(|w| match (w[0].event.time, w[1].event.time) {
+            .any(|w| match (w[0].time, w[1].time) {
                 (Some(a), Some(b)) => b.duration_since(a) <= MIRROR_LOOP,
                 _ => false,
             })
-            || (records(&group) >= 3 && group.iter().all(|e| e.event.time.is_none()))
+            || (records(&group) >= 3 && group.iter().all(|e| e.time.is_none()))
             // Repeats folded into a record: more of them than minutes between their first and
             // last time means two within a minute.
             || group.iter().any(|e| {

@@ -210,10 +210,10 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
         // volumes/ (not volume-subpaths/, whose removal comes after it in the same pass), and
         // logged none since: what failed is gone (a stray file under volumes/,
         // kubernetes/kubernetes#105536).
-        let last_error = group.iter().filter_map(|e| e.event.time).max();
+        let last_error = group.iter().filter_map(|e| e.time).max();
         let healed_at = cleaned
             .iter()
-            .filter_map(|e| e.event.time)
+            .filter_map(|e| e.time)
             .max()
             .filter(|&c| !subpaths && last_error.is_some_and(|t| c > t));
         if healed_at.is_none() && !cleaned.is_empty() {

@@ -125,7 +125,7 @@ fn joined_pulls(logs: &Logs<'_>) -> HashMap<PodKey, Vec<usize>> {
             continue;
         }
         let (Some(t), Some(image), Some(p)) = (
-            e.event.time,
+            e.time,
             quoted_after(&e.text, "Pulling image "),
             e.event.ids.pods.first(),
         ) else {
@@ -170,11 +170,7 @@ fn joined_pulls(logs: &Logs<'_>) -> HashMap<PodKey, Vec<usize>> {
         lines.sort_unstable();
         for (n, &i) in lines.iter().enumerate() {
             let e = &logs.all[i];
-            let Some(t) = e
-                .event
-                .time
-                .filter(|_| e.event.kind == EventKind::ImagePulling)
-            else {
+            let Some(t) = e.time.filter(|_| e.event.kind == EventKind::ImagePulling) else {
                 continue;
             };
             let from = pulls.partition_point(|(k, _)| *k < t - SAME_EVENT);
@@ -301,8 +297,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         // probes start again), not the pod's start.
         let bound_at = b.bound.as_ref().map(|e| e.at);
         if logs.of(&[EventKind::KubeletStarted]).any(|k| {
-            k.event
-                .time
+            k.time
                 .is_some_and(|t| bound_at.is_some_and(|a| t > a) && t < ready.at)
         }) {
             continue;

@@ -52,12 +52,12 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         let mut torn_down: Vec<jiff::Timestamp> = group
             .iter()
             .filter(|o| o.event.kind == EventKind::PodOrphanedTornDown)
-            .filter_map(|o| o.event.time)
+            .filter_map(|o| o.time)
             .collect();
         torn_down.sort_unstable();
         let race = group.iter().any(|h| {
             h.event.kind == EventKind::RemoveAllHistory
-                && h.event.time.is_some_and(|a| {
+                && h.time.is_some_and(|a| {
                     let at = torn_down.partition_point(|&b| b < a);
                     torn_down
                         .get(at)
@@ -72,7 +72,7 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         }
     }
     // Static pod removed and re-added with the same UID.
-    let end = all.iter().filter_map(|e| e.event.time).max();
+    let end = all.iter().filter_map(|e| e.time).max();
     let static_op = |e: &LoggedEvent, op: SyncOp| {
         e.event.kind == EventKind::SyncLoop(op)
             && matches!(
@@ -130,11 +130,11 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         // A changed manifest gives a new UID, yet the old pod's teardown lines still name the old
         // one after the ADD: the same UID is only shown when no other UID of that name follows
         // within the window the rule waits for a start.
-        let window_end = add.event.time.map(|t| t + READD_START);
+        let window_end = add.time.map(|t| t + READD_START);
         let other_uid_follows = after_pos(named, i)
             .iter()
             .map(|&j| &all[j])
-            .take_while(|e| match (e.event.time, window_end) {
+            .take_while(|e| match (e.time, window_end) {
                 (Some(t), Some(w)) => t <= w,
                 _ => true,
             })
@@ -156,7 +156,7 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
                 l
             })
             .any_after(add);
-        let waited = match (add.event.time, end) {
+        let waited = match (add.time, end) {
             (Some(t), Some(end)) => end.duration_since(t) >= READD_START,
             _ => false,
         };

@@ -34,8 +34,8 @@ const PLEG_STARTUP_GAP: SignedDuration = SignedDuration::from_secs(30);
 fn without_startup_pleg(pleg: Vec<&LoggedEvent>) -> Vec<&LoggedEvent> {
     let startup = |e: &LoggedEvent| e.text.contains("pleg has yet to be successful");
     let mut starts: Vec<&LoggedEvent> = pleg.iter().copied().filter(|e| startup(e)).collect();
-    starts.sort_by_key(|e| e.event.time);
-    let span = |a: &LoggedEvent, b: &LoggedEvent| match (a.event.time, b.event.time) {
+    starts.sort_by_key(|e| e.time);
+    let span = |a: &LoggedEvent, b: &LoggedEvent| match (a.time, b.time) {
         (Some(a), Some(b)) => b.duration_since(a),
         _ => SignedDuration::ZERO,
     };
@@ -88,7 +88,7 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         .iter()
         .any(|e| e.text.contains("container runtime is down"));
     let mut all: Vec<&LoggedEvent> = pleg.iter().chain(timeouts.iter()).copied().collect();
-    all.sort_by_key(|e| e.event.time);
+    all.sort_by_key(|e| e.time);
     let mut f = finding(
         FindingKind::RuntimeUnhealthy,
         Severity::Critical,

@@ -101,11 +101,11 @@ fn classify(e: &LoggedEvent) -> Class {
 /// [`ONE_ATTEMPT`](super::logs::ONE_ATTEMPT) of the last, the most telling first (the kubelet
 /// logs one failure up to four times, and the pod worker's copy may be cut before the cause).
 fn last_class(group: &[&LoggedEvent]) -> Class {
-    let last = group.last().and_then(|e| e.event.time);
+    let last = group.last().and_then(|e| e.time);
     group
         .iter()
         .rev()
-        .take_while(|e| match (e.event.time, last) {
+        .take_while(|e| match (e.time, last) {
             (Some(t), Some(l)) => l.duration_since(t) < super::logs::ONE_ATTEMPT,
             _ => true,
         })
@@ -191,7 +191,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         logs.of(&[EventKind::ErrorSyncingPod])
             .filter(|e| syncing_failed_creation(e)),
     );
-    failures.sort_by_key(|e| e.event.time);
+    failures.sort_by_key(|e| e.time);
     for e in &failures {
         match pod_key(logs, e) {
             Some(k) => by_pod.entry(k).or_default().push(e),
@@ -202,14 +202,11 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     // ONE_ATTEMPT of it (the kubelet logs the CRI client's line and its own together); the
     // others stand for attempts of pods the excerpt does not name.
     // The named failures' times, sorted once: each pod-less one looks up its nearest.
-    let mut named_times: Vec<jiff::Timestamp> = by_pod
-        .values()
-        .flatten()
-        .filter_map(|n| n.event.time)
-        .collect();
+    let mut named_times: Vec<jiff::Timestamp> =
+        by_pod.values().flatten().filter_map(|n| n.time).collect();
     named_times.sort_unstable();
     let named_near = |e: &LoggedEvent| {
-        e.event.time.is_some_and(|t| {
+        e.time.is_some_and(|t| {
             let at = named_times.partition_point(|u| *u < t);
             [at.checked_sub(1), Some(at)]
                 .into_iter()
@@ -281,7 +278,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                 Some(&key).filter(|k| !k.contains('/')).map(|k| k.as_str()),
             )
         };
-        if let (Some(cri), Some(p), Some(t)) = (&input.view.cri, &pod, last.event.time)
+        if let (Some(cri), Some(p), Some(t)) = (&input.view.cri, &pod, last.time)
             && cri.sandboxes.iter().any(|s| {
                 s.pod.uid == p.uid
                     && s.state == crate::model::SandboxState::Ready
@@ -352,7 +349,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         let records: Vec<&LoggedEvent> = {
             let mut r: Vec<&LoggedEvent> =
                 pods.iter().flat_map(|(_, g)| g.iter().copied()).collect();
-            r.sort_by_key(|e| e.event.time);
+            r.sort_by_key(|e| e.time);
             r
         };
         let (what, rule, fix) = match &class {

@@ -282,7 +282,7 @@ pub(super) fn static_pod_removed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             .find(|u| Some(u) != uid.as_ref());
         let mirror_note = match mirror_deleted {
             Some(m) => {
-                let dt = match (remove.event.time, m.event.time) {
+                let dt = match (remove.time, m.time) {
                     (Some(a), Some(b)) => Some(b.duration_since(a)),
                     _ => None,
                 };
@@ -313,10 +313,7 @@ pub(super) fn static_pod_removed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             format!(
                 "static pod {name}{} was removed from its {source} source{}{mirror_note}",
                 uid.as_deref().map_or(String::new(), |u| format!(" ({u})")),
-                remove
-                    .event
-                    .time
-                    .map_or(String::new(), |t| format!(" at {t}")),
+                remove.time.map_or(String::new(), |t| format!(" at {t}")),
             ),
             "config/file.go: a static pod whose manifest left the directory is REMOVEd; its pod worker kills it \
              with the pod's grace period and housekeeping deletes its mirror pod (kubelet_pods.go \

@@ -139,7 +139,7 @@ impl<'e> Tally<&'e LoggedEvent> {
     pub(crate) fn of(group: &[&'e LoggedEvent]) -> Self {
         let mut t = Tally::default();
         for e in group {
-            t.add_folded(*e, e.event.time, e.folded.as_deref());
+            t.add_folded(*e, e.time, e.folded.as_deref());
         }
         t
     }

@@ -619,7 +619,7 @@ impl<'l> Starts<'l> {
             if e.log != crate::event::LogKind::Kubelet {
                 continue;
             }
-            match e.event.time {
+            match e.time {
                 Some(t) => {
                     timed.push((t, i));
                     timed_in.entry(&e.origin).or_default().push((e.line, i));
@@ -904,7 +904,6 @@ pub(super) fn incident(
                      {step} fails: {class} ({tally}); its sandbox and mirror pod stay{node_note}",
                     of_pod(pod.as_ref()).trim_start_matches(" of pod"),
                     remove
-                        .event
                         .time
                         .map_or(String::new(), |t| format!(" at {t}")),
                 ),
@@ -1155,7 +1154,7 @@ pub(super) struct Latest<'e> {
 
 impl<'e> Latest<'e> {
     pub(super) fn add(&mut self, e: &'e LoggedEvent) {
-        if let Some(t) = e.event.time {
+        if let Some(t) = e.time {
             self.time = self.time.max(Some(t));
         } else {
             let l = self.untimed_line.entry(&e.origin).or_default();
@@ -1168,7 +1167,7 @@ impl<'e> Latest<'e> {
     /// Whether some record added was logged [`after`] `f`.
     pub(super) fn any_after(&self, f: &LoggedEvent) -> bool {
         let later_in = |m: &HashMap<&str, u64>| m.get(&*f.origin).is_some_and(|&l| l > f.line);
-        match f.event.time {
+        match f.time {
             Some(t) => self.time.is_some_and(|s| s > t) || later_in(&self.untimed_line),
             None => later_in(&self.line),
         }

@@ -176,7 +176,7 @@ impl Breakdown {
 
 fn log_edge(e: &LoggedEvent, what: &str) -> Option<Edge> {
     Some(Edge {
-        at: e.event.time?,
+        at: e.time?,
         source: crate::rules::logs::source_of(e),
         what: what.to_string(),
         origin: Some(format!("{}:{}", e.origin, e.line)),
@@ -215,7 +215,7 @@ fn first_of<'a>(
     from: Option<Timestamp>,
 ) -> Option<&'a LoggedEvent> {
     records.iter().copied().find(|e| {
-        kinds.contains(&e.event.kind) && e.event.time.is_some_and(|t| from.is_none_or(|f| t >= f))
+        kinds.contains(&e.event.kind) && e.time.is_some_and(|t| from.is_none_or(|f| t >= f))
     })
 }
 
@@ -226,7 +226,7 @@ fn last_of<'a>(
     from: Option<Timestamp>,
 ) -> Option<&'a LoggedEvent> {
     records.iter().rev().copied().find(|e| {
-        kinds.contains(&e.event.kind) && e.event.time.is_some_and(|t| from.is_none_or(|f| t >= f))
+        kinds.contains(&e.event.kind) && e.time.is_some_and(|t| from.is_none_or(|f| t >= f))
     })
 }
 
@@ -401,7 +401,7 @@ pub fn breakdown(
     let pull_start = first_of(records, &[EventKind::ImagePulling], after_sandbox.or(from));
     let pull = match pull_start {
         Some(p) => {
-            let end = last_of(records, &[EventKind::ImagePulled], p.event.time);
+            let end = last_of(records, &[EventKind::ImagePulled], p.time);
             log_edge(p, pull_what(p, "Pulling image", "containerd PullImage")).zip(end.and_then(
                 |e| {
                     log_edge(
@@ -486,7 +486,7 @@ pub fn breakdown(
                 .rev()
                 .find(|e| {
                     e.event.kind == EventKind::Pleg(PlegType::ContainerStarted)
-                        && e.event.time.is_some_and(|t| after.is_none_or(|a| t >= a))
+                        && e.time.is_some_and(|t| after.is_none_or(|a| t >= a))
                         && e.event
                             .ids
                             .container_id

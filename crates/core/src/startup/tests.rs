@@ -14,19 +14,18 @@ pub(crate) fn events(kubelet: &str, runtime: &str) -> Vec<LoggedEvent> {
         for (i, l) in text.lines().enumerate() {
             let p = parse(l, &mut ctx);
             if let Some(e) = classify(&p) {
-                out.push(LoggedEvent {
-                    event: e.into_owned(),
+                out.push(LoggedEvent::new(
+                    e.into_owned(),
                     log,
-                    origin: origin.into(),
-                    line: i as u64 + 1,
-                    text: l.to_string(),
-                    content_key: 0,
-                    folded: None,
-                });
+                    origin.into(),
+                    i as u64 + 1,
+                    l.to_string(),
+                    0,
+                ));
             }
         }
     }
-    out.sort_by_key(|e| e.event.time);
+    out.sort_by_key(|e| e.time);
     out
 }
 

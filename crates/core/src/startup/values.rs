@@ -36,8 +36,7 @@ pub struct Observed {
 /// The fields of a record, parsed again from its text (the event keeps none of them).
 fn reparse(e: &LoggedEvent) -> ParsedLine<'_> {
     let mut ctx = ParseContext::new(
-        e.event
-            .time
+        e.time
             .map_or(1970, |t| t.to_zoned(jiff::tz::TimeZone::UTC).year().into()),
     );
     parse(&e.text, &mut ctx)
@@ -56,10 +55,7 @@ pub fn observed(e: &LoggedEvent) -> Observed {
     let duration = |k: &str| line.field(k).and_then(go_duration);
     let e2e = duration("podStartE2EDuration");
     let created_at = if json {
-        e.event
-            .time
-            .zip(e2e)
-            .and_then(|(t, d)| t.checked_sub(d).ok())
+        e.time.zip(e2e).and_then(|(t, d)| t.checked_sub(d).ok())
     } else {
         time("podCreationTimestamp")
     };

@@ -20,14 +20,15 @@ fn events(lines: &[String]) -> Vec<LoggedEvent> {
         .enumerate()
         .filter_map(|(i, l)| {
             let parsed = parse(l, &mut ctx);
-            classify(&parsed).map(|e| LoggedEvent {
-                event: e.into_owned(),
-                log: LogKind::Kubelet,
-                origin: "messages.log".into(),
-                line: i as u64 + 1,
-                text: l.clone(),
-                content_key: 0,
-                folded: None,
+            classify(&parsed).map(|e| {
+                LoggedEvent::new(
+                    e.into_owned(),
+                    LogKind::Kubelet,
+                    "messages.log".into(),
+                    i as u64 + 1,
+                    l.clone(),
+                    0,
+                )
             })
         })
         .collect()
