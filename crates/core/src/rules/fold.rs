@@ -576,12 +576,19 @@ impl Fold {
         }
     }
 
-    /// The position of the event read as `seq`, when it is still kept.
+    /// The position of the event read as `seq`, when it is still kept. The records read since
+    /// the last compaction have a slot each at the end, one per `seq`, which is where most
+    /// lookups are (the record just read, the last of its repetition): that place is tried
+    /// first, then a binary search.
     fn index(&self, seq: u64) -> Option<usize> {
-        self.slots
-            .binary_search_by_key(&seq, |s| s.seq)
+        let last = self.slots.last()?.seq;
+        let guess = usize::try_from(last.checked_sub(seq)?)
             .ok()
-            .filter(|&i| !self.slots[i].gone)
+            .and_then(|back| (self.slots.len() - 1).checked_sub(back))
+            .filter(|&i| self.slots[i].seq == seq);
+        let search = || self.slots.binary_search_by_key(&seq, |s| s.seq).ok();
+        debug_assert!(guess.is_none() || guess == search(), "slot of {seq}");
+        guess.or_else(search).filter(|&i| !self.slots[i].gone)
     }
 
     /// Drops the events folded since the last compaction, in place.
