@@ -637,7 +637,7 @@ fn handle(
     if let Some(t) = parsed.time
         && dated
     {
-        read.dated_year = Some(i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year()));
+        date_block(t, read);
     }
     if !parsed.is_parsed() {
         read.unparsed += 1;
@@ -678,6 +678,11 @@ fn before_since(t: Timestamp, opts: &StreamOpts<'_>, read: &mut LogRead) -> bool
         Some((a, b)) => (a.min(t), b.max(t)),
     });
     false
+}
+
+/// Notes the year of a record whose time `t` carries its own: the block is dated by it.
+fn date_block(t: Timestamp, read: &mut LogRead) {
+    read.dated_year = Some(i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year()));
 }
 
 /// Keeps the event a record at `line`, logged at `time`, was classified as (`event`, without
@@ -727,7 +732,7 @@ fn handle_again(
         }
         read.understanding.count(text, true, line);
         if k.carries_year() {
-            read.dated_year = Some(i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year()));
+            date_block(t, read);
         }
         read.parsed += 1;
         if let Some((event, content_key)) = named {
@@ -751,8 +756,8 @@ const AGAIN_CAPACITY: usize = 1024;
 /// The longest record a parsing thread looks up or remembers, in bytes: what it remembers stays
 /// under 2 MiB ([`AGAIN_CAPACITY`] records), whatever the log (a record may be 1 MiB long).
 const AGAIN_MAX_RECORD_BYTES: usize = 2048;
-/// How many records with an [`Opening`] a parsing thread looks up before it judges whether looking up pays:
-/// when fewer than one in [`AGAIN_PAYS`] was remembered, it reads the next
+/// How many records with an [`Opening`] a parsing thread looks up before it judges whether
+/// looking up pays: when fewer than one in [`AGAIN_PAYS`] was remembered, it reads the next
 /// [`AGAIN_RESTS`] records without looking them up (or noting them), then tries again.
 const AGAIN_TRIES: u32 = 4096;
 /// See [`AGAIN_TRIES`].
@@ -761,13 +766,14 @@ const AGAIN_PAYS: u32 = 8;
 const AGAIN_RESTS: u32 = 1 << 16;
 
 /// The records with an [`Opening`] (klog, bare or in a syslog envelope, and kubelet JSON) a
-/// parsing thread read lately, by their text outside their times, with what classifying them gave: a log repeats its lines at other times
-/// (a pod worker's `Error syncing pod` at every back-off, a probe's result at every period), and
-/// [`Opening`] says such a record parses as the first one did but for its time. A record is
-/// remembered when read in full a second time (one the catalogue cannot name is only skimmed,
-/// which costs about what a lookup does), so a log whose every line is new costs a hash per
-/// record, not a copy; and a log that rarely repeats a line (a healthy node's) is not looked up
-/// at all most of the time ([`AGAIN_TRIES`]). Neither changes what is read, only how fast.
+/// parsing thread read lately, by their text outside their times, with what classifying them
+/// gave: a log repeats its lines at other times (a pod worker's `Error syncing pod` at every
+/// back-off, a probe's result at every period), and [`Opening`] says such a record parses as
+/// the first one did but for its time. A record is remembered when read in full a second time
+/// (one the catalogue cannot name is only skimmed, which costs about what a lookup does), so a
+/// log whose every line is new costs a hash per record, not a copy; and a log that rarely
+/// repeats a line (a healthy node's) is not looked up at all most of the time
+/// ([`AGAIN_TRIES`]). Neither changes what is read, only how fast.
 #[derive(Default)]
 struct Again {
     hasher: foldhash::fast::RandomState,
