@@ -77,7 +77,7 @@ pub fn load_events(path: &Path) -> VecDeque<LoggedEvent> {
                 log,
                 s.origin.into(),
                 s.line,
-                s.text,
+                s.text.into(),
                 content_key,
             ))
         })
@@ -117,7 +117,7 @@ pub fn save_events(shared: &Shared) {
             year: e.time.map_or(2000, |t| {
                 i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year())
             }),
-            text: e.text.clone(),
+            text: e.text.to_string(),
         })
         .collect();
     let body = SavedEvents {
@@ -238,7 +238,7 @@ fn ingest(
         kind,
         Arc::clone(origin),
         line,
-        text.to_string(),
+        text.into(),
         podcoroner_core::logs::content_key(&parsed),
     ));
     while events.len() > shared.options.max_events {

@@ -156,7 +156,7 @@ I1201 12:30:27.950712   21520 pod_startup_latency_tracker.go:104] "Observed pod 
                     podcoroner_core::event::LogKind::Kubelet,
                     "kubelet.log".into(),
                     i as u64 + 1,
-                    l.to_string(),
+                    l.into(),
                     podcoroner_core::logs::content_key(&p),
                 ))
             })

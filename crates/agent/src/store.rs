@@ -245,7 +245,7 @@ mod tests {
             container_id: None,
             path: None,
             evidence: vec![],
-            kubelet_rule: String::new(),
+            kubelet_rule: "".into(),
             remediation: String::new(),
             gc_eligible: true,
         }

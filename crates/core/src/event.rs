@@ -31,8 +31,9 @@ pub struct LoggedEvent {
     pub origin: Arc<str>,
     /// The 1-based number of its first physical line there.
     pub line: u64,
-    /// The record's text (cut to a few KiB).
-    pub text: String,
+    /// The record's text (cut to a few KiB), shared with the evidence that quotes it
+    /// ([`crate::finding::Evidence::record`]).
+    pub text: Arc<str>,
     /// What the record says less when it says it: a hash of its parsed message, fields, caller,
     /// process and envelope, without its time ([`crate::logs::content_key`]); 0 when not
     /// computed. Two records of one source with the same event (less its time) and the same
@@ -54,7 +55,7 @@ impl LoggedEvent {
         log: LogKind,
         origin: Arc<str>,
         line: u64,
-        text: String,
+        text: Arc<str>,
         content_key: u64,
     ) -> LoggedEvent {
         let time = event.time.take();
@@ -355,7 +356,7 @@ pub fn read_text_with(
                 log,
                 Arc::clone(&origin),
                 line,
-                text.to_string(),
+                Arc::from(text),
                 crate::logs::content_key(&parsed),
             ));
         }
@@ -381,7 +382,7 @@ mod tests {
     /// shared), and so is its event, which a record saying something new has to itself.
     #[test]
     fn a_kept_record_stays_small() {
-        assert!(size_of::<super::LoggedEvent>() <= 104);
+        assert!(size_of::<super::LoggedEvent>() <= 96);
         assert!(size_of::<crate::logs::Event<'static>>() <= 176);
         assert!(size_of::<crate::logs::Ids<'static>>() <= 104);
     }

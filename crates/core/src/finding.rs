@@ -1,6 +1,9 @@
 //! Findings: one inconsistency between the views of a node, with its evidence, the kubelet
 //! behaviour it rests on and a remediation an SRE can run.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::model::PodRef;
@@ -189,12 +192,53 @@ impl EvidenceSource {
 }
 
 /// One fact a finding rests on, with the view it comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Serialized as `{"source": …, "detail": …}`. A log record quoted as evidence
+/// ([`Evidence::record`]) shares its file name and text with the record instead of copying
+/// them: a troubled node's findings quote hundreds of thousands of records, and a copy of each
+/// was a sixth of a diagnosis's peak memory on a log of fresh IDs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(into = "EvidenceWire", from = "EvidenceWire")]
 pub struct Evidence {
     /// The view the fact was read from.
     pub source: EvidenceSource,
-    /// The fact, in one line.
-    pub detail: String,
+    /// The fact.
+    detail: Detail,
+}
+
+/// The fact of an [`Evidence`], as said or as a shared log record.
+#[derive(Debug, Clone)]
+enum Detail {
+    /// In words.
+    Said(String),
+    /// A log record, said `file:line: text`.
+    Record {
+        origin: Arc<str>,
+        line: u64,
+        text: Arc<str>,
+    },
+}
+
+/// The serialized form of an [`Evidence`].
+#[derive(Serialize, Deserialize)]
+struct EvidenceWire {
+    source: EvidenceSource,
+    detail: String,
+}
+
+impl From<Evidence> for EvidenceWire {
+    fn from(e: Evidence) -> EvidenceWire {
+        EvidenceWire {
+            source: e.source,
+            detail: e.detail().into_owned(),
+        }
+    }
+}
+
+impl From<EvidenceWire> for Evidence {
+    fn from(w: EvidenceWire) -> Evidence {
+        Evidence::new(w.source, w.detail)
+    }
 }
 
 impl Evidence {
@@ -202,10 +246,46 @@ impl Evidence {
     pub fn new(source: EvidenceSource, detail: impl Into<String>) -> Evidence {
         Evidence {
             source,
-            detail: detail.into(),
+            detail: Detail::Said(detail.into()),
+        }
+    }
+
+    /// A log record as evidence, said `file:line: text`, sharing `origin` and `text` with the
+    /// record ([`crate::event::LoggedEvent`]).
+    pub fn record(
+        source: EvidenceSource,
+        origin: &Arc<str>,
+        line: u64,
+        text: &Arc<str>,
+    ) -> Evidence {
+        Evidence {
+            source,
+            detail: Detail::Record {
+                origin: Arc::clone(origin),
+                line,
+                text: Arc::clone(text),
+            },
+        }
+    }
+
+    /// The fact, in one line: as said, or a log record's `file:line: text`.
+    pub fn detail(&self) -> Cow<'_, str> {
+        match &self.detail {
+            Detail::Said(s) => Cow::Borrowed(s),
+            Detail::Record { origin, line, text } => Cow::Owned(format!("{origin}:{line}: {text}")),
         }
     }
 }
+
+/// Two evidence lines are equal when they come from the same view and say the same, however
+/// they hold it.
+impl PartialEq for Evidence {
+    fn eq(&self, other: &Evidence) -> bool {
+        self.source == other.source && self.detail() == other.detail()
+    }
+}
+
+impl Eq for Evidence {}
 
 /// One diagnosed inconsistency.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -226,8 +306,9 @@ pub struct Finding {
     pub path: Option<String>,
     /// The facts the finding rests on.
     pub evidence: Vec<Evidence>,
-    /// The kubelet behaviour the rule mirrors, naming its source function.
-    pub kubelet_rule: String,
+    /// The kubelet behaviour the rule mirrors, naming its source function. Borrowed when the
+    /// rule's text is fixed (most are), so a node's thousands of findings of a kind share it.
+    pub kubelet_rule: Cow<'static, str>,
     /// A command or step an SRE can run to fix it.
     pub remediation: String,
     /// True when `podcoroner gc` may remove the sandbox: the kubelet's own GC rule says it should
@@ -259,15 +340,54 @@ impl Finding {
         }
         out.push_str(&format!("  summary: {}\n", self.summary));
         for e in &self.evidence {
+            let detail = e.detail();
             let detail = if strip.is_empty() {
-                e.detail.clone()
+                detail
             } else {
-                e.detail.replace(strip, "")
+                Cow::Owned(detail.replace(strip, ""))
             };
             out.push_str(&format!("  evidence ({}): {detail}\n", e.source.as_str()));
         }
         out.push_str(&format!("  remediation: {}\n", self.remediation));
         out.push_str(&format!("  gc_eligible: {}\n", self.gc_eligible));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A quoted record reads, compares and serializes as the same line said in words, and
+    /// holds the record's text rather than a copy of it.
+    #[test]
+    fn a_quoted_record_is_the_line_it_quotes() {
+        let origin: Arc<str> = "/var/log/kubelet.log".into();
+        let text: Arc<str> =
+            r#"E1019 07:21:27.130112 6774 pod_workers.go:765] "Error syncing pod, skipping""#
+                .into();
+        let quoted = Evidence::record(EvidenceSource::KubeletLog, &origin, 63448, &text);
+        assert_eq!(Arc::strong_count(&text), 2);
+        let line = format!("/var/log/kubelet.log:63448: {text}");
+        assert_eq!(quoted.detail(), line.as_str());
+
+        let said = Evidence::new(EvidenceSource::KubeletLog, line.clone());
+        assert_eq!(quoted, said);
+        assert_ne!(
+            quoted,
+            Evidence::new(EvidenceSource::RuntimeLog, line.clone())
+        );
+        assert_ne!(
+            quoted,
+            Evidence::new(EvidenceSource::KubeletLog, format!("{line} "))
+        );
+
+        let json = serde_json::to_string(&quoted).unwrap();
+        assert_eq!(json, serde_json::to_string(&said).unwrap());
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&json).unwrap(),
+            serde_json::json!({"source": "kubelet-log", "detail": line}),
+        );
+        assert_eq!(serde_json::from_str::<Evidence>(&json).unwrap(), quoted);
     }
 }

@@ -976,7 +976,7 @@ pub fn judge_all(
             kubelet_rule: "kuberuntime_gc.go evictSandboxes: a pod sandbox that is not READY and holds \
                            no containers is removed when its pod is gone; for a pod that still exists \
                            every such sandbox but the most recently created one is removed"
-                .to_string(),
+                .into(),
             remediation: format!(
                 "on the node: crictl ps -a --pod {id} (exited containers keep it) and kubectl get pod \
                  -n {ns} {name}; when the pod is gone, crictl stopp {id} && crictl rmp {id}",
@@ -1009,7 +1009,7 @@ pub fn add_logs(
     crate::rules::logs::enrich(findings, events);
     for f in findings.iter_mut().filter(|f| f.severity == Severity::Info) {
         if f.evidence.iter().any(|e| {
-            e.detail
+            e.detail()
                 .starts_with(crate::rules::leaked_sandbox::GC_FAILING)
         }) {
             f.severity = Severity::Warning;

@@ -277,7 +277,7 @@ pub fn explain(query: &str, view: &NodeView, events: &[LoggedEvent]) -> Timeline
                 LogKind::Runtime => EvidenceSource::RuntimeLog,
             },
             what: format!("{:?}", e.event.kind),
-            detail: e.text.clone(),
+            detail: e.text.to_string(),
             origin: Some(format!("{}:{}", e.origin, e.line)),
         });
     }

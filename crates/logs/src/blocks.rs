@@ -645,7 +645,7 @@ fn handle(
             read.unparsed_samples.push(Unparsed {
                 origin: opts.origin.to_string(),
                 line,
-                text: cut(text),
+                text: cut(text).into_owned(),
             });
         }
         return dated;
@@ -702,7 +702,7 @@ fn push_event(
         log: opts.log,
         origin: Arc::clone(&opts.shared_origin),
         line,
-        text: cut(text),
+        text: cut(text).into(),
         content_key,
         folded: None,
     });

@@ -9,6 +9,7 @@
 //! Architecture invariant: the only crate that opens log files or runs `journalctl`; it depends
 //! on `podcoroner-core` and on no other podcoroner crate.
 
+use std::borrow::Cow;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -629,15 +630,15 @@ pub(crate) fn check_journal_directory(directory: Option<&Path>) -> Result<()> {
 }
 
 /// `text` cut to [`MAX_KEPT_TEXT_BYTES`] (on a character boundary, with `…` when cut).
-pub(crate) fn cut(text: &str) -> String {
+pub(crate) fn cut(text: &str) -> Cow<'_, str> {
     if text.len() <= MAX_KEPT_TEXT_BYTES {
-        return text.to_string();
+        return Cow::Borrowed(text);
     }
     let mut end = MAX_KEPT_TEXT_BYTES;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}…", &text[..end])
+    Cow::Owned(format!("{}…", &text[..end]))
 }
 
 /// Opens a file, decompressing `.gz`.

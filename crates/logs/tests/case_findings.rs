@@ -1115,7 +1115,7 @@ fn cases_diagnosed_offline() {
                     !matches!(
                         e.source,
                         EvidenceSource::KubeletLog | EvidenceSource::RuntimeLog
-                    ) && !run.pastes().any(|p| e.detail.contains(*p))
+                    ) && !run.pastes().any(|p| e.detail().contains(*p))
                 }) {
                     failures.push(format!("{here}: offline evidence from a view: {}", show(f)));
                 }

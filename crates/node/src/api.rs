@@ -3,6 +3,7 @@
 //! This is an external contract (documented in `docs/output.md`): fields are only ever added;
 //! renaming or removing one needs a new schema version.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
@@ -327,8 +328,9 @@ pub struct FindingView {
     pub path: Option<String>,
     /// The facts the finding rests on.
     pub evidence: Vec<EvidenceView>,
-    /// The kubelet behaviour the rule mirrors.
-    pub kubelet_rule: String,
+    /// The kubelet behaviour the rule mirrors (borrowed from the finding's fixed text, as
+    /// [`Finding::kubelet_rule`] is).
+    pub kubelet_rule: Cow<'static, str>,
     /// What to run to fix it.
     pub remediation: String,
     /// True when `podcoroner gc` may remove the sandbox.
@@ -354,7 +356,7 @@ impl From<&Finding> for FindingView {
                 .iter()
                 .map(|e| EvidenceView {
                     source: e.source.as_str().to_string(),
-                    detail: e.detail.clone(),
+                    detail: e.detail().into_owned(),
                 })
                 .collect(),
             kubelet_rule: f.kubelet_rule.clone(),
@@ -819,7 +821,7 @@ mod tests {
             container_id: None,
             path: None,
             evidence: Vec::new(),
-            kubelet_rule: String::new(),
+            kubelet_rule: "".into(),
             remediation: String::new(),
             gc_eligible: false,
         }

@@ -257,14 +257,14 @@ fn failing_gc_in_the_logs_makes_a_leftover_a_warning() {
     assert!(
         f[0].evidence
             .iter()
-            .any(|e| e.detail.contains("kubelet.log:1")),
+            .any(|e| e.detail().contains("kubelet.log:1")),
         "{:?}",
         f[0].evidence
     );
     assert!(
         f[1].evidence
             .iter()
-            .any(|e| e.detail.starts_with("no stop or removal attempt"))
+            .any(|e| e.detail().starts_with("no stop or removal attempt"))
     );
     assert!(f.iter().all(|f| !f.gc_eligible));
 }
@@ -457,9 +457,9 @@ fn a_pod_of_the_same_name_on_another_node_is_not_this_nodes_pod() {
         ]
     );
     assert!(
-        f[0].evidence
-            .iter()
-            .any(|e| e.detail.contains("is on node node-b (NODE), not on node-a")),
+        f[0].evidence.iter().any(|e| e
+            .detail()
+            .contains("is on node node-b (NODE), not on node-a")),
         "{:?}",
         f[0].evidence
     );

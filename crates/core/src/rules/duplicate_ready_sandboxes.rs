@@ -49,7 +49,7 @@ impl Ctx<'_> {
                 kubelet_rule: "kuberuntime_manager.go podSandboxChanged: a pod must have exactly one \
                                READY sandbox; with more the kubelet kills the pod and recreates it \
                                (\"Multiple sandboxes are ready for Pod\")"
-                    .to_string(),
+                    .into(),
                 remediation: {
                     let quoted: Vec<String> = ids.iter().map(|id| sh(id).into_owned()).collect();
                     let idle: Vec<&&Sandbox> =

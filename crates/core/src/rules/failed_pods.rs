@@ -53,7 +53,7 @@ impl Ctx<'_> {
                 kubelet_rule: "status_manager.go: the kubelet deletes a pod's API object only after a \
                                deletionTimestamp is set; Failed pods stay until deleted or until \
                                kube-controller-manager PodGC passes --terminated-pod-gc-threshold (12500)"
-                    .to_string(),
+                    .into(),
                 remediation: format!(
                     "kubectl delete pod -n {} {} (all on this node: kubectl delete pods -A \
                      --field-selector=spec.nodeName={},status.phase=Failed)",

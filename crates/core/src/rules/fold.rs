@@ -442,6 +442,8 @@ impl Fold {
             self.settle(key);
         }
         self.compact();
+        // The list is kept through the rules: it gives back what its last doubling left spare.
+        self.events.shrink_to_fit();
         Kept {
             events: self.events,
             folded: self.folded,
@@ -674,7 +676,7 @@ impl Fold {
         self.folded += 1;
         self.vacant += 1;
         let e = &mut self.events[i];
-        e.text = String::new();
+        e.text = Arc::default();
         e.folded = None;
         if self.vacant > COMPACT_AFTER && self.vacant * 4 > self.slots.len() {
             self.compact();

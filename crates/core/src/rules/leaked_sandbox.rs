@@ -87,7 +87,7 @@ impl Ctx<'_> {
                                    (ShouldPodContentBeRemoved); for a pod that still exists every such \
                                    sandbox but the most recently created one is removed \
                                    (removeOldestNSandboxes)"
-                        .to_string(),
+                        .into(),
                     remediation: format!(
                         "journalctl -u kubelet | grep {id} (\"Failed to stop sandbox before removing\" \
                          means GC tries and the runtime or CNI fails); then crictl stopp {id} && \

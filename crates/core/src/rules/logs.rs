@@ -118,6 +118,12 @@ fn run_log_rules(
 
 /// Adds `from_logs` to `findings`; one restating a finding already there adds its evidence.
 pub(super) fn merge(findings: &mut Vec<Finding>, from_logs: Vec<Finding>) {
+    if findings.is_empty() {
+        // Nothing to restate (an offline diagnosis): the log findings are the findings, with
+        // no second list of them to grow.
+        *findings = from_logs;
+        return;
+    }
     let n_state = findings.len();
     for f in from_logs {
         match findings[..n_state].iter_mut().find(|s| same_subject(s, &f)) {
@@ -534,7 +540,7 @@ pub(super) fn quote(group: &[&LoggedEvent]) -> Vec<Evidence> {
 
 /// One record as evidence: `file:line: text`.
 pub(super) fn line(e: &LoggedEvent) -> Evidence {
-    Evidence::new(source_of(e), format!("{}:{}: {}", e.origin, e.line, e.text))
+    Evidence::record(source_of(e), &e.origin, e.line, &e.text)
 }
 
 /// A duration for a person: [`human`], or milliseconds under a second.
@@ -614,7 +620,7 @@ pub(super) fn finding(
     kind: FindingKind,
     severity: Severity,
     summary: String,
-    rule: &str,
+    rule: &'static str,
     remediation: String,
 ) -> Finding {
     Finding {
@@ -626,7 +632,7 @@ pub(super) fn finding(
         container_id: None,
         path: None,
         evidence: vec![],
-        kubelet_rule: rule.to_string(),
+        kubelet_rule: rule.into(),
         remediation,
         gc_eligible: false,
     }

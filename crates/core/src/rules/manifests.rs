@@ -30,7 +30,7 @@ impl Ctx<'_> {
                 kubelet_rule: "config/file.go extractFromFile: a file in the static pod directory that \
                                does not decode to one valid Pod is skipped (\"Can't process manifest \
                                file\"), so the pod it defines never starts"
-                    .to_string(),
+                    .into(),
                 remediation: format!(
                     "fix {path}, or move it out of {dir} (editor backups belong elsewhere: every \
                      non-hidden file there is read); check with kubectl create --dry-run=client -f {path}",

@@ -34,7 +34,7 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
         }
         let mut target = split_pod(&pod);
         target.uid = static_uid(logs, &pod).unwrap_or_default();
-        let latest = group.last().map_or("", |e| e.text.as_str());
+        let latest = group.last().map_or("", |e| &*e.text);
         // An admission webhook's refusal names it: `admission webhook "<name>" denied the request`.
         let webhook =
             super::teardown::quoted_after(latest, "admission webhook ").map(str::to_string);

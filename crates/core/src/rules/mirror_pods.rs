@@ -80,7 +80,7 @@ impl Ctx<'_> {
                             ),
                         ),
                     ],
-                    kubelet_rule: mirror_rule.to_string(),
+                    kubelet_rule: mirror_rule.into(),
                     remediation: format!(
                         "journalctl -u kubelet | grep -i 'mirror pod' (creation is refused when the \
                          namespace {ns} is missing or terminating, or by NodeRestriction); kubectl get \
@@ -111,7 +111,7 @@ impl Ctx<'_> {
                             ),
                         ),
                     ],
-                    kubelet_rule: mirror_rule.to_string(),
+                    kubelet_rule: mirror_rule.into(),
                     remediation: format!(
                         "journalctl -u kubelet | grep 'Deleted mirror pod' (a repeating line means a \
                          delete and recreate loop); kubectl delete pod -n {ns} {name} lets the kubelet \
@@ -202,7 +202,7 @@ impl Ctx<'_> {
                 kubelet_rule: "kubelet_pods.go HandlePodCleanups (\"Clean up orphaned mirror pods\"): \
                                housekeeping deletes every mirror pod whose static pod the kubelet no \
                                longer has (DeleteMirrorPod)"
-                    .to_string(),
+                    .into(),
                 remediation: format!(
                     "journalctl -u kubelet | grep -e 'Failed deleting a mirror pod' -e {name}; kubectl \
                      delete pod -n {ns} {name}"

@@ -67,7 +67,7 @@ impl Ctx<'_> {
                 kubelet_rule: "CRI CreateContainer binds a container to pod_sandbox_id and the kubelet \
                                tracks containers only through their sandbox (kuberuntime_manager.go \
                                GetPodStatus), so nothing in the kubelet will stop or remove this one"
-                    .to_string(),
+                    .into(),
                 remediation: format!("crictl inspect {id}; crictl stop {id} && crictl rm {id}", id = sh(&c.id)),
                 gc_eligible: false,
             });

@@ -94,7 +94,7 @@ impl Ctx<'_> {
                                directory of a pod neither desired nor running is removed once its volumes \
                                are unmounted; only empty volume directories are removed (\"Orphaned pod \
                                found, but volume paths are still present on disk\")"
-                    .to_string(),
+                    .into(),
                 remediation: format!(
                     "grep {uid} /proc/mounts and umount what is listed; the kubelet then removes the \
                      directory at its next housekeeping, but only rmdirs volume directories: one that \

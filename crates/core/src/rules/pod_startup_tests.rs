@@ -48,7 +48,7 @@ fn slow_start_names_the_dominant_phase() {
     assert!(f.remediation.contains("pre-pull"), "{}", f.remediation);
     assert!(
         f.evidence.iter().any(|e| e
-            .detail
+            .detail()
             .starts_with("sandbox 5s: RunPodSandbox started (containerd.log:1")),
         "{:#?}",
         f.evidence

@@ -115,7 +115,7 @@ impl Ctx<'_> {
                          while sources are not ready (\"skipping delete because sources \
                          aren't ready yet\")"
                     }
-                    .to_string(),
+                    .into(),
                     remediation: format!(
                         "journalctl -u kubelet | grep -e 'sources aren' -e {name}; if the {what} was \
                          removed on purpose: crictl stopp {id} && crictl rmp {id}, then systemctl \

@@ -44,7 +44,7 @@ pub fn sandbox_stop_failing(sandbox: &Sandbox, error: &str, seen_by: &str) -> Fi
             "kuberuntime_gc.go removeSandbox: StopPodSandbox runs the CNI teardown; on error the \
                        kubelet logs \"Failed to stop sandbox before removing\" and never calls \
                        RemovePodSandbox, so the sandbox leaks until the cause is fixed"
-                .to_string(),
+                .into(),
         remediation: format!(
             "{fix}; then crictl stopp {id} && crictl rmp {id}",
             id = sh(&sandbox.id)

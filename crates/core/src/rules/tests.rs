@@ -247,14 +247,14 @@ fn leaked_sandbox_of_a_gone_pod() {
         ]
     );
     assert!(
-        f.evidence[0].detail.contains("SANDBOX_NOTREADY"),
+        f.evidence[0].detail().contains("SANDBOX_NOTREADY"),
         "{}",
-        f.evidence[0].detail
+        f.evidence[0].detail()
     );
     assert!(
-        f.evidence[0].detail.contains("1h0m ago"),
+        f.evidence[0].detail().contains("1h0m ago"),
         "{}",
-        f.evidence[0].detail
+        f.evidence[0].detail()
     );
     assert!(d.skipped.is_empty(), "{:?}", d.skipped);
 }
@@ -673,7 +673,7 @@ fn http_static_pod_removed_from_the_url_is_not_removed() {
         f.kubelet_rule
     );
     assert!(
-        f.evidence[1].detail.contains(&format!(
+        f.evidence[1].detail().contains(&format!(
             "none of the 1 pods the static pod URL {URL} serves"
         )),
         "{:?}",
@@ -787,7 +787,7 @@ fn mirror_pod_of_a_pod_the_url_no_longer_serves_is_orphaned() {
     let d = diagnose(&view, &cfg(), now());
     assert!(
         d.findings[0].evidence[1]
-            .detail
+            .detail()
             .contains("the static pod URL"),
         "{:?}",
         d.findings[0].evidence
@@ -1284,7 +1284,7 @@ fn gc_stop_failure_from_real_containerd_errors() {
             format!("StopPodSandbox of 3aaf8bed616fe (shop/stuck-0) fails: {class}")
         );
         assert_eq!(f.sandbox_id.as_deref(), Some(id));
-        assert_eq!(f.evidence[0].detail, format!("podcoroner gc: {error}"));
+        assert_eq!(f.evidence[0].detail(), format!("podcoroner gc: {error}"));
         assert!(!f.gc_eligible);
     }
 }

@@ -19,7 +19,7 @@ pub(crate) fn events(kubelet: &str, runtime: &str) -> Vec<LoggedEvent> {
                     log,
                     origin.into(),
                     i as u64 + 1,
-                    l.to_string(),
+                    l.into(),
                     0,
                 ));
             }

@@ -82,7 +82,7 @@ pub fn observed(e: &LoggedEvent) -> Observed {
 /// again.
 pub fn possible_sli(e: &LoggedEvent) -> bool {
     let value = |key: &str| -> Option<&str> {
-        let text = e.text.as_str();
+        let text = &*e.text;
         let at = text.find(key)?;
         let rest = &text[at + key.len()..];
         if rest.contains(key) {

@@ -26,7 +26,7 @@ fn events(lines: &[String]) -> Vec<LoggedEvent> {
                     LogKind::Kubelet,
                     "messages.log".into(),
                     i as u64 + 1,
-                    l.clone(),
+                    l.as_str().into(),
                     0,
                 )
             })
@@ -60,7 +60,7 @@ fn a_stopped_pod_with_no_later_record_leaves_a_leaked_sandbox() {
     assert!(
         f.evidence
             .iter()
-            .any(|e| e.detail.starts_with("messages.log:1: pod event Killing")),
+            .any(|e| e.detail().starts_with("messages.log:1: pod event Killing")),
         "{:?}",
         f.evidence
     );
@@ -104,7 +104,7 @@ fn a_kill_just_before_the_diagnosis_or_the_paste_is_not_a_leak() {
     assert!(
         f.evidence
             .iter()
-            .any(|e| e.detail.contains("younger than --min-age")),
+            .any(|e| e.detail().contains("younger than --min-age")),
         "{:?}",
         f.evidence
     );

@@ -62,7 +62,7 @@ fn mentions(f: &Finding, word: &str) -> bool {
     let subject = format!("{:?} {:?} {:?}", f.pod, f.sandbox_id, f.container_id);
     subject.contains(word)
         || f.summary.contains(word)
-        || f.evidence.iter().any(|e| e.detail.contains(word))
+        || f.evidence.iter().any(|e| e.detail().contains(word))
 }
 
 fn check(cases: Vec<Case>) {
@@ -992,9 +992,9 @@ fn a_log_finding_restating_a_state_finding_adds_its_evidence() {
     let f = &d.findings[0];
     assert_eq!(f.severity, Severity::Critical, "the state rule's severity");
     assert!(
-        f.evidence
-            .iter()
-            .any(|e| e.source == EvidenceSource::KubeletLog && e.detail.contains("KillPodSandbox")),
+        f.evidence.iter().any(
+            |e| e.source == EvidenceSource::KubeletLog && e.detail().contains("KillPodSandbox")
+        ),
         "{:#?}",
         f.evidence
     );
@@ -1029,7 +1029,7 @@ fn a_leaked_sandbox_says_whether_the_gc_tries() {
         container_id: None,
         path: None,
         evidence: vec![],
-        kubelet_rule: String::new(),
+        kubelet_rule: "".into(),
         remediation: "crictl rmp".to_string(),
         gc_eligible: true,
     };
@@ -1038,7 +1038,7 @@ fn a_leaked_sandbox_says_whether_the_gc_tries() {
         enrich(&mut f, &read(LogKind::Kubelet, "kubelet.log", lines));
         f[0].evidence
             .iter()
-            .map(|e| e.detail.clone())
+            .map(|e| e.detail().clone())
             .collect::<Vec<_>>()
             .join("\n")
     };
@@ -1334,8 +1334,9 @@ fn a_kubelet_start_ends_the_kill_on_the_real_kubelet() {
     assert!(
         f.evidence
             .iter()
-            .any(|e| e.detail.starts_with("kubelet.log:5: ")
-                && e.detail.contains("Failed to stop sandbox before removing")),
+            .any(|e| e.detail().starts_with("kubelet.log:5: ")
+                && e.detail()
+                    .contains("Failed to stop sandbox before removing")),
         "{:#?}",
         f.evidence
     );

@@ -87,9 +87,9 @@ fn the_plugin_binary_missing_at_create_is_one_create_failure() {
     // The teardown loop of each failed sandbox is its evidence.
     for sb in ["fdd0244e492f7", "f0c96e9308360"] {
         assert!(
-            f.evidence.iter().any(|e| e.detail.contains(
+            f.evidence.iter().any(|e| e.detail().contains(
                 "kuberuntime_manager.go SyncPod kills the failed sandbox before it creates another"
-            ) && e.detail.contains(&format!("sandbox {sb} "))),
+            ) && e.detail().contains(&format!("sandbox {sb} "))),
             "{sb}: {f:#?}"
         );
     }
