@@ -196,7 +196,7 @@ impl EvidenceSource {
 /// Serialized as `{"source": …, "detail": …}`. A log record quoted as evidence
 /// ([`Evidence::record`]) shares its file name and text with the record instead of copying
 /// them: a troubled node's findings quote hundreds of thousands of records, and a copy of each
-/// was a sixth of a diagnosis's peak memory on a log of fresh IDs.
+/// was about 9 % of a diagnosis's peak memory on a log of fresh IDs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(into = "EvidenceWire", from = "EvidenceWire")]
 pub struct Evidence {
