@@ -19,6 +19,7 @@ use podcoroner_core::logs::{ParseContext, parse};
 
 mod blocks;
 mod bounded;
+mod journal_json;
 pub mod progress;
 
 pub use bounded::{MAX_GZIP_RATIO, MAX_LINE_BYTES, MIN_GZIP_LIMIT_BYTES};
@@ -454,6 +455,10 @@ fn read_source(
             let _reading = progress::Reading::begin(&origin, None);
             let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
             let opts = blocks::StreamOpts::new(&origin, log, since);
+            let stdout = journal_json::InFieldOrder::new(
+                BufReader::new(stdout),
+                journal_json::MAX_ENTRY_BYTES,
+            );
             let (stdout, cuts) = bounded::Bounded::new(stdout, MAX_LINE_BYTES, None);
             blocks::read_stream(
                 Box::new(stdout),
@@ -546,7 +551,11 @@ pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Res
                 .output()
                 .map_err(|e| fail(format!("cannot run journalctl: {e}")))?;
             journalctl_succeeded(&output).map_err(fail)?;
-            copy(Box::new(std::io::Cursor::new(output.stdout)), 0, None).map_err(write_err)?;
+            let entries = journal_json::InFieldOrder::new(
+                std::io::Cursor::new(output.stdout),
+                journal_json::MAX_ENTRY_BYTES,
+            );
+            copy(Box::new(BufReader::new(entries)), 0, None).map_err(write_err)?;
         }
     }
     w.flush().map_err(write_err)?;
@@ -556,6 +565,8 @@ pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Res
 /// `journalctl [-D <directory>] -u <unit> -o json --all --no-pager [--since=@<seconds>]`, with
 /// stdin closed. `--all` keeps fields over 4096 bytes, which `-o json` shows as `null` without
 /// it (a long klog line would lose its `MESSAGE`).
+/// Its entries are read through [`journal_json::InFieldOrder`]: journalctl's field order
+/// changes from run to run.
 fn journalctl(unit: &str, directory: Option<&Path>, since: Option<Timestamp>) -> Command {
     let mut cmd = Command::new("journalctl");
     if let Some(d) = directory {

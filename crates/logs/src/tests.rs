@@ -367,6 +367,58 @@ fn journal_directory_reads_only_the_units_entries_in_order() {
 }
 
 #[test]
+fn journal_entries_are_quoted_in_one_field_order() {
+    // journalctl writes an entry's fields in an order that changes from run to run; the record
+    // a finding quotes must read the same on every diagnosis, with its time, host and unit
+    // ahead of the message (a record cut to MAX_KEPT_TEXT_BYTES keeps them).
+    let dir = tempfile::tempdir().unwrap();
+    let journal = node_journal(dir.path());
+    let source = Source::from_arg("journald", "kubelet", Some(journal.dir()));
+    let texts = || -> Vec<String> {
+        let got = read(&source, LogKind::Kubelet, None).unwrap();
+        got.events.iter().map(|e| e.text.to_string()).collect()
+    };
+    let first = texts();
+    assert_eq!(first.len(), 7);
+    for _ in 0..4 {
+        assert_eq!(texts(), first);
+    }
+    let cause = format!(
+        "failed to destroy network for sandbox \\\\\\\"{SANDBOX}\\\\\\\": plugin type=\\\\\\\"calico\\\\\\\" failed (delete): \
+         error getting ClusterInformation: connection is unauthorized: Unauthorized"
+    );
+    assert_eq!(
+        first[1],
+        format!(
+            "{{\"__REALTIME_TIMESTAMP\":\"1795946401100000\",\"_HOSTNAME\":\"node-a\",\
+             \"SYSLOG_IDENTIFIER\":\"kubelet\",\"_SYSTEMD_UNIT\":\"kubelet.service\",\"_PID\":\"1007\",\
+             \"PRIORITY\":\"3\",\"MESSAGE\":\"E1129 10:00:01.100000    2783 remote_runtime.go:205] \
+             \\\"StopPodSandbox from runtime service failed\\\" err=\\\"rpc error: code = Unknown desc = \
+             {cause}\\\" podSandboxID=\\\"{SANDBOX}\\\"\"}}"
+        )
+    );
+    // The 5.6 KB entry is cut after its message's start, not before it.
+    assert!(first[0].len() < 4200, "{}", first[0].len());
+    assert!(
+        first[0].starts_with(
+            "{\"__REALTIME_TIMESTAMP\":\"1795946340500000\",\"_HOSTNAME\":\"node-a\",\
+             \"SYSLOG_IDENTIFIER\":\"kubelet\",\"_SYSTEMD_UNIT\":\"kubelet.service\",\"_PID\":\"1007\",\
+             \"PRIORITY\":\"6\",\"MESSAGE\":\"I1129 09:59:00.500000    2783 kubelet.go:2449] \\\"SyncLoop ADD\\\""
+        ),
+        "{}",
+        first[0]
+    );
+    assert!(first[0].ends_with('…'));
+
+    // A snapshot's copy holds the same lines, read back as the same records.
+    let out = dir.path().join("kubelet.log");
+    assert_eq!(copy_window(&source, None, &out).unwrap(), 7);
+    let copied = read(&Source::File(out.clone()), LogKind::Kubelet, None).unwrap();
+    let copied: Vec<String> = copied.events.iter().map(|e| e.text.to_string()).collect();
+    assert_eq!(copied, first);
+}
+
+#[test]
 fn journal_directory_since_and_copy_window() {
     let dir = tempfile::tempdir().unwrap();
     let journal = node_journal(dir.path());
