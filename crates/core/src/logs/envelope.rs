@@ -255,12 +255,16 @@ pub(crate) fn tag<'a>(s: &'a str, ctx: &ParseContext) -> Option<(Envelope<'a>, I
 /// `tag: ` or `tag[pid]: ` at the start of `s`: the tag, PID and message start.
 pub(crate) fn tag_prefix(s: &str) -> Option<(&str, Option<u32>, usize)> {
     let b = s.as_bytes();
-    let end = b.iter().take(65).position(|&c| c == b':' || c == b'[')?;
-    if end == 0
-        || b[..end]
-            .iter()
-            .any(|&c| matches!(c, b' ' | b'\t' | b']' | b'{' | b'}' | b'"' | b'='))
-    {
+    // The tag is the bytes before the first `:` or `[` in the first 65, none of them a blank,
+    // `]`, a brace, `"` or `=`: the scan stops at the first of any of those (a message's first
+    // blank, mostly).
+    let end = b.iter().take(65).position(|&c| {
+        matches!(
+            c,
+            b':' | b'[' | b' ' | b'\t' | b']' | b'{' | b'}' | b'"' | b'='
+        )
+    })?;
+    if end == 0 || !matches!(b[end], b':' | b'[') {
         return None;
     }
     let (ident, pid, body_start) = ident(s, 0)?;

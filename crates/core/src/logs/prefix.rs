@@ -32,37 +32,32 @@ pub(crate) fn candidates(s: &str) -> impl Iterator<Item = usize> + '_ {
     let limit = b.len().min(MAX_PREFIX_BYTES);
     let mut words = 0usize;
     let mut in_word = false;
-    let mut stop = false;
-    (1..limit).filter(move |&i| {
-        if stop {
-            return false;
-        }
-        let prev = b[i - 1];
-        match prev {
-            b' ' | b'\t' => in_word = false,
-            b'=' => {
-                stop = true;
-                return false;
-            }
-            _ => {
-                if !in_word {
-                    words += 1;
-                    in_word = true;
+    // Ends at a `key=` or at the word past the last a prefix may have.
+    (1..limit)
+        .map_while(move |i| {
+            let prev = b[i - 1];
+            match prev {
+                b' ' | b'\t' => in_word = false,
+                b'=' => return None,
+                _ => {
+                    if !in_word {
+                        words += 1;
+                        in_word = true;
+                    }
                 }
             }
-        }
-        if words > MAX_PREFIX_WORDS {
-            stop = true;
-            return false;
-        }
-        let sep = match prev {
-            b' ' | b'\t' | b':' | b']' | b'>' | b'|' | b',' => true,
-            // `"E0601 …` as a CSV field: after `,"`, `\t"` or at the start.
-            b'"' => i == 1 || matches!(b[i - 2], b',' | b'\t'),
-            _ => false,
-        };
-        sep && !matches!(b[i], b' ' | b'\t') && s.is_char_boundary(i)
-    })
+            if words > MAX_PREFIX_WORDS {
+                return None;
+            }
+            let sep = match prev {
+                b' ' | b'\t' | b':' | b']' | b'>' | b'|' | b',' => true,
+                // `"E0601 …` as a CSV field: after `,"`, `\t"` or at the start.
+                b'"' => i == 1 || matches!(b[i - 2], b',' | b'\t'),
+                _ => false,
+            };
+            Some((sep && !matches!(b[i], b' ' | b'\t') && s.is_char_boundary(i)).then_some(i))
+        })
+        .flatten()
 }
 
 /// grep's separators: `:` on matching lines, `-` on context lines.
