@@ -281,7 +281,23 @@ impl Evidence {
 /// they hold it.
 impl PartialEq for Evidence {
     fn eq(&self, other: &Evidence) -> bool {
-        self.source == other.source && self.detail() == other.detail()
+        if self.source != other.source {
+            return false;
+        }
+        match (&self.detail, &other.detail) {
+            (Detail::Said(a), Detail::Said(b)) => a == b,
+            // Records of one file (a rule's `contains` check) are compared without saying
+            // either: `file:line: text` reads the same only for the same line and text.
+            (
+                Detail::Record { origin, line, text },
+                Detail::Record {
+                    origin: o,
+                    line: l,
+                    text: t,
+                },
+            ) if origin == o => line == l && text == t,
+            _ => self.detail() == other.detail(),
+        }
     }
 }
 
@@ -381,6 +397,21 @@ mod tests {
             quoted,
             Evidence::new(EvidenceSource::KubeletLog, format!("{line} "))
         );
+        // Records compare as the lines they say: of one file, by line and text; of two files,
+        // as said (a file name may hold `:N: `).
+        let record = |origin: &str, line, text: &str| {
+            Evidence::record(
+                EvidenceSource::KubeletLog,
+                &origin.into(),
+                line,
+                &text.into(),
+            )
+        };
+        assert_eq!(quoted, record("/var/log/kubelet.log", 63448, &text));
+        assert_ne!(quoted, record("/var/log/kubelet.log", 63449, &text));
+        assert_ne!(quoted, record("/var/log/kubelet.log", 63448, "E1019"));
+        assert_eq!(record("f:1: a", 2, "b"), record("f", 1, "a:2: b"));
+        assert_ne!(record("f:1: a", 2, "b"), record("f", 1, "a:2: c"));
 
         let json = serde_json::to_string(&quoted).unwrap();
         assert_eq!(json, serde_json::to_string(&said).unwrap());
