@@ -76,6 +76,9 @@ pub fn diagnose_with_logs(
     let (from_logs, startup) = run_log_rules(&logs, view, config, now);
     d.startup = startup;
     enrich_with(&mut d.findings, &logs);
+    // The index is freed before the sort, whose scratch (half of a long list) would otherwise
+    // add to it at the peak of a log of fresh IDs.
+    drop(logs);
     merge(&mut d.findings, from_logs);
     d.findings.sort_by(crate::rules::report_order);
     d.skipped.retain(|s: &SkippedRule| !s.reason.is_empty());
