@@ -24,6 +24,8 @@
 //! - a plain file: each worker reads its own blocks with positional reads. Block `k` runs from
 //!   the first line at or after byte `k × block_bytes` that begins a record to the same point
 //!   of block `k + 1`: a rule of the file's bytes that two workers apply with the same answer.
+//!   The worker of block `k` tells the worker of block `k + 1` where that block starts (the end
+//!   it found for its own), so each cut is found once.
 //!   A block in which no line begins a record is empty, known so from its own bytes, so the
 //!   file is read in linear time whatever it holds. The file is read up to the length it had
 //!   when opened.
@@ -124,8 +126,26 @@ pub(crate) fn read_file(
                     if k >= n_blocks || !shared.wait_turn(k, opts.workers) {
                         return;
                     }
-                    let msg = match file_block(file, len, k, block_bytes, &mut buf) {
-                        Ok(((start, end), base)) => {
+                    let mut tell = TellNext {
+                        shared,
+                        k,
+                        told: false,
+                    };
+                    // The block before tells where this one starts, so each cut is found once.
+                    let told = match k {
+                        0 => Some(0),
+                        _ => match shared.start_of(k) {
+                            Ok(start) => start,
+                            Err(Stopped) => return,
+                        },
+                    };
+                    let msg = match file_block(file, len, k, block_bytes, told, &mut buf) {
+                        Ok(Block {
+                            range: (start, end),
+                            base,
+                            next_start,
+                        }) => {
+                            tell.tell(next_start);
                             let data = &buf.data()[(start - base) as usize..(end - base) as usize];
                             match guarded_parse(data, shared.guess(), opts) {
                                 Ok(read) => {
@@ -283,6 +303,11 @@ struct Shared {
     merged: Mutex<(u64, bool)>,
     /// Signalled when `merged` changes.
     turn: Condvar,
+    /// Where blocks start, as the block before each told it ([`Shared::tell_start`]), and
+    /// whether the merge stopped.
+    starts: Mutex<(HashMap<u64, Option<u64>>, bool)>,
+    /// Signalled when `starts` changes.
+    told: Condvar,
 }
 
 impl Shared {
@@ -291,6 +316,35 @@ impl Shared {
             latest: Mutex::new(ctx.clone()),
             merged: Mutex::new((0, false)),
             turn: Condvar::new(),
+            starts: Mutex::new((HashMap::new(), false)),
+            told: Condvar::new(),
+        }
+    }
+
+    /// Tells where block `k` starts: `Some(cut)`, or `None` when the block before it could not
+    /// tell (it failed, or was empty and did not look where the next cut is).
+    fn tell_start(&self, k: u64, start: Option<u64>) {
+        match self.starts.lock() {
+            Ok(mut m) => m.0.insert(k, start),
+            Err(poisoned) => poisoned.into_inner().0.insert(k, start),
+        };
+        self.told.notify_all();
+    }
+
+    /// Waits until the block before block `k` tells where `k` starts (`None`: it could not
+    /// tell). `Err` when the merge stopped.
+    fn start_of(&self, k: u64) -> Result<Option<u64>, Stopped> {
+        let Ok(mut m) = self.starts.lock() else {
+            return Err(Stopped);
+        };
+        loop {
+            if m.1 {
+                return Err(Stopped);
+            }
+            if let Some(start) = m.0.remove(&k) {
+                return Ok(start);
+            }
+            m = self.told.wait(m).map_err(|_| Stopped)?;
         }
     }
 
@@ -330,6 +384,38 @@ impl Shared {
             Err(poisoned) => poisoned.into_inner().1 = true,
         }
         self.turn.notify_all();
+        match self.starts.lock() {
+            Ok(mut m) => m.1 = true,
+            Err(poisoned) => poisoned.into_inner().1 = true,
+        }
+        self.told.notify_all();
+    }
+}
+
+/// The merge stopped: a worker stops too.
+struct Stopped;
+
+/// Tells where the block after block `k` starts once [`tell`](Self::tell) is called, and that
+/// it cannot when dropped first (its worker failed, stopped or panicked), so no worker waits
+/// for it in vain.
+struct TellNext<'a> {
+    shared: &'a Shared,
+    k: u64,
+    told: bool,
+}
+
+impl TellNext<'_> {
+    fn tell(&mut self, start: Option<u64>) {
+        self.shared.tell_start(self.k + 1, start);
+        self.told = true;
+    }
+}
+
+impl Drop for TellNext<'_> {
+    fn drop(&mut self) {
+        if !self.told {
+            self.shared.tell_start(self.k + 1, None);
+        }
     }
 }
 
@@ -966,9 +1052,25 @@ fn block_base(k: u64, block_bytes: u64) -> u64 {
 /// Bytes read past a block's nominal end to find its cut (usually within the first line).
 const CUT_SLACK_BYTES: u64 = 16 << 10;
 
+/// A block of a file as [`file_block`] read it.
+struct Block {
+    /// The block's bytes in the file, `start..end`.
+    range: (u64, u64),
+    /// Where the buffer it was read into begins in the file.
+    base: u64,
+    /// Where the next block starts, when this one found it: the first cut at or after the next
+    /// block's nominal start.
+    next_start: Option<u64>,
+}
+
 /// Reads block `k` of `file` (see the module docs) into `buf`; returns the block's byte range
 /// and where `buf` begins in the file: at [`block_base`], or [`DEFAULT_MAX_RECORD_BYTES`] further
 /// back when a cut asks what is before it ([`Cut::NeedBack`]).
+///
+/// `told` is where the block starts as the block before it found it (its
+/// [`Block::next_start`]): the block then looks only for its end, and a cut is found once, not
+/// by both blocks beside it (on a log of lines of no known shape, each cut looks at the
+/// [`DEFAULT_MAX_RECORD_BYTES`] before it). `None`: the block finds its start itself.
 ///
 /// A block in which no line begins a record is empty (its records belong to the block before)
 /// and is known so from its own bytes: only the block holding the last cut before a long run
@@ -979,39 +1081,61 @@ fn file_block(
     len: u64,
     k: u64,
     block_bytes: u64,
+    told: Option<u64>,
     buf: &mut ReadBuf,
-) -> std::io::Result<((u64, u64), u64)> {
+) -> std::io::Result<Block> {
     let nominal = k.saturating_mul(block_bytes);
     let next = nominal.saturating_add(block_bytes);
+    buf.filled = 0;
+    if let Some(start) = told
+        && start >= next
+    {
+        // No cut in this block: it is empty, and the next starts where this one would.
+        return Ok(Block {
+            range: (nominal, nominal),
+            base: nominal,
+            next_start: Some(start),
+        });
+    }
     let mut base = block_base(k, block_bytes);
     // Tiny blocks (tests) read a little ahead, large ones [`CUT_SLACK_BYTES`].
     let step = CUT_SLACK_BYTES.min(block_bytes).max(64);
     let mut want = next.saturating_add(step).min(len);
     // Where the search for the block's end goes on when more is read.
     let mut end_from = next;
-    buf.filled = 0;
     loop {
         read_range(file, base + buf.filled as u64, want, buf)?;
         let data = buf.data();
         let end_of_data = base + data.len() as u64;
         // A file that shrank while read ends where reading ended.
         let at_end = end_of_data >= len || end_of_data < want;
-        let start = if k == 0 {
-            Cut::At(0)
-        } else {
-            cut_at(data, base, nominal, next, at_end)
+        let start = match told {
+            _ if k == 0 => Cut::At(0),
+            Some(start) => Cut::At(start),
+            None => cut_at(data, base, nominal, next, at_end),
         };
         let end = match start {
             Cut::At(_) if next >= end_of_data && at_end => Cut::At(end_of_data),
             Cut::At(_) => cut_at(data, base, end_from, u64::MAX, at_end),
             // No cut before the next block's start: this block is empty.
-            Cut::Beyond => return Ok(((nominal, nominal), base)),
+            Cut::Beyond => {
+                return Ok(Block {
+                    range: (nominal, nominal),
+                    base,
+                    next_start: None,
+                });
+            }
             other => other,
         };
         match (start, end) {
             (Cut::At(start), Cut::At(end)) => {
                 let start = start.min(end_of_data);
-                return Ok(((start, end.clamp(start, end_of_data)), base));
+                let end = end.clamp(start, end_of_data);
+                return Ok(Block {
+                    range: (start, end),
+                    base,
+                    next_start: Some(end),
+                });
             }
             (_, Cut::NeedBack) => {
                 // Read again from further back (once: from there every cut is told).
@@ -1024,7 +1148,11 @@ fn file_block(
         }
         if at_end {
             // Nothing begins a record from here to the end: an empty block.
-            return Ok(((end_of_data, end_of_data), base));
+            return Ok(Block {
+                range: (end_of_data, end_of_data),
+                base,
+                next_start: None,
+            });
         }
         want = want.saturating_add(block_bytes.max(step)).min(len);
     }

@@ -355,19 +355,24 @@ fn cri_format() -> Vec<u8> {
     out
 }
 
-/// Reads every block of `data` as a worker does and returns each block's byte range and how
-/// many bytes its worker read.
+/// Reads every block of `data` as a worker does, told its start by the block before, and
+/// returns each block's byte range and how many bytes its worker read. Checks that each block
+/// has the range it finds when it is not told its start.
 fn blocks_of(data: &[u8], block_bytes: u64) -> Vec<((u64, u64), usize)> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kubelet.log");
     std::fs::write(&path, data).unwrap();
     let file = File::open(&path).unwrap();
     let len = data.len() as u64;
+    let mut told = Some(0);
     (0..len.div_ceil(block_bytes))
         .map(|k| {
             let mut buf = ReadBuf::default();
-            let (range, _) = file_block(&file, len, k, block_bytes, &mut buf).unwrap();
-            (range, buf.filled)
+            let block = file_block(&file, len, k, block_bytes, told, &mut buf).unwrap();
+            let alone = file_block(&file, len, k, block_bytes, None, &mut ReadBuf::default());
+            assert_eq!(block.range, alone.unwrap().range, "block {k}");
+            told = block.next_start;
+            (block.range, buf.filled)
         })
         .collect()
 }
