@@ -15,8 +15,8 @@ use std::io::{self, BufRead, Read};
 use serde_json::value::RawValue;
 
 /// The fields kept of an entry, in the order they are written again; a field the entry lacks
-/// is left out.
-const FIELD_ORDER: [&str; 7] = [
+/// is left out. journalctl is asked for these only (`--output-fields`), when it can be.
+pub(crate) const FIELD_ORDER: [&str; 7] = [
     "__REALTIME_TIMESTAMP",
     "_HOSTNAME",
     "SYSLOG_IDENTIFIER",
@@ -52,9 +52,10 @@ pub(crate) fn reorder(line: &[u8], out: &mut Vec<u8>) -> bool {
     true
 }
 
-/// The longest entry reordered: as the journal follower reads them, eight times
-/// [`crate::MAX_LINE_BYTES`] (a message's JSON escapes) and 64 KiB for the other fields.
-pub(crate) const MAX_ENTRY_BYTES: usize = crate::MAX_LINE_BYTES * 8 + (64 << 10);
+/// The longest entry reordered: 8 MiB. journald cuts a line a unit writes to its output at
+/// `LineMax` (48 KiB by default), which JSON's escapes make at most 6 times longer; a longer
+/// entry (a message sent through journald's own protocol) passes as journalctl wrote it.
+pub(crate) const MAX_ENTRY_BYTES: usize = 8 << 20;
 
 /// A reader of journalctl's output that gives every entry in [`FIELD_ORDER`]'s order (see
 /// [`reorder`]), one per line. A line that is no entry, or longer than `max_entry_bytes`, is

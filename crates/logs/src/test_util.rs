@@ -66,6 +66,8 @@ pub struct JournalEntry {
     pub priority: u8,
     /// `MESSAGE`; written in the binary export form when it holds a newline.
     pub message: String,
+    /// More fields (name, value without a newline), after `MESSAGE`.
+    pub extra: Vec<(String, String)>,
 }
 
 impl JournalEntry {
@@ -84,6 +86,7 @@ impl JournalEntry {
             time,
             priority,
             message: message.to_string(),
+            extra: Vec::new(),
         }
     }
 
@@ -106,6 +109,9 @@ impl JournalEntry {
             out.push(b'\n');
         } else {
             out.extend_from_slice(format!("MESSAGE={}\n", self.message).as_bytes());
+        }
+        for (name, value) in &self.extra {
+            out.extend_from_slice(format!("{name}={value}\n").as_bytes());
         }
         out.push(b'\n');
         out

@@ -419,6 +419,30 @@ fn journal_entries_are_quoted_in_one_field_order() {
 }
 
 #[test]
+fn a_large_field_the_reader_leaves_out_does_not_change_what_it_reads() {
+    // An entry with a 9 MiB field of its own: journalctl's JSON line is too long to put in
+    // order, and the field, written first or last at random, would decide whether the entry's
+    // message is read at all. journalctl is asked for the fields read (`--output-fields`).
+    let dir = tempfile::tempdir().unwrap();
+    let journal = test_journal(dir.path());
+    let mut entries = gc_cycle(0);
+    for e in &mut entries {
+        e.extra.push(("BLOB".to_string(), "x".repeat(9 << 20)));
+    }
+    journal.append(&entries).unwrap_or_else(|e| panic!("{e}"));
+    let source = Source::from_arg("journald", "kubelet", Some(journal.dir()));
+    let first = read(&source, LogKind::Kubelet, None).unwrap();
+    assert_eq!((first.lines, first.parsed, first.cut_lines), (2, 2, 0));
+    assert_eq!(event_rows(&first), gc_cycle_events(0));
+    for _ in 0..4 {
+        let again = read(&source, LogKind::Kubelet, None).unwrap();
+        let texts =
+            |r: &LogRead| -> Vec<String> { r.events.iter().map(|e| e.text.to_string()).collect() };
+        assert_eq!(texts(&again), texts(&first));
+    }
+}
+
+#[test]
 fn journal_directory_since_and_copy_window() {
     let dir = tempfile::tempdir().unwrap();
     let journal = node_journal(dir.path());
