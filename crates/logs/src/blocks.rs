@@ -139,7 +139,15 @@ pub(crate) fn read_file(
                             Err(Stopped) => return,
                         },
                     };
-                    let msg = match file_block(file, len, k, block_bytes, told, &mut buf) {
+                    // A panic (a bug in the cut) is an error too, so the merge, which waits
+                    // for this block, ends.
+                    let block = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        file_block(file, len, k, block_bytes, told, &mut buf)
+                    }))
+                    .unwrap_or_else(|_| {
+                        Err(std::io::Error::other("the log reader panicked on a block"))
+                    });
+                    let msg = match block {
                         Ok(Block {
                             range: (start, end),
                             base,
@@ -1070,7 +1078,8 @@ struct Block {
 /// `told` is where the block starts as the block before it found it (its
 /// [`Block::next_start`]): the block then looks only for its end, and a cut is found once, not
 /// by both blocks beside it (on a log of lines of no known shape, each cut looks at the
-/// [`DEFAULT_MAX_RECORD_BYTES`] before it). `None`: the block finds its start itself.
+/// [`DEFAULT_MAX_RECORD_BYTES`] before it). `None`, or a start before the block's nominal start
+/// (the block before read less than the file's length): the block finds its start itself.
 ///
 /// A block in which no line begins a record is empty (its records belong to the block before)
 /// and is known so from its own bytes: only the block holding the last cut before a long run
@@ -1087,6 +1096,10 @@ fn file_block(
     let nominal = k.saturating_mul(block_bytes);
     let next = nominal.saturating_add(block_bytes);
     buf.filled = 0;
+    // A cut is at or after the nominal start it is looked for from. One told before it comes
+    // from a block whose read ended short (the file shrank while read): the start is found
+    // here, from this block's own bytes.
+    let told = told.filter(|&start| start >= nominal);
     if let Some(start) = told
         && start >= next
     {

@@ -326,6 +326,54 @@ fn a_file_read_past_its_length_is_cut_at_that_length() {
     assert_same(&got, &want, "first part");
 }
 
+#[test]
+fn a_file_that_shrank_after_it_was_measured_reads_what_is_left() {
+    // Truncated (copytruncate, or by hand) after its length was taken: a block's read ends
+    // short, and the start it tells the next block is before that block's own. From a fresh
+    // try at breaking c28cefb, where the told start was taken and the slice panicked.
+    let data = generated();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubelet.log");
+    let left = data.len() / 3;
+    let left = data[..left].iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    std::fs::write(&path, &data[..left]).unwrap();
+    let want = reference(&data[..left], "f", 2025, None);
+    let file = File::open(&path).unwrap();
+    for workers in [1, 2, 3] {
+        let opts = StreamOpts {
+            block_bytes: 300,
+            workers,
+            ..StreamOpts::new("f", LogKind::Kubelet, None)
+        };
+        let mut got = LogRead::default();
+        let mut events = Vec::new();
+        read_file(
+            &file,
+            data.len() as u64,
+            &opts,
+            ParseContext::new(2025),
+            &mut got,
+            &mut |e| events.push(e),
+        )
+        .unwrap();
+        got.events = events;
+        assert_same(&got, &want, &format!("{workers} workers"));
+    }
+    // A block told a start before its own finds its start itself.
+    let len = left as u64;
+    let k = len / 300 - 1;
+    let alone = file_block(&file, len, k, 300, None, &mut ReadBuf::default()).unwrap();
+    let told = file_block(
+        &file,
+        len,
+        k,
+        300,
+        Some(k * 300 - 1),
+        &mut ReadBuf::default(),
+    );
+    assert_eq!(told.unwrap().range, alone.range);
+}
+
 /// The case logs' lines as a kubelet run in a container logs them (kind, k3d:
 /// `/var/log/pods`): each line in the CRI format, every fifth cut into `P` parts, every
 /// seventh on stdout.
