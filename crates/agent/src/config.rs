@@ -60,15 +60,17 @@ pub struct SourceSettings {
     /// The kubelet's root directory, holding pods/<uid>/.
     #[arg(long, value_name = "DIR", default_value = "/var/lib/kubelet")]
     pub kubelet_root_dir: PathBuf,
-    /// The kubelet's log: a file (its rotated siblings, plain or .gz, are read first) or
-    /// `journald` (journalctl -u <kubelet unit> -o json, of --journal-dir when given). Repeatable
+    /// The kubelet's log: a file (its rotated siblings, plain or .gz, are read first), `-` for
+    /// the standard input (a pipe, for `diagnose`, `explain` and `collect`), or `journald`
+    /// (journalctl -u <kubelet unit> -o json, of --journal-dir when given; a quoted entry shows
+    /// its time, host, identifier, unit, PID, priority and MESSAGE, in that order). Repeatable
     /// for `diagnose`, `explain` and `collect` (excerpts of one kubelet's log, e.g. two windows
     /// pasted apart: each is its own source, `kubelet_log`, `kubelet_log_2`, …); the daemon
     /// follows one. Default: not read.
     #[arg(long, value_name = "PATH|journald", action = ArgAction::Append)]
     pub kubelet_log: Vec<String>,
-    /// The container runtime's log (containerd, CRI-O): a file or `journald`, repeatable as
-    /// --kubelet-log is. Default: not read.
+    /// The container runtime's log (containerd, CRI-O): a file, `-` or `journald`, repeatable
+    /// as --kubelet-log is. Default: not read.
     #[arg(long, value_name = "PATH|journald", action = ArgAction::Append)]
     pub runtime_log: Vec<String>,
     /// The kubelet's systemd unit, for --kubelet-log journald.

@@ -380,6 +380,15 @@ fn log_sources(
             }
         }
     }
+    if logs
+        .iter()
+        .flat_map(|(log, _)| log.iter())
+        .filter(|a| *a == "-")
+        .count()
+        > 1
+    {
+        anyhow::bail!("- (the standard input) is given for two logs: it can be read once");
+    }
     Ok(logs.map(|(log, unit)| {
         log.iter()
             .map(|a| podcoroner_logs::Source::from_arg(a, unit, journal_dir))

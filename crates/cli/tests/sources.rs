@@ -870,4 +870,39 @@ fn several_kubelet_logs_are_read_together_each_its_own_source() {
     let (code, _, stderr) = diagnose(&[&part1, &part1]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("is given twice"), "{stderr}");
+
+    // The second window piped in (`--kubelet-log -`) reads as the file did.
+    let piped = |logs: &[&str]| {
+        let mut child = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+            .args(["diagnose", "--offline", "--min-age", "0s", "-o", "json"])
+            .args(logs)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn());
+        let mut stdin = child.stdin.take().unwrap();
+        let text = ok(std::fs::read(&readded));
+        // A pipe, not a file: its length is unknown until it ends.
+        let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &text));
+        let out = ok(child.wait_with_output());
+        drop(writer.join());
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (
+            out.status.code(),
+            report,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let part1_arg = part1.to_str().unwrap();
+    let (code, from_pipe, stderr) = piped(&["--kubelet-log", part1_arg, "--kubelet-log", "-"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(kinds(&from_pipe), kinds(&both), "{from_pipe:#}");
+    assert_eq!(
+        from_pipe["sources"]["kubelet_log_2"]["counts"]["lines"], 3,
+        "{:#}",
+        from_pipe["sources"]
+    );
+    let (code, _, stderr) = piped(&["--kubelet-log", "-", "--runtime-log", "-"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("can be read once"), "{stderr}");
 }

@@ -80,15 +80,16 @@ pub enum Source {
 
 impl Source {
     /// `journald` means the journal of `unit`, in `journal_dir` when given (see
-    /// [`Source::Journald`]); anything else is a file path, and `journal_dir` is not used.
+    /// [`Source::Journald`]); `-` is the standard input (`/dev/stdin`); anything else is a file
+    /// path, and `journal_dir` is not used.
     pub fn from_arg(arg: &str, unit: &str, journal_dir: Option<&Path>) -> Source {
-        if arg == "journald" {
-            Source::Journald {
+        match arg {
+            "journald" => Source::Journald {
                 unit: unit.to_string(),
                 directory: journal_dir.map(Path::to_path_buf),
-            }
-        } else {
-            Source::File(arg.into())
+            },
+            "-" => Source::File("/dev/stdin".into()),
+            _ => Source::File(arg.into()),
         }
     }
 
@@ -385,10 +386,17 @@ fn read_source(
                 let mut cuts = None;
                 let read = || -> std::io::Result<()> {
                     let f = std::fs::File::open(&file)?;
-                    let len = f.metadata()?.len();
-                    let _reading =
-                        progress::Reading::begin(&origin, (!is_gzip(&file)).then_some(len));
-                    if is_gzip(&file) {
+                    let meta = f.metadata()?;
+                    let len = meta.len();
+                    let sized = meta.is_file() && !is_gzip(&file);
+                    let _reading = progress::Reading::begin(&origin, sized.then_some(len));
+                    if !meta.is_file() {
+                        // A pipe (`journalctl -u kubelet | podcoroner diagnose --kubelet-log -`)
+                        // has no length: read in order to its end.
+                        let (r, c) = bounded::Bounded::new(f, MAX_LINE_BYTES, None);
+                        cuts = Some((c, None));
+                        blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
+                    } else if is_gzip(&file) {
                         let limit = len.saturating_mul(MAX_GZIP_RATIO).max(MIN_GZIP_LIMIT_BYTES);
                         let gz = flate2::read::MultiGzDecoder::new(f);
                         let (r, c) = bounded::Bounded::new(gz, MAX_LINE_BYTES, Some(limit));

@@ -367,6 +367,40 @@ fn journal_directory_reads_only_the_units_entries_in_order() {
 }
 
 #[test]
+fn a_log_piped_in_is_read_to_its_end() {
+    // `journalctl -u kubelet | podcoroner diagnose --offline --kubelet-log -`: a pipe has no
+    // length, and was read as an empty file (0 lines, said "ok").
+    use std::os::fd::AsRawFd as _;
+    let data = case_lines().join("\n") + "\n";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("kubelet.log");
+    std::fs::write(&file, &data).unwrap();
+    let want = read(&Source::File(file), LogKind::Kubelet, None).unwrap();
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    let path = PathBuf::from(format!("/proc/self/fd/{}", reader.as_raw_fd()));
+    // The writer stops at a broken pipe if the reader stops early.
+    let writing = std::thread::spawn(move || writer.write_all(data.as_bytes()).is_ok());
+    let got = read(&Source::File(path), LogKind::Kubelet, None).unwrap();
+    drop(reader);
+    assert!(writing.join().unwrap(), "the reader stopped before the end");
+    assert!(
+        want.lines > 500 && want.events.len() > 30,
+        "{} lines, {} events",
+        want.lines,
+        want.events.len()
+    );
+    assert_eq!(
+        (got.lines, got.parsed, got.unparsed, got.events.len()),
+        (want.lines, want.parsed, want.unparsed, want.events.len())
+    );
+    assert_eq!(event_rows(&got), event_rows(&want));
+    assert!(matches!(
+        Source::from_arg("-", "kubelet", None),
+        Source::File(p) if p == Path::new("/dev/stdin")
+    ));
+}
+
+#[test]
 fn journal_entries_are_quoted_in_one_field_order() {
     // journalctl writes an entry's fields in an order that changes from run to run; the record
     // a finding quotes must read the same on every diagnosis, with its time, host and unit
