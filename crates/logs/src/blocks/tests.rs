@@ -61,6 +61,24 @@ fn assert_same(got: &LogRead, want: &LogRead, what: &str) {
     }
 }
 
+/// Reads `len` bytes of `file` in blocks with `opts`, from a context of `year`, with the events
+/// in the result.
+fn read_file_all(file: &File, len: u64, opts: &StreamOpts<'_>, year: i32) -> LogRead {
+    let mut got = LogRead::default();
+    let mut events = Vec::new();
+    read_file(
+        file,
+        len,
+        opts,
+        ParseContext::new(year),
+        &mut got,
+        &mut |e| events.push(e),
+    )
+    .unwrap();
+    got.events = events;
+    got
+}
+
 /// Block sizes for small inputs: a block per byte, per line or so, and larger.
 const SMALL_BLOCKS: &[usize] = &[1, 7, 64, 300, 4096, BLOCK_BYTES];
 /// Block sizes for larger inputs (a block per byte takes long in a debug build).
@@ -83,18 +101,7 @@ fn check(data: &[u8], what: &str, since: Option<Timestamp>, block_sizes: &[usize
                 ..StreamOpts::new("f", LogKind::Kubelet, since)
             };
             let label = format!("{what}, blocks of {block_bytes} bytes, {workers} workers");
-            let mut got = LogRead::default();
-            let mut events = Vec::new();
-            read_file(
-                &file,
-                data.len() as u64,
-                &opts,
-                ParseContext::new(year),
-                &mut got,
-                &mut |e| events.push(e),
-            )
-            .unwrap();
-            got.events = events;
+            let got = read_file_all(&file, data.len() as u64, &opts, year);
             assert_same(&got, &want, &format!("file, {label}"));
 
             let mut got = LogRead::default();
@@ -311,18 +318,7 @@ fn a_file_read_past_its_length_is_cut_at_that_length() {
         workers: 2,
         ..StreamOpts::new("f", LogKind::Kubelet, None)
     };
-    let mut got = LogRead::default();
-    let mut events = Vec::new();
-    read_file(
-        &file,
-        len,
-        &opts,
-        ParseContext::new(2025),
-        &mut got,
-        &mut |e| events.push(e),
-    )
-    .unwrap();
-    got.events = events;
+    let got = read_file_all(&file, len, &opts, 2025);
     assert_same(&got, &want, "first part");
 }
 
@@ -345,18 +341,7 @@ fn a_file_that_shrank_after_it_was_measured_reads_what_is_left() {
             workers,
             ..StreamOpts::new("f", LogKind::Kubelet, None)
         };
-        let mut got = LogRead::default();
-        let mut events = Vec::new();
-        read_file(
-            &file,
-            data.len() as u64,
-            &opts,
-            ParseContext::new(2025),
-            &mut got,
-            &mut |e| events.push(e),
-        )
-        .unwrap();
-        got.events = events;
+        let got = read_file_all(&file, data.len() as u64, &opts, 2025);
         assert_same(&got, &want, &format!("{workers} workers"));
     }
     // A block told a start before its own finds its start itself.
