@@ -390,21 +390,18 @@ fn read_source(
                     let len = meta.len();
                     let sized = meta.is_file() && !is_gzip(&file);
                     let _reading = progress::Reading::begin(&origin, sized.then_some(len));
-                    if !meta.is_file() {
-                        // A pipe (`journalctl -u kubelet | podcoroner diagnose --kubelet-log -`)
-                        // has no length: read in order to its end.
-                        let (r, c) = bounded::Bounded::new(f, MAX_LINE_BYTES, None);
-                        cuts = Some((c, None));
-                        blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
-                    } else if is_gzip(&file) {
+                    if is_gzip(&file) {
                         let limit = len.saturating_mul(MAX_GZIP_RATIO).max(MIN_GZIP_LIMIT_BYTES);
                         let gz = flate2::read::MultiGzDecoder::new(f);
                         let (r, c) = bounded::Bounded::new(gz, MAX_LINE_BYTES, Some(limit));
                         cuts = Some((c, Some(limit)));
                         blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
-                    } else if bounded::has_long_line(&f, len, MAX_LINE_BYTES)? {
-                        // Only then read in order: the parallel reader cuts blocks at lines.
-                        let (r, c) = bounded::Bounded::new(f.take(len), MAX_LINE_BYTES, None);
+                    } else if !meta.is_file() || bounded::has_long_line(&f, len, MAX_LINE_BYTES)? {
+                        // Read in order through the cut: a pipe (`journalctl -u kubelet |
+                        // podcoroner diagnose --kubelet-log -`) has no length to cut into
+                        // blocks, and the parallel reader cuts blocks at lines.
+                        let to = if meta.is_file() { len } else { u64::MAX };
+                        let (r, c) = bounded::Bounded::new(f.take(to), MAX_LINE_BYTES, None);
                         cuts = Some((c, None));
                         blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
                     } else {
@@ -573,6 +570,7 @@ pub fn copy_window(source: &Source, since: Option<Timestamp>, out: &Path) -> Res
 /// `journalctl [-D <directory>] -u <unit> -o json --all --no-pager [--since=@<seconds>]`, with
 /// stdin closed. `--all` keeps fields over 4096 bytes, which `-o json` shows as `null` without
 /// it (a long klog line would lose its `MESSAGE`).
+///
 /// Its entries are read through [`journal_json::InFieldOrder`]: journalctl's field order
 /// changes from run to run. With `--output-fields=` the fields read (when journalctl takes it:
 /// [`takes_output_fields`]), it writes a third less and takes a third less time.
