@@ -392,8 +392,8 @@ impl Settings {
     /// once, with the flags' own value parsers.
     ///
     /// # Errors
-    /// A file value a flag would refuse (`origin: key: why`), or a combination the flags refuse
-    /// (conflicts).
+    /// A file value a flag would refuse (`origin: key: why`), a combination the flags refuse
+    /// (conflicts), or logs the daemon cannot follow ([`Settings::check_logs`]).
     pub fn resolve(cli: Option<&ArgMatches>, file: Option<&RawFile>) -> anyhow::Result<Settings> {
         let mut args: Vec<OsString> = vec!["podcoroner daemon".into()];
         for key in keys() {
@@ -417,7 +417,35 @@ impl Settings {
                 (None, None) => {}
             }
         }
-        Settings::try_parse_from(args).map_err(|e| anyhow::anyhow!("{}", clap_reason(&e)))
+        let settings =
+            Settings::try_parse_from(args).map_err(|e| anyhow::anyhow!("{}", clap_reason(&e)))?;
+        settings.check_logs()?;
+        Ok(settings)
+    }
+
+    /// Checks the logs the daemon is to follow: at most one kubelet log and one runtime log
+    /// (`diagnose`, `explain` and `collect` read several), and neither `-`, the standard input,
+    /// which a daemon has none of to follow.
+    ///
+    /// # Errors
+    /// `--kubelet-log`/`kubelet_log` or `--runtime-log`/`runtime_log` given twice, or `-`.
+    pub fn check_logs(&self) -> anyhow::Result<()> {
+        for (key, logs) in [
+            ("kubelet_log", &self.sources.kubelet_log),
+            ("runtime_log", &self.sources.runtime_log),
+        ] {
+            let flag = key.replace('_', "-");
+            anyhow::ensure!(
+                logs.len() <= 1,
+                "--{flag}/{key} is given {} times: the daemon follows one log of each (diagnose, explain and collect read several)",
+                logs.len()
+            );
+            anyhow::ensure!(
+                logs.first().is_none_or(|l| l != "-"),
+                "--{flag}/{key}: - (the standard input) is read by diagnose, explain and collect: the daemon follows a file or journald"
+            );
+        }
+        Ok(())
     }
 
     /// The settings of a config file alone (with the defaults), as `podcoroner config check`
@@ -598,6 +626,30 @@ mod tests {
                 .to_string();
             assert!(err.contains(&format!("{url:?} {want}")), "{err}");
         }
+    }
+
+    #[test]
+    fn the_daemon_is_given_one_log_of_each_and_no_standard_input() {
+        let c = Settings::from_file("kubelet_log: /var/log/kubelet.log\n", "c.yaml").unwrap();
+        assert_eq!(c.sources.kubelet_log, vec!["/var/log/kubelet.log"]);
+        let err = |text: &str| Settings::from_file(text, "c.yaml").unwrap_err().to_string();
+        assert_eq!(
+            err("kubelet_log: \"-\"\n"),
+            "--kubelet-log/kubelet_log: - (the standard input) is read by diagnose, explain and collect: the daemon follows a file or journald"
+        );
+        assert_eq!(
+            err("runtime_log: [a.log, b.log]\n"),
+            "--runtime-log/runtime_log is given 2 times: the daemon follows one log of each (diagnose, explain and collect read several)"
+        );
+        // The flags, without a file, as `podcoroner daemon` parses them.
+        let flags = Settings::try_parse_from(["podcoroner daemon", "--runtime-log", "-"]).unwrap();
+        assert!(
+            flags
+                .check_logs()
+                .unwrap_err()
+                .to_string()
+                .contains("--runtime-log/runtime_log: -")
+        );
     }
 
     #[test]

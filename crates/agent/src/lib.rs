@@ -246,19 +246,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Runs the daemon until SIGTERM or SIGINT, then stops accepting, finishes in-flight requests
 /// and saves the state.
 ///
+/// The daemon follows the first kubelet log and the first runtime log of `options.sources`
+/// (its settings allow one of each: [`config::Settings::check_logs`]).
+///
 /// # Errors
-/// The state cannot be loaded, the listen address cannot be bound, or a log is given more than
-/// once (`--kubelet-log` twice: the daemon follows one kubelet log and one runtime log).
+/// The state cannot be loaded, or the listen address cannot be bound.
 pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
-    for (flag, n) in [
-        ("--kubelet-log", options.sources.kubelet_logs.len()),
-        ("--runtime-log", options.sources.runtime_logs.len()),
-    ] {
-        anyhow::ensure!(
-            n <= 1,
-            "{flag} is given {n} times: the daemon follows one log of each (diagnose, explain and collect read several)"
-        );
-    }
     let state_path = options.state_dir.join("state.json");
     let store = store::Store::load(
         &state_path,

@@ -668,7 +668,10 @@ async fn daemon(args: DaemonArgs, matches: Option<&clap::ArgMatches>) -> anyhow:
     // Flag > file > default, resolved in one place; without a file the flags as parsed.
     let c = match (&args.config, matches) {
         (Some(path), Some(m)) => podcoroner_agent::config::daemon_settings(m, Some(path))?,
-        _ => args.settings.clone(),
+        _ => {
+            args.settings.check_logs()?;
+            args.settings.clone()
+        }
     };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
