@@ -37,7 +37,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -49,6 +49,7 @@ use podcoroner_core::logs::{
     ParseContext, ParsedLine, named, non_record, opening, parse_unless_unnamed,
 };
 
+use crate::bounded::Bounded;
 use crate::{LogKind, LogRead, LoggedEvent, MAX_KEPT_UNPARSED, Unparsed, cut};
 
 /// Nominal size of a block: 1 MiB. A block ends just before a line that begins a record, so it
@@ -74,6 +75,10 @@ pub(crate) struct StreamOpts<'a> {
     pub block_bytes: usize,
     /// Parsing threads.
     pub workers: usize,
+    /// The longest line a plain file is read in blocks with ([`crate::MAX_LINE_BYTES`]; small
+    /// in tests): from the block that meets a longer one on, [`read_file`] reads in order
+    /// through [`Bounded`], which cuts such a line.
+    pub max_line_bytes: usize,
 }
 
 impl<'a> StreamOpts<'a> {
@@ -85,6 +90,7 @@ impl<'a> StreamOpts<'a> {
             log,
             since,
             block_bytes: BLOCK_BYTES,
+            max_line_bytes: crate::MAX_LINE_BYTES,
             workers: std::thread::available_parallelism()
                 .map_or(1, usize::from)
                 .clamp(1, MAX_WORKERS),
@@ -92,7 +98,15 @@ impl<'a> StreamOpts<'a> {
     }
 }
 
-/// Reads the plain file `file` (its first `len` bytes) into `out`.
+/// Reads the plain file `file` (its first `len` bytes) into `out`, in blocks on all cores.
+///
+/// A line longer than [`StreamOpts::max_line_bytes`] (a run of NULs a crash left, a binary
+/// written to the log) would make a block as long as itself. The workers see such a line as
+/// they read their blocks (no pass over the file before): the blocks before the one that meets
+/// it are merged as usual, and the file is read on from that block's start in order, through
+/// [`Bounded`] ([`read_stream`]), which cuts the line and counts the cut in `out`. That start
+/// begins a record, so the records, counts and line numbers are those of one loop over the
+/// file read through [`Bounded`].
 pub(crate) fn read_file(
     file: &File,
     len: u64,
@@ -111,11 +125,11 @@ pub(crate) fn read_file(
         Redo::Range { start, end } => {
             let mut buf = ReadBuf::default();
             read_range(file, *start, *end, &mut buf)?;
-            Ok(parse_block(buf.data(), ctx, opts))
+            Ok(parse_block(buf.data(), ctx, opts, usize::MAX))
         }
-        Redo::Data(data) => Ok(parse_block(data, ctx, opts)),
+        Redo::Data(data) => Ok(parse_block(data, ctx, opts, usize::MAX)),
     };
-    std::thread::scope(|scope| {
+    let resume = std::thread::scope(|scope| {
         for _ in 0..opts.workers.max(1) {
             let msg_tx = msg_tx.clone();
             let (shared, next_block) = (&shared, &next_block);
@@ -142,26 +156,36 @@ pub(crate) fn read_file(
                     // A panic (a bug in the cut) is an error too, so the merge, which waits
                     // for this block, ends.
                     let block = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        file_block(file, len, k, block_bytes, told, &mut buf)
+                        file_block(
+                            file,
+                            len,
+                            k,
+                            block_bytes,
+                            opts.max_line_bytes,
+                            told,
+                            &mut buf,
+                        )
                     }))
                     .unwrap_or_else(|_| {
                         Err(std::io::Error::other("the log reader panicked on a block"))
                     });
                     let msg = match block {
-                        Ok(Block {
+                        Ok(Some(Block {
                             range: (start, end),
                             base,
                             next_start,
-                        }) => {
+                        })) => {
                             tell.tell(next_start);
                             let data = &buf.data()[(start - base) as usize..(end - base) as usize];
-                            match guarded_parse(data, shared.guess(), opts) {
+                            match guarded_parse(data, shared.guess(), opts, opts.max_line_bytes) {
+                                Ok(read) if read.long_line => Msg::LongLine(k),
                                 Ok(read) => {
                                     Msg::Parsed(k, Box::new(read), Redo::Range { start, end })
                                 }
                                 Err(error) => Msg::Failed(error),
                             }
                         }
+                        Ok(None) => Msg::LongLine(k),
                         Err(error) => Msg::Failed(error),
                     };
                     let failed = matches!(msg, Msg::Failed(_));
@@ -172,8 +196,29 @@ pub(crate) fn read_file(
             });
         }
         drop(msg_tx);
-        merge_blocks(&msg_rx, opts, ctx, out, on_event, &shared, None, reread)
-    })
+        merge_blocks(&msg_rx, opts, ctx, 0, out, on_event, &shared, None, reread)
+    })?;
+    let Some(resume) = resume else {
+        return Ok(());
+    };
+    let mut rest = file.try_clone()?;
+    rest.seek(std::io::SeekFrom::Start(resume.offset))?;
+    let (rest, cuts) = Bounded::new(
+        rest.take(len.saturating_sub(resume.offset)),
+        opts.max_line_bytes,
+        None,
+    );
+    let read = read_stream_from(
+        Box::new(rest),
+        opts,
+        resume.ctx,
+        resume.lines_before,
+        out,
+        on_event,
+    );
+    out.cut_lines += cuts.lines.load(Ordering::Relaxed);
+    out.cut_bytes += cuts.bytes.load(Ordering::Relaxed);
+    read
 }
 
 /// Reads any stream into `out`, in order, with a reader thread that cuts it into blocks.
@@ -184,13 +229,26 @@ pub(crate) fn read_stream(
     out: &mut LogRead,
     on_event: &mut dyn FnMut(LoggedEvent),
 ) -> std::io::Result<()> {
+    read_stream_from(reader, opts, ctx, 0, out, on_event)
+}
+
+/// [`read_stream`] of a stream that goes on from `lines_before` lines already read into `out`
+/// (its line numbers count on from there) with the context `ctx` they ended in.
+fn read_stream_from(
+    reader: Box<dyn Read + Send>,
+    opts: &StreamOpts<'_>,
+    ctx: ParseContext,
+    lines_before: u64,
+    out: &mut LogRead,
+    on_event: &mut dyn FnMut(LoggedEvent),
+) -> std::io::Result<()> {
     let workers = opts.workers.max(1);
     let (work_tx, work_rx) = channel::<(u64, Vec<u8>)>();
     let work_rx = Mutex::new(work_rx);
     let (msg_tx, msg_rx) = channel::<Msg>();
     let shared = Shared::new(&ctx);
     let reread = |redo: &Redo, ctx: ParseContext| match redo {
-        Redo::Data(data) => Ok(parse_block(data, ctx, opts)),
+        Redo::Data(data) => Ok(parse_block(data, ctx, opts, usize::MAX)),
         Redo::Range { .. } => Err(std::io::Error::other("a stream block has no file range")),
     };
     std::thread::scope(|scope| {
@@ -212,7 +270,8 @@ pub(crate) fn read_stream(
                     let Ok(rx) = work_rx.lock() else { return };
                     let Ok((k, data)) = rx.recv() else { return };
                     drop(rx);
-                    let msg = match guarded_parse(&data, shared.guess(), opts) {
+                    // Its lines are cut by the stream's reader, if anywhere.
+                    let msg = match guarded_parse(&data, shared.guess(), opts, usize::MAX) {
                         Ok(read) => Msg::Parsed(k, Box::new(read), Redo::Data(data)),
                         Err(error) => Msg::Failed(error),
                     };
@@ -228,12 +287,15 @@ pub(crate) fn read_stream(
             &msg_rx,
             opts,
             ctx,
+            lines_before,
             out,
             on_event,
             &shared,
             Some(pool_tx),
             reread,
         )
+        // No stream block is a file's: none is said to hold a long line.
+        .map(|_| ())
     })
 }
 
@@ -242,6 +304,8 @@ pub(crate) fn read_stream(
 /// What parsing one block gave, with the context it started from and ended with. Line numbers
 /// in `read` count from the block's first line.
 struct BlockRead {
+    /// A line of the block is longer than the longest asked for: the block was not read on.
+    long_line: bool,
     ctx_in: ParseContext,
     ctx_out: ParseContext,
     /// The block's first records, read apart; `None` when no record of the first
@@ -297,6 +361,8 @@ enum Redo {
 enum Msg {
     /// Block `k` was parsed.
     Parsed(u64, Box<BlockRead>, Redo),
+    /// Block `k` of a file meets a line longer than [`StreamOpts::max_line_bytes`].
+    LongLine(u64),
     /// Reading failed.
     Failed(std::io::Error),
     /// The stream has this many blocks.
@@ -436,36 +502,62 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
+/// Where [`merge_blocks`] stopped at a block of a file that meets a line too long to read in
+/// blocks: the file is to be read on from `offset` (the block's start, where a record begins),
+/// in the context `ctx`, after `lines_before` lines.
+struct Resume {
+    offset: u64,
+    ctx: ParseContext,
+    lines_before: u64,
+}
+
 /// Takes parsed blocks in any order and merges them into `out` in stream order, parsing again
-/// (with `reread`) the blocks whose guessed context was wrong. Spent stream buffers go back to
-/// `pool`. Returns the first reading error.
+/// (with `reread`) the blocks whose guessed context was wrong; their line numbers count on from
+/// `lines_before`. Spent stream buffers go back to `pool`. Returns the first reading error, or
+/// where it stopped at a block that meets a long line ([`Msg::LongLine`]).
 #[allow(clippy::too_many_arguments)]
 fn merge_blocks(
     msgs: &Receiver<Msg>,
     opts: &StreamOpts<'_>,
     mut ctx: ParseContext,
+    mut lines_before: u64,
     out: &mut LogRead,
     on_event: &mut dyn FnMut(LoggedEvent),
     shared: &Shared,
     pool: Option<Sender<Vec<u8>>>,
     reread: impl Fn(&Redo, ParseContext) -> std::io::Result<BlockRead>,
-) -> std::io::Result<()> {
+) -> std::io::Result<Option<Resume>> {
     let _stop = StopOnDrop(shared);
-    let mut waiting: BTreeMap<u64, (Box<BlockRead>, Redo)> = BTreeMap::new();
+    // `None`: the block meets a long line.
+    let mut waiting: BTreeMap<u64, Option<(Box<BlockRead>, Redo)>> = BTreeMap::new();
     let mut next = 0u64;
     let mut end = None;
-    let mut lines_before = 0u64;
+    // Where the blocks merged so far end in the file: the start of the next non-empty one.
+    let mut merged_to = 0u64;
     while end != Some(next) {
         match msgs.recv() {
             Ok(Msg::Parsed(k, read, redo)) => {
-                waiting.insert(k, (read, redo));
+                waiting.insert(k, Some((read, redo)));
+            }
+            Ok(Msg::LongLine(k)) => {
+                waiting.insert(k, None);
             }
             Ok(Msg::Failed(error)) => return Err(error),
             Ok(Msg::End(blocks)) => end = Some(blocks),
             // Every sender is gone before the end: a worker or the reader panicked.
             Err(_) => return Err(std::io::Error::other("a log reading thread stopped")),
         }
-        while let Some((mut read, redo)) = waiting.remove(&next) {
+        while let Some(block) = waiting.remove(&next) {
+            let Some((mut read, redo)) = block else {
+                return Ok(Some(Resume {
+                    offset: merged_to,
+                    ctx,
+                    lines_before,
+                }));
+            };
+            if let Redo::Range { end, .. } = redo {
+                merged_to = merged_to.max(end);
+            }
             if !read.ctx_in.resolves_like(&ctx) && !mend(&mut read, &ctx, opts) {
                 *read = reread(&redo, ctx.clone())?;
             }
@@ -492,7 +584,7 @@ fn merge_blocks(
             shared.merged(next);
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Parses the head of a block read from a wrong guess again, from `ctx`, the real context at its
@@ -570,9 +662,17 @@ fn merge(
 // === parsing one block ===
 
 /// Assembles, parses and classifies one block (whole lines, the last one's newline optional)
-/// from `ctx`; line numbers count from the block's first line.
-fn parse_block(data: &[u8], ctx: ParseContext, opts: &StreamOpts<'_>) -> BlockRead {
+/// from `ctx`; line numbers count from the block's first line. A line longer than
+/// `max_line_bytes` (its newline not counted) stops it: the [`BlockRead`] says so and holds
+/// nothing else of use.
+fn parse_block(
+    data: &[u8],
+    ctx: ParseContext,
+    opts: &StreamOpts<'_>,
+    max_line_bytes: usize,
+) -> BlockRead {
     let mut block = BlockRead {
+        long_line: false,
         ctx_in: ctx.clone(),
         ctx_out: ctx,
         head: None,
@@ -604,10 +704,18 @@ fn parse_block(data: &[u8], ctx: ParseContext, opts: &StreamOpts<'_>) -> BlockRe
     };
     let mut start = 0;
     for nl in memchr::memchr_iter(b'\n', data) {
+        if nl - start > max_line_bytes {
+            block.long_line = true;
+            return block;
+        }
         push(&data[start..nl], &mut block);
         start = nl + 1;
     }
     if start < data.len() {
+        if data.len() - start > max_line_bytes {
+            block.long_line = true;
+            return block;
+        }
         push(&data[start..], &mut block);
     }
     if let Some(rec) = asm.finish() {
@@ -691,9 +799,10 @@ fn guarded_parse(
     data: &[u8],
     ctx: ParseContext,
     opts: &StreamOpts<'_>,
+    max_line_bytes: usize,
 ) -> std::io::Result<BlockRead> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        parse_block(data, ctx, opts)
+        parse_block(data, ctx, opts, max_line_bytes)
     }))
     .map_err(|_| std::io::Error::other("the log parser panicked on a block"))
 }
@@ -1085,14 +1194,19 @@ struct Block {
 /// and is known so from its own bytes: only the block holding the last cut before a long run
 /// of lines that begin none reads that run, so the file is read in linear time whatever it
 /// holds.
+///
+/// `None` when a cut is looked for in a line longer than `max_line_bytes`: what is read
+/// stays under `max_line_bytes` past the block and a cut's search ([`DEFAULT_MAX_RECORD_BYTES`]
+/// at most, without such a line), and [`read_file`] reads on in order from the block before.
 fn file_block(
     file: &File,
     len: u64,
     k: u64,
     block_bytes: u64,
+    max_line_bytes: usize,
     told: Option<u64>,
     buf: &mut ReadBuf,
-) -> std::io::Result<Block> {
+) -> std::io::Result<Option<Block>> {
     let nominal = k.saturating_mul(block_bytes);
     let next = nominal.saturating_add(block_bytes);
     buf.filled = 0;
@@ -1104,11 +1218,11 @@ fn file_block(
         && start >= next
     {
         // No cut in this block: it is empty, and the next starts where this one would.
-        return Ok(Block {
+        return Ok(Some(Block {
             range: (nominal, nominal),
             base: nominal,
             next_start: Some(start),
-        });
+        }));
     }
     let mut base = block_base(k, block_bytes);
     // Tiny blocks (tests) read a little ahead, large ones [`CUT_SLACK_BYTES`].
@@ -1132,23 +1246,30 @@ fn file_block(
             Cut::At(_) => cut_at(data, base, end_from, u64::MAX, at_end),
             // No cut before the next block's start: this block is empty.
             Cut::Beyond => {
-                return Ok(Block {
+                return Ok(Some(Block {
                     range: (nominal, nominal),
                     base,
                     next_start: None,
-                });
+                }));
             }
             other => other,
         };
+        // The line at (or around) where the search stopped runs on to the end of what was
+        // read without a newline.
+        if let Cut::Unknown(from) = end
+            && end_of_data - from > max_line_bytes as u64
+        {
+            return Ok(None);
+        }
         match (start, end) {
             (Cut::At(start), Cut::At(end)) => {
                 let start = start.min(end_of_data);
                 let end = end.clamp(start, end_of_data);
-                return Ok(Block {
+                return Ok(Some(Block {
                     range: (start, end),
                     base,
                     next_start: Some(end),
-                });
+                }));
             }
             (_, Cut::NeedBack) => {
                 // Read again from further back (once: from there every cut is told).
@@ -1161,11 +1282,11 @@ fn file_block(
         }
         if at_end {
             // Nothing begins a record from here to the end: an empty block.
-            return Ok(Block {
+            return Ok(Some(Block {
                 range: (end_of_data, end_of_data),
                 base,
                 next_start: None,
-            });
+            }));
         }
         want = want.saturating_add(block_bytes.max(step)).min(len);
     }

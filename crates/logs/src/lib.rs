@@ -396,15 +396,16 @@ fn read_source(
                         let (r, c) = bounded::Bounded::new(gz, MAX_LINE_BYTES, Some(limit));
                         cuts = Some((c, Some(limit)));
                         blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
-                    } else if !meta.is_file() || bounded::has_long_line(&f, len, MAX_LINE_BYTES)? {
+                    } else if !meta.is_file() {
                         // Read in order through the cut: a pipe (`journalctl -u kubelet |
                         // podcoroner diagnose --kubelet-log -`) has no length to cut into
-                        // blocks, and the parallel reader cuts blocks at lines.
-                        let to = if meta.is_file() { len } else { u64::MAX };
-                        let (r, c) = bounded::Bounded::new(f.take(to), MAX_LINE_BYTES, None);
+                        // blocks.
+                        let (r, c) = bounded::Bounded::new(f, MAX_LINE_BYTES, None);
                         cuts = Some((c, None));
                         blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
                     } else {
+                        // In blocks, and in order through the cut from a line too long for
+                        // them on.
                         blocks::read_file(&f, len, &opts, ctx, &mut out, sink)
                     }
                 };

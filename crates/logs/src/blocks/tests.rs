@@ -64,17 +64,16 @@ fn assert_same(got: &LogRead, want: &LogRead, what: &str) {
 /// Reads `len` bytes of `file` in blocks with `opts`, from a context of `year`, with the events
 /// in the result.
 fn read_file_all(file: &File, len: u64, opts: &StreamOpts<'_>, year: i32) -> LogRead {
+    with_events(|got, sink| read_file(file, len, opts, ParseContext::new(year), got, sink))
+}
+
+/// What `read` put in a [`LogRead`], with the events it handed out in it.
+fn with_events(
+    read: impl FnOnce(&mut LogRead, &mut dyn FnMut(LoggedEvent)) -> std::io::Result<()>,
+) -> LogRead {
     let mut got = LogRead::default();
     let mut events = Vec::new();
-    read_file(
-        file,
-        len,
-        opts,
-        ParseContext::new(year),
-        &mut got,
-        &mut |e| events.push(e),
-    )
-    .unwrap();
+    read(&mut got, &mut |e| events.push(e)).unwrap();
     got.events = events;
     got
 }
@@ -93,29 +92,38 @@ fn check(data: &[u8], what: &str, since: Option<Timestamp>, block_sizes: &[usize
     let path = dir.path().join("kubelet.log");
     std::fs::write(&path, data).unwrap();
     let file = File::open(&path).unwrap();
+    let defaults = StreamOpts::new("f", LogKind::Kubelet, since);
+    each_reader(block_sizes, &defaults, |opts, label| {
+        let label = format!("{what}, {label}");
+        let got = read_file_all(&file, data.len() as u64, opts, year);
+        assert_same(&got, &want, &format!("file, {label}"));
+
+        let stream = Box::new(std::io::Cursor::new(data.to_vec()));
+        let ctx = ParseContext::new(year);
+        let got = with_events(|got, sink| read_stream(stream, opts, ctx, got, sink));
+        assert_same(&got, &want, &format!("stream, {label}"));
+    });
+}
+
+/// Calls `f` with `defaults` at each of `block_sizes` and with 1 to 3 workers, and a label
+/// saying which.
+fn each_reader(
+    block_sizes: &[usize],
+    defaults: &StreamOpts<'_>,
+    mut f: impl FnMut(&StreamOpts<'_>, String),
+) {
     for &block_bytes in block_sizes {
         for workers in [1, 2, 3] {
             let opts = StreamOpts {
                 block_bytes,
                 workers,
-                ..StreamOpts::new("f", LogKind::Kubelet, since)
+                shared_origin: Arc::clone(&defaults.shared_origin),
+                ..*defaults
             };
-            let label = format!("{what}, blocks of {block_bytes} bytes, {workers} workers");
-            let got = read_file_all(&file, data.len() as u64, &opts, year);
-            assert_same(&got, &want, &format!("file, {label}"));
-
-            let mut got = LogRead::default();
-            let mut events = Vec::new();
-            read_stream(
-                Box::new(std::io::Cursor::new(data.to_vec())),
+            f(
                 &opts,
-                ParseContext::new(year),
-                &mut got,
-                &mut |e| events.push(e),
-            )
-            .unwrap();
-            got.events = events;
-            assert_same(&got, &want, &format!("stream, {label}"));
+                format!("blocks of {block_bytes} bytes, {workers} workers"),
+            );
         }
     }
 }
@@ -347,16 +355,96 @@ fn a_file_that_shrank_after_it_was_measured_reads_what_is_left() {
     // A block told a start before its own finds its start itself.
     let len = left as u64;
     let k = len / 300 - 1;
-    let alone = file_block(&file, len, k, 300, None, &mut ReadBuf::default()).unwrap();
-    let told = file_block(
-        &file,
-        len,
-        k,
-        300,
-        Some(k * 300 - 1),
-        &mut ReadBuf::default(),
-    );
-    assert_eq!(told.unwrap().range, alone.range);
+    let block = |told| {
+        file_block(
+            &file,
+            len,
+            k,
+            300,
+            usize::MAX,
+            told,
+            &mut ReadBuf::default(),
+        )
+        .unwrap()
+        .unwrap()
+    };
+    assert_eq!(block(Some(k * 300 - 1)).range, block(None).range);
+}
+
+#[test]
+fn a_line_too_long_for_the_blocks_is_read_in_order_from_the_block_before_it() {
+    // What one loop over the file read through `Bounded` gives (what `read` did for any file
+    // holding such a line), with the cut counted.
+    fn through_the_cut(data: &[u8], max: usize) -> LogRead {
+        let (mut cut, cuts) = Bounded::new(data, max, None);
+        let mut bytes = Vec::new();
+        cut.read_to_end(&mut bytes).unwrap();
+        let mut want = reference(&bytes, "f", 2025, None);
+        want.cut_lines = cuts.lines.load(Ordering::Relaxed);
+        want.cut_bytes = cuts.bytes.load(Ordering::Relaxed);
+        want
+    }
+    let cases: Vec<u8> = case_files()
+        .iter()
+        .filter(|f| f.extension().is_some_and(|x| x == "log"))
+        .flat_map(|f| std::fs::read(f).unwrap())
+        .take(60_000)
+        .collect();
+    let line_start = |at: usize| {
+        cases[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1)
+    };
+    let max = cases.split(|&b| b == b'\n').map(<[u8]>::len).max().unwrap() + 10;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubelet.log");
+    // At the start, in the middle, a NUL run (a crash), one line just short of too long, and
+    // the last line without a newline.
+    let long = |n: usize, byte: u8| vec![byte; n];
+    let inputs: Vec<(String, Vec<u8>)> = [0, cases.len() / 3, 2 * cases.len() / 3]
+        .into_iter()
+        .flat_map(|at| {
+            let at = line_start(at);
+            [(max + 1, b'x'), (5 * max, 0), (max, b'y')].map(|(n, byte)| {
+                let mut data = cases[..at].to_vec();
+                data.extend(long(n, byte));
+                data.push(b'\n');
+                data.extend(&cases[at..]);
+                (format!("{n} bytes of {byte} at {at}"), data)
+            })
+        })
+        .chain(std::iter::once({
+            let mut data = cases.clone();
+            data.extend(long(3 * max, b'z'));
+            ("a long last line".to_string(), data)
+        }))
+        .collect();
+    for (what, data) in &inputs {
+        std::fs::write(&path, data).unwrap();
+        let want = through_the_cut(data, max);
+        let file = File::open(&path).unwrap();
+        let defaults = StreamOpts {
+            max_line_bytes: max,
+            ..StreamOpts::new("f", LogKind::Kubelet, None)
+        };
+        each_reader(BLOCKS, &defaults, |opts, label| {
+            let label = format!("{what}, {label}");
+            let got = read_file_all(&file, data.len() as u64, opts, 2025);
+            assert_same(&got, &want, &label);
+            assert_eq!(
+                (got.cut_lines, got.cut_bytes),
+                (want.cut_lines, want.cut_bytes),
+                "{label}: cut"
+            );
+        });
+    }
+    // The cut is what the inputs hold: one line each, but the line just short of too long.
+    let cut: Vec<u64> = inputs
+        .iter()
+        .map(|(_, d)| through_the_cut(d, max).cut_lines)
+        .collect();
+    assert_eq!(cut, [1, 1, 0, 1, 1, 0, 1, 1, 0, 1]);
 }
 
 /// The case logs' lines as a kubelet run in a container logs them (kind, k3d:
@@ -401,9 +489,23 @@ fn blocks_of(data: &[u8], block_bytes: u64) -> Vec<((u64, u64), usize)> {
     (0..len.div_ceil(block_bytes))
         .map(|k| {
             let mut buf = ReadBuf::default();
-            let block = file_block(&file, len, k, block_bytes, told, &mut buf).unwrap();
-            let alone = file_block(&file, len, k, block_bytes, None, &mut ReadBuf::default());
-            assert_eq!(block.range, alone.unwrap().range, "block {k}");
+            let max = usize::MAX;
+            let block = file_block(&file, len, k, block_bytes, max, told, &mut buf);
+            let block = block.unwrap().expect("no long line");
+            let alone = file_block(
+                &file,
+                len,
+                k,
+                block_bytes,
+                max,
+                None,
+                &mut ReadBuf::default(),
+            );
+            assert_eq!(
+                block.range,
+                alone.unwrap().expect("no long line").range,
+                "block {k}"
+            );
             told = block.next_start;
             (block.range, buf.filled)
         })
