@@ -57,6 +57,12 @@ pub(crate) fn reorder(line: &[u8], out: &mut Vec<u8>) -> bool {
 /// entry (a message sent through journald's own protocol) passes as journalctl wrote it.
 pub(crate) const MAX_ENTRY_BYTES: usize = 8 << 20;
 
+/// The capacity [`InFieldOrder`]'s two buffers keep from one line to the next: 128 KiB, more
+/// than an entry of a `LineMax` message takes with its fields. A longer entry's buffers are
+/// given back once it is read, so one entry of 8 MiB does not hold 16 MiB for the rest of the
+/// read.
+const KEPT_BUFFER_BYTES: usize = 128 << 10;
+
 /// A reader of journalctl's output that gives every entry in [`FIELD_ORDER`]'s order (see
 /// [`reorder`]), one per line. A line that is no entry, or longer than `max_entry_bytes`, is
 /// passed on unchanged (the reader after this one cuts it).
@@ -90,6 +96,8 @@ impl<R: BufRead> InFieldOrder<R> {
         self.out.clear();
         self.at = 0;
         self.line.clear();
+        self.out.shrink_to(KEPT_BUFFER_BYTES);
+        self.line.shrink_to(KEPT_BUFFER_BYTES);
         let limit = if self.passing {
             1 << 16
         } else {
@@ -185,6 +193,23 @@ mod tests {
         assert_eq!(
             through(b"{\"MESSAGE\":\"m\",\"_PID\":\"1\"}", 1 << 10),
             "{\"_PID\":\"1\",\"MESSAGE\":\"m\"}"
+        );
+    }
+
+    #[test]
+    fn a_long_entrys_buffers_are_given_back_once_it_is_read() {
+        let long = format!("{{\"MESSAGE\":\"{}\",\"_PID\":\"1\"}}", "x".repeat(1 << 20));
+        let input = format!("{long}\n{{\"MESSAGE\":\"m\",\"_PID\":\"2\"}}\n");
+        let mut r = InFieldOrder::new(input.as_bytes(), MAX_ENTRY_BYTES);
+        assert!(r.fill().unwrap());
+        assert_eq!(r.out.len(), long.len() + 1, "the long entry, reordered");
+        assert!(r.fill().unwrap());
+        assert_eq!(r.out, b"{\"_PID\":\"2\",\"MESSAGE\":\"m\"}\n");
+        assert!(
+            r.out.capacity() <= KEPT_BUFFER_BYTES && r.line.capacity() <= KEPT_BUFFER_BYTES,
+            "{} and {} bytes kept",
+            r.out.capacity(),
+            r.line.capacity()
         );
     }
 
