@@ -594,19 +594,22 @@ fn journalctl(unit: &str, directory: Option<&Path>, since: Option<Timestamp>) ->
     cmd
 }
 
-/// Whether `journalctl` takes `--output-fields` (systemd 236 and later), asked once
-/// (`journalctl --output-fields=MESSAGE --version`).
+/// Whether `journalctl` takes `--output-fields` (systemd 236 and later), asked once.
 fn takes_output_fields() -> bool {
     static TAKES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *TAKES.get_or_init(|| {
-        Command::new("journalctl")
-            .args(["--output-fields=MESSAGE", "--version"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
+    *TAKES.get_or_init(|| journalctl_takes_output_fields(Path::new("journalctl")))
+}
+
+/// Whether the `journalctl` at `journalctl` takes `--output-fields` (systemd 236 and later):
+/// `journalctl --output-fields=MESSAGE --version` succeeds. False when it cannot be run.
+pub(crate) fn journalctl_takes_output_fields(journalctl: &Path) -> bool {
+    Command::new(journalctl)
+        .args(["--output-fields=MESSAGE", "--version"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// [`Error::JournalctlFailed`] for `unit` (and `directory`) with a detail.

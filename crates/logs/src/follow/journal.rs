@@ -120,6 +120,8 @@ pub struct JournalFollower {
     cursor: Option<String>,
     since: String,
     config: JournalConfig,
+    /// journalctl takes `--output-fields` (asked when the follower starts).
+    output_fields: bool,
 }
 
 impl JournalFollower {
@@ -141,16 +143,18 @@ impl JournalFollower {
             cursor,
             since,
             config,
+            output_fields: false,
         }
     }
 
     /// The arguments of the next `journalctl` run: [`JournalConfig::extra_args`],
     /// `--directory=<dir>` with [`JournalConfig::directory`], `-u <unit> -o json --all --no-pager
-    /// -f --no-tail --merge`, then `--after-cursor=<cursor>` or `--since=<since>`. `--all` keeps
-    /// fields over 4096 bytes (journalctl's JSON shows them as null otherwise); `--no-tail` makes
-    /// `-f` start at the cursor or time instead of at the last ten entries; `--merge` stops `-f`
-    /// from implying `--boot` (the current boot only), so the entries after a cursor taken
-    /// before a reboot are read too.
+    /// -f --no-tail --merge`, `--output-fields=MESSAGE` when journalctl takes it (asked when the
+    /// follower starts: systemd 236 and later), then `--after-cursor=<cursor>` or
+    /// `--since=<since>`. `--all` keeps fields over 4096 bytes (journalctl's JSON shows them as
+    /// null otherwise); `--no-tail` makes `-f` start at the cursor or time instead of at the last
+    /// ten entries; `--merge` stops `-f` from implying `--boot` (the current boot only), so the
+    /// entries after a cursor taken before a reboot are read too.
     pub fn args(&self) -> Vec<OsString> {
         let mut args = self.config.extra_args.clone();
         if let Some(d) = &self.config.directory {
@@ -170,6 +174,11 @@ impl JournalFollower {
             "--merge",
         ] {
             args.push(a.into());
+        }
+        if self.output_fields {
+            // `MESSAGE` only (the cursor and the time are always written): an entry with a
+            // large field of its own would otherwise be too long to read, its message lost.
+            args.push("--output-fields=MESSAGE".into());
         }
         args.push(match &self.cursor {
             Some(c) => format!("--after-cursor={c}").into(),
@@ -233,6 +242,11 @@ async fn run(
     let mut stats = stats_tx.borrow().clone();
     let mut backoff = jf.config.restart_backoff;
     let json_cap = jf.config.max_line_bytes.saturating_mul(8) + 64 * 1024;
+    let journalctl = jf.config.journalctl.clone();
+    jf.output_fields =
+        tokio::task::spawn_blocking(move || crate::journalctl_takes_output_fields(&journalctl))
+            .await
+            .unwrap_or(false);
     loop {
         let mut cmd = tokio::process::Command::new(&jf.config.journalctl);
         cmd.args(jf.args())
