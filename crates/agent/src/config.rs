@@ -419,33 +419,42 @@ impl Settings {
         }
         let settings =
             Settings::try_parse_from(args).map_err(|e| anyhow::anyhow!("{}", clap_reason(&e)))?;
-        settings.check_logs()?;
+        for (key, logs) in settings.logs() {
+            if let Err(why) = check_log(logs) {
+                // Named as the user gave it: the file's key, or the flag.
+                match file.filter(|_| {
+                    cli.is_none_or(|m| m.value_source(key) != Some(ValueSource::CommandLine))
+                }) {
+                    Some(file) => anyhow::bail!("{}: {key}: {why}", file.origin),
+                    None => anyhow::bail!("--{}: {why}", key.replace('_', "-")),
+                }
+            }
+        }
         Ok(settings)
     }
 
-    /// Checks the logs the daemon is to follow: at most one kubelet log and one runtime log
-    /// (`diagnose`, `explain` and `collect` read several), and neither `-`, the standard input,
-    /// which a daemon has none of to follow.
+    /// Checks the logs the daemon is to follow, as flags: at most one kubelet log and one
+    /// runtime log (`diagnose`, `explain` and `collect` read several), and neither `-`, the
+    /// standard input, which a daemon has none of to follow. [`Settings::resolve`] checks the
+    /// same, naming a file's key.
     ///
     /// # Errors
-    /// `--kubelet-log`/`kubelet_log` or `--runtime-log`/`runtime_log` given twice, or `-`.
+    /// `--kubelet-log` or `--runtime-log` given twice, or `-`.
     pub fn check_logs(&self) -> anyhow::Result<()> {
-        for (key, logs) in [
-            ("kubelet_log", &self.sources.kubelet_log),
-            ("runtime_log", &self.sources.runtime_log),
-        ] {
-            let flag = key.replace('_', "-");
-            anyhow::ensure!(
-                logs.len() <= 1,
-                "--{flag}/{key} is given {} times: the daemon follows one log of each (diagnose, explain and collect read several)",
-                logs.len()
-            );
-            anyhow::ensure!(
-                logs.first().is_none_or(|l| l != "-"),
-                "--{flag}/{key}: - (the standard input) is read by diagnose, explain and collect: the daemon follows a file or journald"
-            );
+        for (key, logs) in self.logs() {
+            if let Err(why) = check_log(logs) {
+                anyhow::bail!("--{}: {why}", key.replace('_', "-"));
+            }
         }
         Ok(())
+    }
+
+    /// The daemon's logs by config key.
+    fn logs(&self) -> [(&'static str, &Vec<String>); 2] {
+        [
+            ("kubelet_log", &self.sources.kubelet_log),
+            ("runtime_log", &self.sources.runtime_log),
+        ]
     }
 
     /// The settings of a config file alone (with the defaults), as `podcoroner config check`
@@ -534,6 +543,20 @@ fn clap_reason(e: &clap::Error) -> String {
     let text = e.render().to_string();
     let first = text.lines().next().unwrap_or_default();
     first.trim_start_matches("error: ").to_string()
+}
+
+/// Why the daemon cannot follow `logs`, one setting's values ([`Settings::check_logs`]).
+fn check_log(logs: &[String]) -> Result<(), String> {
+    if logs.len() > 1 {
+        return Err(format!(
+            "{} logs given: the daemon follows one log of each (diagnose, explain and collect read several)",
+            logs.len()
+        ));
+    }
+    if logs.first().is_some_and(|l| l == "-") {
+        return Err("- (the standard input) is read by diagnose, explain and collect: the daemon follows a file or journald".to_string());
+    }
+    Ok(())
 }
 
 /// The daemon's [`Settings`] from its command line's matches and its config file.
@@ -635,21 +658,28 @@ mod tests {
         let err = |text: &str| Settings::from_file(text, "c.yaml").unwrap_err().to_string();
         assert_eq!(
             err("kubelet_log: \"-\"\n"),
-            "--kubelet-log/kubelet_log: - (the standard input) is read by diagnose, explain and collect: the daemon follows a file or journald"
+            "c.yaml: kubelet_log: - (the standard input) is read by diagnose, explain and collect: the daemon follows a file or journald"
         );
         assert_eq!(
             err("runtime_log: [a.log, b.log]\n"),
-            "--runtime-log/runtime_log is given 2 times: the daemon follows one log of each (diagnose, explain and collect read several)"
+            "c.yaml: runtime_log: 2 logs given: the daemon follows one log of each (diagnose, explain and collect read several)"
         );
         // The flags, without a file, as `podcoroner daemon` parses them.
         let flags = Settings::try_parse_from(["podcoroner daemon", "--runtime-log", "-"]).unwrap();
+        let got = flags.check_logs().unwrap_err().to_string();
         assert!(
-            flags
-                .check_logs()
-                .unwrap_err()
-                .to_string()
-                .contains("--runtime-log/runtime_log: -")
+            got.starts_with("--runtime-log: - (the standard input)"),
+            "{got}"
         );
+        // A flag over a file's key is named as the flag.
+        let matches = Settings::command()
+            .try_get_matches_from(["podcoroner daemon", "--kubelet-log", "-"])
+            .unwrap();
+        let file = RawFile::parse("kubelet_log: /var/log/kubelet.log\n", "c.yaml").unwrap();
+        let got = Settings::resolve(Some(&matches), Some(&file))
+            .unwrap_err()
+            .to_string();
+        assert!(got.starts_with("--kubelet-log: - "), "{got}");
     }
 
     #[test]

@@ -53,7 +53,8 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum ConfigCommand {
-    /// Validate a daemon configuration file: unknown keys, bad durations, bad selectors.
+    /// Validate a daemon configuration file: unknown keys, bad durations, bad selectors, logs
+    /// the daemon cannot follow (two of one kind, `-`).
     Check {
         /// The YAML file.
         file: PathBuf,
