@@ -306,6 +306,8 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
     let mut dropped_seen = 0;
     let mut origin = None;
     let mut health = tokio::time::interval(Duration::from_secs(1));
+    // Health checks in a row that found no file at the path.
+    let mut missing_checks = 0u32;
     loop {
         tokio::select! {
             batch = rx.recv() => {
@@ -336,6 +338,11 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
             }
             _ = health.tick() => {
                 let stats = handle.stats();
+                let missing = matches!(
+                    tokio::fs::metadata(&path).await,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound
+                );
+                missing_checks = if missing { missing_checks.saturating_add(1) } else { 0 };
                 let labels = metrics::SourceLabels { source: name.to_string() };
                 if stats.lines_dropped > dropped_seen {
                     shared.metrics.log_dropped.get_or_create(&labels).inc_by(stats.lines_dropped - dropped_seen);
@@ -364,7 +371,7 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                         ));
                     }
                     let origin = path.display().to_string();
-                    let status = followed_status(
+                    let mut status = followed_status(
                         origin.clone(),
                         &[
                             ("lines", stats.lines_read),
@@ -376,6 +383,17 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                         &understanding,
                         &origin,
                     );
+                    // A log that is not there is said, never a quiet source: a wrong path or a
+                    // missing mount. Two checks in a row, so a rotation by rename, between the
+                    // rename and the new file, is not one.
+                    if missing_checks >= 2 {
+                        status.status = Some(podcoroner_node::api::SourceState::Degraded);
+                        status.detail = Some(format!(
+                            "{} does not exist: a wrong path or a missing mount? It is read once it appears; {}",
+                            path.display(),
+                            status.detail.unwrap_or_default()
+                        ));
+                    }
                     shared.report(name, &status);
                 }
             }

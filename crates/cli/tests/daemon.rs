@@ -760,6 +760,63 @@ async fn daemon_reports_an_unwritable_state_directory() {
     terminate(daemon);
 }
 
+/// The daemon of a lab node holding the web pod, its API view the web pod (`pods.json`, written
+/// here), following `log` as the kubelet's log.
+fn web_daemon_with_kubelet_log(lab: &ContainerdLab, dir: &Path, port: u16, log: &Path) -> Command {
+    ok(std::fs::write(
+        dir.join("pods.json"),
+        ok(serde_json::to_vec(&pod_list(vec![web_api_pod()]))),
+    ));
+    let mut daemon = lab_daemon(lab, dir, port);
+    daemon
+        .arg("--pods")
+        .arg(dir.join("pods.json"))
+        .arg("--kubelet-log")
+        .arg(log);
+    daemon
+}
+
+/// `kubelet_log`'s error in `/readyz`, when the daemon is not ready because of it.
+fn kubelet_log_failure(port: u16) -> Option<String> {
+    let (status, body) = get(port, "/readyz");
+    let v: Value = serde_json::from_str(&body).ok()?;
+    let h = &v["sources"]["kubelet_log"];
+    (status == 503 && h["healthy"] == false)
+        .then(|| h["last_error"].as_str().map(str::to_string))
+        .flatten()
+}
+
+/// A kubelet log file that is not at its path (a wrong path, a missing mount) is said in
+/// `/readyz`, never shown as a quiet healthy source; once the file appears it is read and the
+/// source is healthy.
+#[tokio::test]
+async fn daemon_says_a_kubelet_log_that_is_not_there() {
+    let lab = ok(ContainerdLab::start());
+    let (dir, _) = node_with_web(&lab).await;
+    let log = dir.path().join("kubelet.log");
+    let port = free_port();
+    let daemon = ok(web_daemon_with_kubelet_log(&lab, dir.path(), port, &log).spawn());
+    let error = wait_for(30, "kubelet_log degraded in /readyz", || {
+        kubelet_log_failure(port)
+    });
+    assert!(
+        error.contains(&format!(
+            "{} does not exist: a wrong path or a missing mount? It is read once it appears",
+            log.display()
+        )),
+        "{error}"
+    );
+    ok(std::fs::write(
+        &log,
+        "I1201 10:00:00.000000    4321 kubelet.go:2453] \"SyncLoop UPDATE\" source=\"api\" pods=[\"shop/web-0\"]\n",
+    ));
+    wait_for(30, "kubelet_log healthy once its file is there", || {
+        let v: Value = serde_json::from_str(&get(port, "/readyz").1).ok()?;
+        (v["sources"]["kubelet_log"]["healthy"] == true).then_some(())
+    });
+    terminate(daemon);
+}
+
 /// A kubelet log the daemon cannot read is said the way the one-shot readers say it (`not
 /// understood: …; first: <file>:<line>: …` in `/readyz`), logged once when the source goes
 /// degraded rather than at every health check while it stays so, and healthy again once its
@@ -768,10 +825,6 @@ async fn daemon_reports_an_unwritable_state_directory() {
 async fn daemon_says_an_unread_log_once_and_in_readyz() {
     let lab = ok(ContainerdLab::start());
     let (dir, _) = node_with_web(&lab).await;
-    ok(std::fs::write(
-        dir.path().join("pods.json"),
-        ok(serde_json::to_vec(&pod_list(vec![web_api_pod()]))),
-    ));
     let log = dir.path().join("kubelet.log");
     let garbage: String = (0..30)
         .map(|i| format!("<<binary-ish {i}>> 0x{i:04x} ~~ no shape here\n"))
@@ -779,20 +832,11 @@ async fn daemon_says_an_unread_log_once_and_in_readyz() {
     ok(std::fs::write(&log, garbage));
     let stderr_path = dir.path().join("daemon.stderr");
     let port = free_port();
-    let daemon = ok(lab_daemon(&lab, dir.path(), port)
-        .arg("--pods")
-        .arg(dir.path().join("pods.json"))
-        .arg("--kubelet-log")
-        .arg(&log)
+    let daemon = ok(web_daemon_with_kubelet_log(&lab, dir.path(), port, &log)
         .stderr(ok(std::fs::File::create(&stderr_path)))
         .spawn());
     let error = wait_for(30, "kubelet_log not understood in /readyz", || {
-        let (status, body) = get(port, "/readyz");
-        let v: Value = serde_json::from_str(&body).ok()?;
-        let h = &v["sources"]["kubelet_log"];
-        (status == 503 && h["healthy"] == false)
-            .then(|| h["last_error"].as_str().map(str::to_string))
-            .flatten()
+        kubelet_log_failure(port)
     });
     assert!(
         error.contains("not understood: no record of a known shape in 30 records")
