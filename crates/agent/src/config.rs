@@ -372,7 +372,7 @@ impl RawFile {
         let Some(arg) = arg(key) else {
             return vec![];
         };
-        let long = format!("--{}", arg.get_long().unwrap_or(key));
+        let long = long_flag(&arg, key);
         if is_switch(&arg) {
             return match values.last().map(String::as_str) {
                 Some("true") => vec![long.into()],
@@ -419,17 +419,15 @@ impl Settings {
         }
         let settings =
             Settings::try_parse_from(args).map_err(|e| anyhow::anyhow!("{}", clap_reason(&e)))?;
-        for (key, logs) in settings.logs() {
-            if let Err(why) = check_log(logs) {
-                // Named as the user gave it: the file's key, or the flag.
-                match file.filter(|_| {
-                    cli.is_none_or(|m| m.value_source(key) != Some(ValueSource::CommandLine))
-                }) {
-                    Some(file) => anyhow::bail!("{}: {key}: {why}", file.origin),
-                    None => anyhow::bail!("--{}: {why}", key.replace('_', "-")),
-                }
+        // Named as the user gave it: the file's key, or the flag.
+        settings.check_logs_named(|key| {
+            match file.filter(|_| {
+                cli.is_none_or(|m| m.value_source(key) != Some(ValueSource::CommandLine))
+            }) {
+                Some(file) => format!("{}: {key}", file.origin),
+                None => flag_of(key),
             }
-        }
+        })?;
         Ok(settings)
     }
 
@@ -441,20 +439,20 @@ impl Settings {
     /// # Errors
     /// `--kubelet-log` or `--runtime-log` given twice, or `-`.
     pub fn check_logs(&self) -> anyhow::Result<()> {
-        for (key, logs) in self.logs() {
+        self.check_logs_named(flag_of)
+    }
+
+    /// [`Settings::check_logs`], a setting named in its error by `named` (of its config key).
+    fn check_logs_named(&self, named: impl Fn(&'static str) -> String) -> anyhow::Result<()> {
+        for (key, logs) in [
+            ("kubelet_log", &self.sources.kubelet_log),
+            ("runtime_log", &self.sources.runtime_log),
+        ] {
             if let Err(why) = check_log(logs) {
-                anyhow::bail!("--{}: {why}", key.replace('_', "-"));
+                anyhow::bail!("{}: {why}", named(key));
             }
         }
         Ok(())
-    }
-
-    /// The daemon's logs by config key.
-    fn logs(&self) -> [(&'static str, &Vec<String>); 2] {
-        [
-            ("kubelet_log", &self.sources.kubelet_log),
-            ("runtime_log", &self.sources.runtime_log),
-        ]
     }
 
     /// The settings of a config file alone (with the defaults), as `podcoroner config check`
@@ -523,7 +521,7 @@ fn is_switch(a: &clap::Arg) -> bool {
 /// The arguments the command line gave `key`, as flags again.
 fn cli_args(m: &ArgMatches, key: &str) -> Vec<OsString> {
     let Some(a) = arg(key) else { return vec![] };
-    let long = format!("--{}", a.get_long().unwrap_or(key));
+    let long = long_flag(&a, key);
     if is_switch(&a) {
         return vec![long.into()];
     }
@@ -543,6 +541,16 @@ fn clap_reason(e: &clap::Error) -> String {
     let text = e.render().to_string();
     let first = text.lines().next().unwrap_or_default();
     first.trim_start_matches("error: ").to_string()
+}
+
+/// The flag of the setting whose config key is `key`: `--kubelet-log` for `kubelet_log`.
+fn flag_of(key: &str) -> String {
+    arg(key).map_or_else(|| format!("--{key}"), |a| long_flag(&a, key))
+}
+
+/// The flag of `a`, the setting whose config key is `key`.
+fn long_flag(a: &clap::Arg, key: &str) -> String {
+    format!("--{}", a.get_long().unwrap_or(key))
 }
 
 /// Why the daemon cannot follow `logs`, one setting's values ([`Settings::check_logs`]).
