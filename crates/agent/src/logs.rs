@@ -303,7 +303,7 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
     let mut ctx = ParseContext::new(year);
     let mut asm = LineAssembler::new();
     let mut understanding = Understanding::default();
-    let mut dropped_seen = 0;
+    let (mut dropped_seen, mut cut_seen) = (0, 0);
     let mut origin = None;
     let mut health = tokio::time::interval(Duration::from_secs(1));
     // Health checks in a row that found no file at the path.
@@ -344,10 +344,9 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                 );
                 missing_checks = if missing { missing_checks.saturating_add(1) } else { 0 };
                 let labels = metrics::SourceLabels { source: name.to_string() };
-                if stats.lines_dropped > dropped_seen {
-                    shared.metrics.log_dropped.get_or_create(&labels).inc_by(stats.lines_dropped - dropped_seen);
-                    dropped_seen = stats.lines_dropped;
-                }
+                let m = &shared.metrics;
+                metrics::Metrics::count_since(&m.log_dropped, &labels, stats.lines_dropped, &mut dropped_seen);
+                metrics::Metrics::count_since(&m.log_cut, &labels, stats.lines_truncated, &mut cut_seen);
                 if handle.is_finished() {
                     shared.failed(name, format!("the follower of {} died", path.display()));
                 } else if let Some(f) = &stats.last_error {
@@ -383,6 +382,7 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                         &understanding,
                         &origin,
                     );
+                    podcoroner_node::gather::say_cut_lines(&mut status, stats.lines_truncated, None);
                     // A log that is not there is said, never a quiet source: a wrong path or a
                     // missing mount. Two checks in a row, so a rotation by rename, between the
                     // rename and the new file, is not one.
@@ -432,6 +432,7 @@ pub async fn journal_loop(
     let mut n: u64 = 0;
     let mut health = tokio::time::interval(Duration::from_secs(1));
     let mut last_ok = Instant::now();
+    let (mut cut_seen, mut unread_seen) = (0, 0);
     loop {
         tokio::select! {
             line = rx.recv() => {
@@ -454,9 +455,28 @@ pub async fn journal_loop(
                     match &s.last_error {
                         Some(e) => shared.failed(name, e.message.clone()),
                         None => {
+                            let labels = metrics::SourceLabels { source: name.to_string() };
+                            let unread = s.entries_too_long + s.entries_unparsed;
+                            let m = &shared.metrics;
+                            metrics::Metrics::count_since(&m.log_cut, &labels, s.lines_truncated, &mut cut_seen);
+                            metrics::Metrics::count_since(&m.log_unread, &labels, unread, &mut unread_seen);
                             let mut notes = vec![format!("last entry {}s ago", last_ok.elapsed().as_secs())];
                             notes.extend(since.map(|t| format!("first start: read back to {t} (log_lookback)")));
-                            let status = followed_status(format!("journald {key}"), &[("entries", n)], notes, &understanding, &origin);
+                            let mut status = followed_status(format!("journald {key}"), &[("entries", n)], notes, &understanding, &origin);
+                            podcoroner_node::gather::say_cut_lines(&mut status, s.lines_truncated, None);
+                            // Entries not read are lost messages: said, never a quiet source.
+                            if unread > 0 {
+                                status.status = Some(podcoroner_node::api::SourceState::Degraded);
+                                status.counts.insert("unread_entries".to_string(), unread as usize);
+                                let (what, whose) = if unread == 1 { ("entry", "its message") } else { ("entries", "their messages") };
+                                let note = format!(
+                                    "{unread} journal {what} not read, {whose} lost: {} longer than {} MiB of JSON, {} not a journal entry",
+                                    s.entries_too_long,
+                                    follow::MAX_JOURNAL_ENTRY_BYTES >> 20,
+                                    s.entries_unparsed
+                                );
+                                status.detail = Some(status.detail.map_or(note.clone(), |d| format!("{note}; {d}")));
+                            }
                             shared.report(name, &status);
                         }
                     }

@@ -78,6 +78,12 @@ pub struct Metrics {
     pub log_unparsed: Family<SourceLabels, Counter>,
     /// `podcoroner_log_lines_dropped_total`: log lines dropped under a flood, by source.
     pub log_dropped: Family<SourceLabels, Counter>,
+    /// `podcoroner_log_lines_cut_total`: log lines (journal messages) longer than the line limit,
+    /// cut to it, by source.
+    pub log_cut: Family<SourceLabels, Counter>,
+    /// `podcoroner_log_entries_unread_total`: journal entries not read (too long, or not an
+    /// entry), by source: their messages are lost.
+    pub log_unread: Family<SourceLabels, Counter>,
     /// `podcoroner_cri_request_duration_seconds`: CRI RPC latency by RPC.
     pub cri_duration: Family<RpcLabels, Histogram, fn() -> Histogram>,
     /// `podcoroner_source_up`: 1 when a source's last read succeeded.
@@ -107,6 +113,8 @@ impl Default for Metrics {
             log_lines: Family::default(),
             log_unparsed: Family::default(),
             log_dropped: Family::default(),
+            log_cut: Family::default(),
+            log_unread: Family::default(),
             cri_duration: Family::new_with_constructor(rpc_histogram as fn() -> Histogram),
             source_up: Family::default(),
             gc_actions: Family::default(),
@@ -149,6 +157,16 @@ impl Default for Metrics {
             m.log_dropped.clone(),
         );
         registry.register(
+            "log_lines_cut",
+            "Log lines longer than the line limit, cut to it, by source",
+            m.log_cut.clone(),
+        );
+        registry.register(
+            "log_entries_unread",
+            "Journal entries not read (too long, or not an entry), by source",
+            m.log_unread.clone(),
+        );
+        registry.register(
             "cri_request_duration_seconds",
             "CRI RPC latency in seconds, by RPC",
             m.cri_duration.clone(),
@@ -180,6 +198,20 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// Adds to a counter what a follower's running total `total` gained since `seen`, the total
+    /// the counter was last brought to (updated).
+    pub fn count_since(
+        family: &Family<SourceLabels, Counter>,
+        labels: &SourceLabels,
+        total: u64,
+        seen: &mut u64,
+    ) {
+        if total > *seen {
+            family.get_or_create(labels).inc_by(total - *seen);
+            *seen = total;
+        }
+    }
+
     /// The Prometheus text exposition of every metric.
     pub fn encode(&self) -> String {
         let mut out = String::new();

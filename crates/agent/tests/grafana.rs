@@ -25,6 +25,8 @@ fn exported() -> BTreeSet<String> {
         log_lines,
         log_unparsed,
         log_dropped,
+        log_cut,
+        log_unread,
         cri_duration,
         source_up,
         gc_actions,
@@ -47,6 +49,8 @@ fn exported() -> BTreeSet<String> {
     log_lines.get_or_create(&source).inc();
     log_unparsed.get_or_create(&source).inc();
     log_dropped.get_or_create(&source).inc();
+    log_cut.get_or_create(&source).inc();
+    log_unread.get_or_create(&source).inc();
     cri_duration
         .get_or_create(&RpcLabels { rpc: "r".into() })
         .observe(0.1);

@@ -6,7 +6,7 @@
 //! Without systemd-journal-remote these tests fail with the command that installs it
 //! (`cargo xtask test`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -237,6 +237,26 @@ fn gc_entries(start: Timestamp, n: usize) -> Vec<JournalEntry> {
         .collect()
 }
 
+/// A journal in `journal_dir` (created) and the config file `<dir>/config.yaml` of a daemon
+/// that follows the kubelet's unit there, with no runtime, no API server and its state in
+/// `<dir>/state`.
+fn journal_daemon(dir: &Path, journal_dir: &Path) -> (TestJournal, PathBuf) {
+    ok(std::fs::create_dir(journal_dir));
+    let journal = ok(TestJournal::new(journal_dir));
+    let config = dir.join("config.yaml");
+    ok(std::fs::write(
+        &config,
+        format!(
+            "node_name: node-a\nruntime_endpoint: unix://{}/no-runtime.sock\nno_apiserver: true\n\
+             kubelet_log: journald\njournal_dir: {}\nstate_dir: {}\nmin_age: 0s\nevaluate_interval: 1s\n",
+            dir.display(),
+            journal_dir.display(),
+            dir.join("state").display()
+        ),
+    ));
+    (journal, config)
+}
+
 fn start_daemon(config: &Path, port: u16) -> Child {
     ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
         .arg("daemon")
@@ -277,24 +297,12 @@ fn wait_for_kubelet_log(port: u16, want: &str) -> Value {
 fn daemon_follows_a_journal_directory_across_restarts() {
     let dir = ok(tempfile::tempdir());
     let journal_dir = dir.path().join("host-journal");
-    ok(std::fs::create_dir(&journal_dir));
-    let journal = ok(TestJournal::new(&journal_dir));
+    let (journal, config) = journal_daemon(dir.path(), &journal_dir);
     // Written before the daemon starts: history within `log_lookback` (1h by default), which a
     // first start reads; and one entry older than that, which it does not.
     ok(journal.append(&gc_entries(ago(90), 1)));
     ok(journal.append(&gc_entries(ago(5), 1)));
     let state = dir.path().join("state");
-    let config = dir.path().join("config.yaml");
-    ok(std::fs::write(
-        &config,
-        format!(
-            "node_name: node-a\nruntime_endpoint: unix://{}/no-runtime.sock\nno_apiserver: true\n\
-             kubelet_log: journald\njournal_dir: {}\nstate_dir: {}\nmin_age: 0s\nevaluate_interval: 1s\n",
-            dir.path().display(),
-            journal_dir.display(),
-            state.display()
-        ),
-    ));
     let (code, out, err) = podcoroner(&[
         "config".into(),
         "check".into(),
@@ -337,5 +345,56 @@ fn daemon_follows_a_journal_directory_across_restarts() {
     std::thread::sleep(Duration::from_millis(1500));
     let source = wait_for_kubelet_log(port, &format!("journald {key}; 2 entries"));
     assert_eq!(source["healthy"], true, "{source:#}");
+    common::terminate(daemon);
+}
+
+/// A journal message longer than the line limit is read cut to it, and an entry too long to read
+/// (over 8 MiB of JSON) is said: the source is degraded in `/readyz` with the count and why,
+/// both are counted in `/metrics`, and the entries after them are read.
+#[test]
+fn daemon_says_journal_entries_it_cut_or_could_not_read() {
+    let dir = ok(tempfile::tempdir());
+    let journal_dir = dir.path().join("host-journal");
+    let (journal, config) = journal_daemon(dir.path(), &journal_dir);
+    ok(journal.append(&gc_entries(ago(5), 1)));
+    let port = free_port();
+    let daemon = start_daemon(&config, port);
+    let key = format!("kubelet@{}", journal_dir.display());
+    let mut entries = gc_entries(ago(4), 3);
+    let padding = |bytes: usize| format!("{} {}", entries[0].message, "x".repeat(bytes));
+    let (cut, unread) = (padding(1 << 20), padding(9 << 20));
+    entries[0].message = cut;
+    entries[1].message = unread;
+    ok(journal.append(&entries));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let source = loop {
+        let (_, body) = get(port, "/readyz");
+        let source = ok(serde_json::from_str::<Value>(&body))["sources"]["kubelet_log"].clone();
+        if source["last_error"].as_str().is_some_and(|e| {
+            e.starts_with(&format!("journald {key}; ")) && e.contains(" 3 entries")
+        }) {
+            break source;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no degraded kubelet_log after 3 entries: {source:#}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(source["healthy"], false, "{source:#}");
+    let detail = source["last_error"].as_str().unwrap_or_default();
+    for want in [
+        "1 journal entry not read, its message lost: 1 longer than 8 MiB of JSON, 0 not a journal entry",
+        "1 line(s) longer than 64 KiB cut to it",
+    ] {
+        assert!(detail.contains(want), "{want:?} in {source:#}");
+    }
+    let (_, metrics) = get(port, "/metrics");
+    for want in [
+        "podcoroner_log_lines_cut_total{source=\"kubelet_log\"} 1",
+        "podcoroner_log_entries_unread_total{source=\"kubelet_log\"} 1",
+    ] {
+        assert!(metrics.contains(want), "{want:?} in\n{metrics}");
+    }
     common::terminate(daemon);
 }

@@ -114,7 +114,7 @@ mod journal;
 
 pub use journal::{
     DEFAULT_JOURNAL_CHANNEL_CAPACITY, DEFAULT_RESTART_BACKOFF, JournalConfig, JournalFollower,
-    JournalHandle, JournalLine, JournalStats,
+    JournalHandle, JournalLine, JournalStats, MAX_JOURNAL_ENTRY_BYTES,
 };
 
 /// Errors following a log.

@@ -61,7 +61,7 @@ pub(crate) const MAX_ENTRY_BYTES: usize = 8 << 20;
 /// than an entry of a `LineMax` message takes with its fields. A longer entry's buffers are
 /// given back once it is read, so one entry of 8 MiB does not hold 16 MiB for the rest of the
 /// read.
-const KEPT_BUFFER_BYTES: usize = 128 << 10;
+pub(crate) const KEPT_BUFFER_BYTES: usize = 128 << 10;
 
 /// A reader of journalctl's output that gives every entry in [`FIELD_ORDER`]'s order (see
 /// [`reorder`]), one per line. A line that is no entry, or longer than `max_entry_bytes`, is

@@ -511,6 +511,29 @@ pub fn api_status(pods: &podcoroner_apiserver::NodePods) -> SourceStatus {
     s
 }
 
+/// Says in `s` the `lines` of a source longer than [`podcoroner_logs::MAX_LINE_BYTES`], cut to
+/// it (count `cut_lines` and a note, `N line(s) longer than 64 KiB cut to it`, with the `bytes`
+/// not read when they are counted); nothing when none was. The one-shot readers and the daemon's
+/// followers say it alike.
+pub fn say_cut_lines(s: &mut SourceStatus, lines: u64, bytes: Option<u64>) {
+    if lines == 0 {
+        return;
+    }
+    s.counts.insert("cut_lines".to_string(), lines as usize);
+    let mut note = format!(
+        "{lines} line(s) longer than {} KiB cut to it",
+        podcoroner_logs::MAX_LINE_BYTES / 1024
+    );
+    if let Some(bytes) = bytes {
+        note.push_str(&format!(" ({bytes} bytes not read)"));
+    }
+    s.detail = Some(
+        s.detail
+            .take()
+            .map_or(note.clone(), |d| format!("{d}; {note}")),
+    );
+}
+
 /// How well a log source was understood, said in its status: the one way for the one-shot
 /// readers ([`log_status`]) and the agent's followers. Counts `not_understood` and `non_records`;
 /// more than 20 % of the records of no known shape, or only blank lines, prompts and markup, is
@@ -609,18 +632,7 @@ pub fn log_status(
             .iter()
             .map(|f| (f.origin.as_str(), f.line, f.text.as_str())),
     );
-    // Lines cut to the line limit: counted and said, as the follower does.
-    if read.cut_lines > 0 {
-        s.counts
-            .insert("cut_lines".to_string(), read.cut_lines as usize);
-        let note = format!(
-            "{} line(s) longer than {} KiB cut to it ({} bytes not read)",
-            read.cut_lines,
-            podcoroner_logs::MAX_LINE_BYTES / 1024,
-            read.cut_bytes
-        );
-        s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{d}; {note}")));
-    }
+    say_cut_lines(&mut s, read.cut_lines, Some(read.cut_bytes));
     // Rotated siblings left out: the source is read in part.
     if !read.skipped.is_empty() {
         s.status = Some(crate::api::SourceState::Degraded);

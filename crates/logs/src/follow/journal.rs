@@ -24,6 +24,10 @@ pub const DEFAULT_RESTART_BACKOFF: Duration = Duration::from_secs(1);
 /// How much of `journalctl`'s standard error a failure keeps.
 const MAX_STDERR_BYTES: usize = 4096;
 
+/// The longest JSON line of an entry read, 8 MiB by default: the one-shot reader's limit
+/// (`journal_json::MAX_ENTRY_BYTES`), so an entry one reads the other reads too.
+pub const MAX_JOURNAL_ENTRY_BYTES: usize = crate::journal_json::MAX_ENTRY_BYTES;
+
 /// How a [`JournalFollower`] runs `journalctl`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JournalConfig {
@@ -43,9 +47,9 @@ pub struct JournalConfig {
     /// before the first entry loses nothing and repeats nothing.
     pub since: Option<String>,
     /// Messages longer than this many bytes are cut (at a UTF-8 boundary) and flagged
-    /// [`JournalLine::truncated`]. Default [`DEFAULT_MAX_LINE_BYTES`]; at least 1. A JSON line
-    /// longer than eight times this plus 64 KiB cannot be parsed and counts in
-    /// [`JournalStats::entries_unparsed`].
+    /// [`JournalLine::truncated`]. Default [`DEFAULT_MAX_LINE_BYTES`]; at least 1. An entry whose
+    /// JSON line is longer than [`MAX_JOURNAL_ENTRY_BYTES`] (or eight times this plus 64 KiB, if more)
+    /// is not read and counts in [`JournalStats::entries_too_long`].
     pub max_line_bytes: usize,
     /// Lines the channel holds. Default [`DEFAULT_JOURNAL_CHANNEL_CAPACITY`]; at least 1.
     pub channel_capacity: usize,
@@ -97,8 +101,11 @@ pub struct JournalStats {
     pub lines_truncated: u64,
     /// Entries dropped because the channel was full ([`OnFull::Drop`]).
     pub lines_dropped: u64,
-    /// Output lines that were not a JSON entry with a `__CURSOR` (or were too long to parse).
+    /// Output lines that were not a JSON entry with a `__CURSOR`.
     pub entries_unparsed: u64,
+    /// Entries whose JSON line was too long to read (see [`JournalConfig::max_line_bytes`]):
+    /// their messages are lost.
+    pub entries_too_long: u64,
     /// Times `journalctl` exited (or could not start) and was started again.
     pub restarts: u64,
     /// Times `journalctl` refused the cursor (`Failed to seek to cursor`: a malformed one) and
@@ -241,7 +248,8 @@ async fn run(
 ) {
     let mut stats = stats_tx.borrow().clone();
     let mut backoff = jf.config.restart_backoff;
-    let json_cap = jf.config.max_line_bytes.saturating_mul(8) + 64 * 1024;
+    let json_cap =
+        MAX_JOURNAL_ENTRY_BYTES.max(jf.config.max_line_bytes.saturating_mul(8) + 64 * 1024);
     let journalctl = jf.config.journalctl.clone();
     jf.output_fields =
         tokio::task::spawn_blocking(move || crate::journalctl_takes_output_fields(&journalctl))
@@ -283,13 +291,21 @@ async fn run(
                             }
                         };
                         stats.bytes_read += len as u64;
-                        let entry = if overlong {
-                            None
-                        } else {
-                            parse_entry(&buf, jf.config.max_line_bytes)
-                        };
+                        let entry = (!overlong)
+                            .then(|| parse_entry(&buf, jf.config.max_line_bytes))
+                            .flatten();
+                        // An entry of megabytes does not hold its buffer for the rest of the run.
+                        if buf.capacity() > crate::journal_json::KEPT_BUFFER_BYTES {
+                            buf.clear();
+                            buf.shrink_to(crate::journal_json::KEPT_BUFFER_BYTES);
+                        }
                         let Some(line) = entry else {
-                            stats.entries_unparsed += 1;
+                            if overlong {
+                                stats.entries_too_long += 1;
+                            } else {
+                                stats.entries_unparsed += 1;
+                            }
+                            stats_tx.send_replace(stats.clone());
                             continue;
                         };
                         entries += 1;

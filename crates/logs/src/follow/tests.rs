@@ -1514,7 +1514,8 @@ async fn journal_follower_follows_a_real_journal_directory() {
 async fn journal_follower_reads_an_entry_with_a_large_field_of_its_own() {
     let mut entries = kubelet_entries(1, 2);
     for e in &mut entries {
-        e.extra.push(("BLOB".to_string(), "x".repeat(1 << 20)));
+        e.extra
+            .push(("BLOB".to_string(), "x".repeat(MAX_JOURNAL_ENTRY_BYTES)));
     }
     let (_dir, _journal, cfg) = real_journal(&entries, Duration::from_millis(50));
     let (mut rx, handle) = JournalFollower::new("kubelet", None, cfg).spawn();
@@ -1525,6 +1526,54 @@ async fn journal_follower_reads_an_entry_with_a_large_field_of_its_own() {
     assert_eq!(
         (stats.entries_unparsed, stats.lines_read),
         (0, 2),
+        "{stats:?}"
+    );
+    handle.abort();
+}
+
+/// A message of 1 MiB is read, cut to the line limit, as the one-shot reader reads it; one
+/// over [`MAX_JOURNAL_ENTRY_BYTES`] is not read but counted, and the entries after both are
+/// read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn journal_follower_cuts_a_long_message_and_counts_one_too_long_to_read() {
+    let mut entries = kubelet_entries(1, 4);
+    let long = |n: u32, bytes: usize| format!("{} {}", kubelet_text(n), "x".repeat(bytes));
+    entries[3].message = long(2, 1 << 20);
+    entries[5].message = long(3, MAX_JOURNAL_ENTRY_BYTES);
+    let (_dir, _journal, cfg) = real_journal(&entries, Duration::from_millis(50));
+    let max = cfg.max_line_bytes;
+    let (mut rx, handle) = JournalFollower::new("kubelet", None, cfg).spawn();
+    let got = recv_n(&mut rx, 3).await;
+    assert_eq!(
+        got.iter()
+            .map(|l| (l.text.clone(), l.truncated))
+            .collect::<Vec<_>>(),
+        [
+            (kubelet_text(1), false),
+            (long(2, 1 << 20)[..max].to_string(), true),
+            (kubelet_text(4), false),
+        ]
+    );
+    // The counters are sent after the line.
+    let stats = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let stats = handle.stats();
+            if stats.lines_read == 3 {
+                return stats;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{:?}", handle.stats()));
+    assert_eq!(
+        (
+            stats.lines_read,
+            stats.lines_truncated,
+            stats.entries_too_long,
+            stats.entries_unparsed
+        ),
+        (3, 1, 1, 0),
         "{stats:?}"
     );
     handle.abort();
