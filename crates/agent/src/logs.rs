@@ -276,6 +276,10 @@ fn followed_status(
     s
 }
 
+/// How long a followed log's path must name no file before the source is degraded: longer than
+/// a rotation by rename leaves it empty.
+const MISSING_FOR: Duration = Duration::from_secs(2);
+
 /// Follows a log file across rotation by rename and by copytruncate.
 pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, kind: LogKind) {
     let checkpoint = lock(&shared.checkpoints).files.get(&path).cloned();
@@ -306,8 +310,6 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
     let (mut dropped_seen, mut cut_seen) = (0, 0);
     let mut origin = None;
     let mut health = tokio::time::interval(Duration::from_secs(1));
-    // Health checks in a row that found no file at the path.
-    let mut missing_checks = 0u32;
     loop {
         tokio::select! {
             batch = rx.recv() => {
@@ -338,11 +340,6 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
             }
             _ = health.tick() => {
                 let stats = handle.stats();
-                let missing = matches!(
-                    tokio::fs::metadata(&path).await,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound
-                );
-                missing_checks = if missing { missing_checks.saturating_add(1) } else { 0 };
                 let labels = metrics::SourceLabels { source: name.to_string() };
                 let m = &shared.metrics;
                 metrics::Metrics::count_since(&m.log_dropped, &labels, stats.lines_dropped, &mut dropped_seen);
@@ -384,9 +381,10 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                     );
                     podcoroner_node::gather::say_cut_lines(&mut status, stats.lines_truncated, None);
                     // A log that is not there is said, never a quiet source: a wrong path or a
-                    // missing mount. Two checks in a row, so a rotation by rename, between the
-                    // rename and the new file, is not one.
-                    if missing_checks >= 2 {
+                    // missing mount. Not a rotation by rename, between the rename and the new
+                    // file: the follower found no file there for [`MISSING_FOR`].
+                    let missing = stats.path_missing_since.and_then(|t| t.elapsed().ok());
+                    if missing.is_some_and(|d| d >= MISSING_FOR) {
                         status.status = Some(podcoroner_node::api::SourceState::Degraded);
                         status.detail = Some(format!(
                             "{} does not exist: a wrong path or a missing mount? It is read once it appears; {}",

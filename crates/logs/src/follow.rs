@@ -486,6 +486,10 @@ pub struct FollowStats {
     pub checkpoint_misses: u64,
     /// When the last line was handed out.
     pub last_line_at: Option<SystemTime>,
+    /// When the path was first found naming no file, in the run of the follower's looks that
+    /// find none up to now; `None` while it names one. A wrong path or a missing mount stays
+    /// `Some`; a rotation by rename, between the rename and the new file, only for a moment.
+    pub path_missing_since: Option<SystemTime>,
     /// When the last poll ended, successfully or not.
     pub last_poll_at: Option<SystemTime>,
     /// The last poll's failure; `None` once a poll succeeds.
@@ -863,6 +867,12 @@ impl Follower {
         let res = self.poll_into(&mut lines, &mut bytes);
         let now = SystemTime::now();
         self.stats.last_poll_at = Some(now);
+        // `path_id` is what the last look at the path found there (each step looks).
+        if self.path_id.is_some() {
+            self.stats.path_missing_since = None;
+        } else {
+            self.stats.path_missing_since.get_or_insert(now);
+        }
         if !lines.is_empty() {
             self.stats.last_line_at = Some(now);
         }

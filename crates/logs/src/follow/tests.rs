@@ -136,6 +136,28 @@ fn a_line_is_emitted_only_with_its_newline() {
     assert_eq!(f.stats().bytes_read, 19);
 }
 
+/// The follower says since when its path names no file: from the first poll that finds none
+/// until one finds a file there, and again from a rename away that leaves none.
+#[test]
+fn the_follower_says_since_when_its_path_names_no_file() {
+    let log = Log::new();
+    let mut f = Follower::new(&log.path, None, config());
+    assert!(drain(&mut f).is_empty());
+    let since = f.stats().path_missing_since;
+    assert!(since.is_some(), "{:?}", f.stats());
+    assert!(drain(&mut f).is_empty());
+    assert_eq!(f.stats().path_missing_since, since);
+    log.append("first\n");
+    assert_eq!(texts(&drain(&mut f)), ["first"]);
+    assert_eq!(f.stats().path_missing_since, None);
+    log.rotate_rename(false);
+    drain(&mut f);
+    assert!(f.stats().path_missing_since.is_some(), "{:?}", f.stats());
+    log.append("second\n");
+    assert_eq!(texts(&drain(&mut f)), ["second"]);
+    assert_eq!(f.stats().path_missing_since, None);
+}
+
 #[test]
 fn rename_rotation_reads_the_old_file_to_its_end_first() {
     let log = Log::new();
