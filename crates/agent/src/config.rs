@@ -67,11 +67,11 @@ pub struct SourceSettings {
     /// for `diagnose`, `explain` and `collect` (excerpts of one kubelet's log, e.g. two windows
     /// pasted apart: each is its own source, `kubelet_log`, `kubelet_log_2`, …); the daemon
     /// follows one. Default: not read.
-    #[arg(long, value_name = "PATH|journald", action = ArgAction::Append)]
+    #[arg(long, value_name = "PATH|journald", action = ArgAction::Append, value_parser = non_empty)]
     pub kubelet_log: Vec<String>,
     /// The container runtime's log (containerd, CRI-O): a file, `-` or `journald`, repeatable
     /// as --kubelet-log is. Default: not read.
-    #[arg(long, value_name = "PATH|journald", action = ArgAction::Append)]
+    #[arg(long, value_name = "PATH|journald", action = ArgAction::Append, value_parser = non_empty)]
     pub runtime_log: Vec<String>,
     /// The kubelet's systemd unit, for --kubelet-log journald.
     #[arg(long, value_name = "UNIT", default_value = "kubelet")]
@@ -82,9 +82,25 @@ pub struct SourceSettings {
     /// Read the `journald` logs from the journal files in this directory (journalctl
     /// --directory; its machine-ID subdirectories too), e.g. /var/log/journal copied off a
     /// broken node, or the host's mounted into the pod. Default: this machine's system journal.
-    /// The daemon refuses to start with it when neither log is `journald`.
+    /// `config check` and the daemon refuse it when neither log is `journald`.
     #[arg(long, value_name = "DIR")]
     pub journal_dir: Option<PathBuf>,
+}
+
+impl SourceSettings {
+    /// Why `journal_dir` is of no use, when it is: it is read for a `journald` log, and neither
+    /// the kubelet's log nor the runtime's is one, so it would be ignored. Every command and the
+    /// daemon refuse it.
+    pub fn journal_dir_problem(&self) -> Option<String> {
+        let journald = |logs: &[String]| logs.iter().any(|l| l == "journald");
+        let dir = self.journal_dir.as_ref()?;
+        (!journald(&self.kubelet_log) && !journald(&self.runtime_log)).then(|| {
+            format!(
+                "{} is read for a journald log, and neither the kubelet's log nor the runtime's is journald",
+                dir.display()
+            )
+        })
+    }
 }
 
 /// The diagnosis thresholds: shared by `diagnose` and the daemon.
@@ -433,11 +449,12 @@ impl Settings {
 
     /// Checks the logs the daemon is to follow, as flags: at most one kubelet log and one
     /// runtime log (`diagnose`, `explain` and `collect` read several), and neither `-`, the
-    /// standard input, which a daemon has none of to follow. [`Settings::resolve`] checks the
-    /// same, naming a file's key.
+    /// standard input, which a daemon has none of to follow; and `--journal-dir` only with a
+    /// `journald` log. [`Settings::resolve`] checks the same, naming a file's key.
     ///
     /// # Errors
-    /// `--kubelet-log` or `--runtime-log` given twice, or `-`.
+    /// `--kubelet-log` or `--runtime-log` given twice, or `-`; `--journal-dir` without a
+    /// `journald` log.
     pub fn check_logs(&self) -> anyhow::Result<()> {
         self.check_logs_named(flag_of)
     }
@@ -451,6 +468,9 @@ impl Settings {
             if let Err(why) = check_log(logs) {
                 anyhow::bail!("{}: {why}", named(key));
             }
+        }
+        if let Some(why) = self.sources.journal_dir_problem() {
+            anyhow::bail!("{}: {why}", named("journal_dir"));
         }
         Ok(())
     }
@@ -660,7 +680,7 @@ mod tests {
     }
 
     #[test]
-    fn the_daemon_is_given_one_log_of_each_and_no_standard_input() {
+    fn the_daemon_is_given_one_log_of_each_no_standard_input_and_a_journal_dir_for_journald() {
         let c = Settings::from_file("kubelet_log: /var/log/kubelet.log\n", "c.yaml").unwrap();
         assert_eq!(c.sources.kubelet_log, vec!["/var/log/kubelet.log"]);
         let err = |text: &str| Settings::from_file(text, "c.yaml").unwrap_err().to_string();
@@ -671,6 +691,22 @@ mod tests {
         assert_eq!(
             err("runtime_log: [a.log, b.log]\n"),
             "c.yaml: runtime_log: 2 logs given: the daemon follows one log of each (diagnose, explain and collect read several)"
+        );
+        assert_eq!(
+            err("kubelet_log: \"\"\n"),
+            "c.yaml: kubelet_log: invalid value '' for '--kubelet-log <PATH|journald>': must not be empty"
+        );
+        // A journal directory is read for a journald log only.
+        assert_eq!(
+            err("kubelet_log: /var/log/kubelet.log\njournal_dir: /host/var/log/journal\n"),
+            "c.yaml: journal_dir: /host/var/log/journal is read for a journald log, and neither the kubelet's log nor the runtime's is journald"
+        );
+        assert!(
+            Settings::from_file(
+                "runtime_log: journald\njournal_dir: /host/var/log/journal\n",
+                "c.yaml"
+            )
+            .is_ok()
         );
         // The flags, without a file, as `podcoroner daemon` parses them.
         let flags = Settings::try_parse_from(["podcoroner daemon", "--runtime-log", "-"]).unwrap();

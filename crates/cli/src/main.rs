@@ -256,6 +256,26 @@ const EXIT_ERROR: u8 = 2;
 const TABLE_FINDINGS_PER_KIND: usize = 1000;
 const EXIT_USAGE: u8 = 64;
 
+/// A misuse of the command line found after parsing (flags that do not go together, a file
+/// given twice): exits [`EXIT_USAGE`], as clap's own usage errors do.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Fails with a [`UsageError`] saying `message`.
+macro_rules! usage {
+    ($($arg:tt)*) => {
+        return Err(anyhow::Error::new(UsageError(format!($($arg)*))))
+    };
+}
+
 fn main() -> ExitCode {
     let parsed = Cli::command()
         .try_get_matches_from(fleet::plugin_args(std::env::args_os().collect()))
@@ -283,7 +303,11 @@ fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(EXIT_ERROR)
+            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() {
+                EXIT_USAGE
+            } else {
+                EXIT_ERROR
+            })
         }
     }
 }
@@ -316,7 +340,7 @@ async fn run(cli: Cli, daemon_matches: Option<&clap::ArgMatches>) -> anyhow::Res
 
 fn source_options(args: &SourceArgs, offline: bool) -> anyhow::Result<SourceOptions> {
     if offline && args.node.kubelet_log.is_empty() && args.node.runtime_log.is_empty() {
-        anyhow::bail!(
+        usage!(
             "--offline judges from logs and pasted views alone: give --kubelet-log, --runtime-log, \
              --crictl-pods, --crictl-inspectp or --kubectl-pods"
         );
@@ -330,6 +354,9 @@ fn node_options(
     since: Option<jiff::Timestamp>,
     offline: bool,
 ) -> anyhow::Result<SourceOptions> {
+    if let Some(why) = s.journal_dir_problem() {
+        usage!("--journal-dir: {why}");
+    }
     let [kubelet_logs, runtime_logs] = log_sources(
         [
             (&s.kubelet_log, &s.kubelet_unit),
@@ -359,25 +386,15 @@ fn node_options(
 /// ones read from `journal_dir` when given.
 ///
 /// # Errors
-/// `journal_dir` without a `journald` log: it would be ignored.
+/// A [`UsageError`]: a log given twice, or `-` for two logs.
 fn log_sources(
     logs: [(&Vec<String>, &String); 2],
     journal_dir: Option<&std::path::Path>,
 ) -> anyhow::Result<[Vec<podcoroner_logs::Source>; 2]> {
-    if let Some(dir) = journal_dir
-        && !logs
-            .iter()
-            .any(|(log, _)| log.iter().any(|l| l == "journald"))
-    {
-        anyhow::bail!(
-            "--journal-dir {} is read for a journald log: give --kubelet-log journald and/or --runtime-log journald",
-            dir.display()
-        );
-    }
     for ((log, _), flag) in logs.iter().zip(["--kubelet-log", "--runtime-log"]) {
         for (i, a) in log.iter().enumerate() {
             if log[..i].contains(a) {
-                anyhow::bail!("{flag} {a} is given twice: each log is read once");
+                usage!("{flag} {a} is given twice: each log is read once");
             }
         }
     }
@@ -388,7 +405,7 @@ fn log_sources(
         .count()
         > 1
     {
-        anyhow::bail!("- (the standard input) is given for two logs: it can be read once");
+        usage!("- (the standard input) is given for two logs: it can be read once");
     }
     Ok(logs.map(|(log, unit)| {
         log.iter()
@@ -670,7 +687,10 @@ async fn daemon(args: DaemonArgs, matches: Option<&clap::ArgMatches>) -> anyhow:
     let c = match (&args.config, matches) {
         (Some(path), Some(m)) => podcoroner_agent::config::daemon_settings(m, Some(path))?,
         _ => {
-            args.settings.check_logs()?;
+            // Flags that do not go together: a usage error, as clap's own.
+            if let Err(e) = args.settings.check_logs() {
+                usage!("{e}");
+            }
             args.settings.clone()
         }
     };

@@ -193,11 +193,11 @@ fn explain_offline_and_journal_dir_misuse() {
         "--journal-dir".into(),
         journal.display().to_string(),
     ]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 64, "{err}");
     assert_eq!(
         err.trim(),
         format!(
-            "error: --journal-dir {} is read for a journald log: give --kubelet-log journald and/or --runtime-log journald",
+            "error: --journal-dir: {} is read for a journald log, and neither the kubelet's log nor the runtime's is journald",
             journal.display()
         )
     );

@@ -13,7 +13,7 @@ use podcoroner_test_support::{ContainerdLab, PodSpec};
 use serde_json::{Value, json};
 
 mod common;
-use common::{free_port, get, ok, pod, pod_list, terminate, wait_for};
+use common::{free_port, get, ok, pod, pod_list, podcoroner, terminate, wait_for};
 
 const NODE: &str = "sources-node-1";
 const ETCD_HASH: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
@@ -868,7 +868,7 @@ fn several_kubelet_logs_are_read_together_each_its_own_source() {
 
     // The same file twice is a mistake, said as one.
     let (code, _, stderr) = diagnose(&[&part1, &part1]);
-    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(code, Some(64), "{stderr}");
     assert!(stderr.contains("is given twice"), "{stderr}");
 
     // The second window piped in (`--kubelet-log -`) reads as the file did.
@@ -903,6 +903,70 @@ fn several_kubelet_logs_are_read_together_each_its_own_source() {
         from_pipe["sources"]
     );
     let (code, _, stderr) = piped(&["--kubelet-log", "-", "--runtime-log", "-"]);
-    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(code, Some(64), "{stderr}");
     assert!(stderr.contains("can be read once"), "{stderr}");
+}
+
+/// An empty log is no clean bill: `not_understood`, said why, and exit 2 with nothing else read.
+/// Flags that do not go together exit 64 as clap's usage errors do, the daemon's too.
+#[test]
+fn an_empty_log_is_not_judged_and_misused_flags_exit_64() {
+    let dir = ok(tempfile::tempdir());
+    let empty = dir.path().join("kubelet.log");
+    ok(std::fs::write(&empty, ""));
+    let empty = empty.display().to_string();
+    let (code, out, err) = podcoroner(&strings(&[
+        "diagnose",
+        "--offline",
+        "-o",
+        "json",
+        "--kubelet-log",
+        &empty,
+    ]));
+    assert_eq!(code, 2, "{out}{err}");
+    let report: Value = ok(serde_json::from_str(&out));
+    let s = &report["sources"]["kubelet_log"];
+    assert_eq!(s["status"], "not_understood", "{s:#}");
+    assert_eq!(
+        s["detail"],
+        "not understood: no line read, the file is empty: the wrong file, or rotated away?"
+    );
+    for (args, want) in [
+        (
+            vec!["diagnose", "--offline"],
+            "error: --offline judges from logs and pasted views alone",
+        ),
+        (
+            vec![
+                "diagnose",
+                "--offline",
+                "--kubelet-log",
+                &empty,
+                "--kubelet-log",
+                &empty,
+            ],
+            "is given twice: each log is read once",
+        ),
+        (
+            vec!["diagnose", "--offline", "--kubelet-log", ""],
+            "error: invalid value '' for '--kubelet-log <PATH|journald>': must not be empty",
+        ),
+        (
+            vec![
+                "daemon",
+                "--no-apiserver",
+                "--journal-dir",
+                "/var/log/journal",
+            ],
+            "error: --journal-dir: /var/log/journal is read for a journald log, and neither the kubelet's log nor the runtime's is journald",
+        ),
+    ] {
+        let (code, _, err) = podcoroner(&strings(&args));
+        assert_eq!(code, 64, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {want:?} in {err}");
+    }
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| (*a).to_string()).collect()
 }

@@ -525,7 +525,10 @@ pub fn say_cut_lines(s: &mut SourceStatus, lines: u64, bytes: Option<u64>) {
         podcoroner_logs::MAX_LINE_BYTES / 1024
     );
     if let Some(bytes) = bytes {
-        note.push_str(&format!(" ({bytes} bytes not read)"));
+        note.push_str(&format!(
+            " ({bytes} byte{} not read)",
+            if bytes == 1 { "" } else { "s" }
+        ));
     }
     s.detail = Some(
         s.detail
@@ -633,6 +636,24 @@ pub fn log_status(
             .map(|f| (f.origin.as_str(), f.line, f.text.as_str())),
     );
     say_cut_lines(&mut s, read.cut_lines, Some(read.cut_bytes));
+    // An empty log is no clean bill: nothing was judged, as for a log of no known shape.
+    if read.lines == 0 {
+        s.status = Some(SourceState::NotUnderstood);
+        let why = match source {
+            podcoroner_logs::Source::File(_) => {
+                "the file is empty: the wrong file, or rotated away?".to_string()
+            }
+            podcoroner_logs::Source::Journald { unit, .. } => format!(
+                "journalctl -u {unit} gave no entry: the wrong unit (--kubelet-unit, --runtime-unit), or none in the time read?"
+            ),
+        };
+        let note = format!("not understood: no line read, {why}");
+        s.detail = Some(
+            s.detail
+                .take()
+                .map_or(note.clone(), |d| format!("{note}; {d}")),
+        );
+    }
     // Rotated siblings left out: the source is read in part.
     if !read.skipped.is_empty() {
         s.status = Some(crate::api::SourceState::Degraded);
