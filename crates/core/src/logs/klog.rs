@@ -15,6 +15,7 @@
 //! case 09) are klog too.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use super::kv::{self, Mode};
 use super::opening::Opening;
@@ -22,72 +23,113 @@ use super::record::{Component, Format, Inner, Level, ParseContext};
 use super::text::{QuoteMode, scan_quoted, unescape};
 use super::time::{Yearless, digits, hms};
 
-/// Parses a klog line; `s[0]` is a severity letter followed by a digit.
-pub(crate) fn parse<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
-    let b = s.as_bytes();
-    let severity = Level::from_klog(b[0])?;
-    let mut inner = Inner::new(Format::KlogText, Cow::Borrowed(""));
-    inner.severity = Some(severity);
-    inner.guess = Some(Component::Kubelet);
+/// A klog header up to its caller, as far as a line has it: what [`parse`] and [`start`] read
+/// of it, checked once.
+enum Header {
+    /// Whole up to the caller.
+    Whole {
+        /// The time, without its year.
+        t: Yearless,
+        /// Where the time ends.
+        time_end: usize,
+        /// The thread ID's digits (empty: none).
+        pid: Range<usize>,
+        /// Where the caller (or, without one, the message) starts.
+        caller_start: usize,
+    },
+    /// Cut before its caller: in its date or time (no `t`), or after its time or thread ID.
+    Cut {
+        t: Option<Yearless>,
+        pid: Range<usize>,
+    },
+}
 
+/// The klog header `b` starts with; `None` when it is none (a cut that leaves too little to
+/// tell, `E101`, is none either).
+fn header(b: &[u8]) -> Option<Header> {
+    let none = 0..0;
+    Level::from_klog(*b.first()?)?;
     // MMDD
-    let avail = b.len().min(5);
-    if !b[1..avail].iter().all(u8::is_ascii_digit) {
+    if !b[1..b.len().min(5)].iter().all(u8::is_ascii_digit) {
         return None;
     }
     if b.len() < 6 {
         // `E1019` or shorter: a header cut in its date.
-        inner.truncated = true;
-        return (b.len() == 5).then_some(inner);
+        return (b.len() == 5).then_some(Header::Cut { t: None, pid: none });
     }
-    let month = digits(b, 1, 2)?;
-    let day = digits(b, 3, 2)?;
+    let (month, day) = (digits(b, 1, 2)?, digits(b, 3, 2)?);
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) || b[5] != b' ' {
         return None;
     }
     // hh:mm:ss.frac
-    let Some((hour, minute, second, nanos, mut i)) = hms(b, 6) else {
-        let rest = &b[6..];
-        if rest
+    let Some((hour, minute, second, nanos, time_end)) = hms(b, 6) else {
+        let cut_in_time = b[6..]
             .iter()
-            .all(|&c| c.is_ascii_digit() || c == b':' || c == b'.')
-        {
-            inner.truncated = true;
-            return Some(inner);
-        }
-        return None;
+            .all(|&c| c.is_ascii_digit() || c == b':' || c == b'.');
+        return cut_in_time.then_some(Header::Cut { t: None, pid: none });
     };
     let t = Yearless::on(month, day, (hour, minute, second, nanos));
-    inner.time = super::time::yearless_to_timestamp(ctx, t);
-    if i >= b.len() {
-        inner.truncated = true;
-        return Some(inner);
+    let mut i = time_end;
+    match b.get(i) {
+        None => {
+            return Some(Header::Cut {
+                t: Some(t),
+                pid: none,
+            });
+        }
+        Some(b' ') => {}
+        Some(_) => return None,
     }
-    if b[i] != b' ' {
-        return None;
-    }
-    while i < b.len() && b[i] == b' ' {
+    while b.get(i) == Some(&b' ') {
         i += 1;
     }
     // Thread ID (the process ID for Go programs).
     let pid_start = i;
-    while i < b.len() && b[i].is_ascii_digit() {
+    while b.get(i).is_some_and(u8::is_ascii_digit) {
         i += 1;
     }
-    if i > pid_start {
-        inner.pid = s[pid_start..i].parse().ok();
-        if i >= b.len() {
-            inner.truncated = true;
-            return Some(inner);
+    let pid = pid_start..i;
+    if !pid.is_empty() {
+        match b.get(i) {
+            None => return Some(Header::Cut { t: Some(t), pid }),
+            Some(b' ') => i += 1,
+            Some(_) => return None,
         }
-        if b[i] != b' ' {
-            return None;
-        }
-        i += 1;
     }
+    Some(Header::Whole {
+        t,
+        time_end,
+        pid,
+        caller_start: i,
+    })
+}
+
+/// Parses a klog line; `s[0]` is a severity letter followed by a digit.
+pub(crate) fn parse<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
+    let b = s.as_bytes();
+    let header = header(b)?;
+    let mut inner = Inner::new(Format::KlogText, Cow::Borrowed(""));
+    inner.severity = Level::from_klog(b[0]);
+    inner.guess = Some(Component::Kubelet);
+    let (t, pid, caller_start) = match header {
+        Header::Whole {
+            t,
+            pid,
+            caller_start,
+            ..
+        } => (Some(t), pid, Some(caller_start)),
+        Header::Cut { t, pid } => (t, pid, None),
+    };
+    inner.time = t.and_then(|t| super::time::yearless_to_timestamp(ctx, t));
+    if !pid.is_empty() {
+        inner.pid = s[pid].parse().ok();
+    }
+    let Some(caller_start) = caller_start else {
+        inner.truncated = true;
+        return Some(inner);
+    };
     // file:line]
-    let caller_start = i;
-    let mut j = i;
+    let mut j = caller_start;
     while j < b.len() && b[j] != b']' && b[j] != b' ' {
         j += 1;
     }
@@ -120,38 +162,13 @@ pub(crate) fn parse<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
     Some(inner)
 }
 
-/// The klog header `s` (trimmed at the end) starts with, when it is whole up to the caller: the
-/// checks [`parse`] makes of it before the caller, each of which either passes here or makes
-/// `parse` give up or read the record as cut (`None` here).
+/// The klog header `s` (trimmed at the end) starts with, when it is whole up to the caller
+/// (what [`parse`] reads as a record that is not cut before its caller).
 pub(crate) fn start(s: &str) -> Option<Opening> {
-    let b = s.as_bytes();
-    Level::from_klog(*b.first()?)?;
-    if b.len() < 6 || !b[1..5].iter().all(u8::is_ascii_digit) || b[5] != b' ' {
-        return None;
+    match header(s.as_bytes())? {
+        Header::Whole { t, time_end, .. } => Some(Opening::klog(t, time_end)),
+        Header::Cut { .. } => None,
     }
-    let (month, day) = (digits(b, 1, 2)?, digits(b, 3, 2)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return None;
-    }
-    let (hour, minute, second, nanos, rest) = hms(b, 6)?;
-    let mut i = rest;
-    if b.get(i) != Some(&b' ') {
-        return None;
-    }
-    while b.get(i) == Some(&b' ') {
-        i += 1;
-    }
-    let pid_start = i;
-    while b.get(i).is_some_and(u8::is_ascii_digit) {
-        i += 1;
-    }
-    if i > pid_start && b.get(i) != Some(&b' ') {
-        return None;
-    }
-    Some(Opening::klog(
-        Yearless::on(month, day, (hour, minute, second, nanos)),
-        rest,
-    ))
 }
 
 /// A klog line whose header was cut off so that it starts at the caller:
