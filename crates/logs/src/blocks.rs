@@ -373,53 +373,67 @@ enum Msg {
 struct Shared {
     /// The context at the end of the last block merged: the workers' guess.
     latest: Mutex<ParseContext>,
-    /// Blocks merged so far, and whether the merge stopped (workers then stop too).
-    merged: Mutex<(u64, bool)>,
-    /// Signalled when `merged` changes.
-    turn: Condvar,
-    /// Where blocks start, as the block before each told it ([`Shared::tell_start`]), and
-    /// whether the merge stopped.
-    starts: Mutex<(HashMap<u64, Option<u64>>, bool)>,
-    /// Signalled when `starts` changes.
-    told: Condvar,
+    /// How far the merge is, and where blocks start.
+    progress: Mutex<Progress>,
+    /// Signalled when `progress` changes.
+    changed: Condvar,
+}
+
+/// What the workers wait on, under one lock.
+#[derive(Default)]
+struct Progress {
+    /// Blocks merged so far.
+    merged: u64,
+    /// The merge stopped: the workers stop too.
+    stopped: bool,
+    /// Where blocks start, as the block before each told it ([`Shared::tell_start`]).
+    starts: HashMap<u64, Option<u64>>,
 }
 
 impl Shared {
     fn new(ctx: &ParseContext) -> Self {
         Shared {
             latest: Mutex::new(ctx.clone()),
-            merged: Mutex::new((0, false)),
-            turn: Condvar::new(),
-            starts: Mutex::new((HashMap::new(), false)),
-            told: Condvar::new(),
+            progress: Mutex::new(Progress::default()),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Changes the progress and wakes every waiter (a poisoned lock is changed all the same).
+    fn update(&self, f: impl FnOnce(&mut Progress)) {
+        match self.progress.lock() {
+            Ok(mut p) => f(&mut p),
+            Err(poisoned) => f(&mut poisoned.into_inner()),
+        }
+        self.changed.notify_all();
+    }
+
+    /// Waits until `ready` gives a value or the merge stops (`Err`).
+    fn wait_for<T>(&self, mut ready: impl FnMut(&mut Progress) -> Option<T>) -> Result<T, Stopped> {
+        let mut p = self.progress.lock().map_err(|_| Stopped)?;
+        loop {
+            if p.stopped {
+                return Err(Stopped);
+            }
+            if let Some(v) = ready(&mut p) {
+                return Ok(v);
+            }
+            p = self.changed.wait(p).map_err(|_| Stopped)?;
         }
     }
 
     /// Tells where block `k` starts: `Some(cut)`, or `None` when the block before it could not
     /// tell (it failed, or was empty and did not look where the next cut is).
     fn tell_start(&self, k: u64, start: Option<u64>) {
-        match self.starts.lock() {
-            Ok(mut m) => m.0.insert(k, start),
-            Err(poisoned) => poisoned.into_inner().0.insert(k, start),
-        };
-        self.told.notify_all();
+        self.update(|p| {
+            p.starts.insert(k, start);
+        });
     }
 
     /// Waits until the block before block `k` tells where `k` starts (`None`: it could not
     /// tell). `Err` when the merge stopped.
     fn start_of(&self, k: u64) -> Result<Option<u64>, Stopped> {
-        let Ok(mut m) = self.starts.lock() else {
-            return Err(Stopped);
-        };
-        loop {
-            if m.1 {
-                return Err(Stopped);
-            }
-            if let Some(start) = m.0.remove(&k) {
-                return Ok(start);
-            }
-            m = self.told.wait(m).map_err(|_| Stopped)?;
-        }
+        self.wait_for(|p| p.starts.remove(&k))
     }
 
     fn guess(&self) -> ParseContext {
@@ -433,36 +447,16 @@ impl Shared {
     /// blocks cannot pile up. `false` when the merge stopped.
     fn wait_turn(&self, k: u64, workers: usize) -> bool {
         let ahead = 2 * workers.max(1) as u64;
-        let Ok(mut m) = self.merged.lock() else {
-            return false;
-        };
-        while !m.1 && k >= m.0 + ahead {
-            m = match self.turn.wait(m) {
-                Ok(m) => m,
-                Err(_) => return false,
-            };
-        }
-        !m.1
+        self.wait_for(|p| (k < p.merged + ahead).then_some(()))
+            .is_ok()
     }
 
     fn merged(&self, blocks: u64) {
-        if let Ok(mut m) = self.merged.lock() {
-            m.0 = blocks;
-        }
-        self.turn.notify_all();
+        self.update(|p| p.merged = blocks);
     }
 
     fn stop(&self) {
-        match self.merged.lock() {
-            Ok(mut m) => m.1 = true,
-            Err(poisoned) => poisoned.into_inner().1 = true,
-        }
-        self.turn.notify_all();
-        match self.starts.lock() {
-            Ok(mut m) => m.1 = true,
-            Err(poisoned) => poisoned.into_inner().1 = true,
-        }
-        self.told.notify_all();
+        self.update(|p| p.stopped = true);
     }
 }
 
