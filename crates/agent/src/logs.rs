@@ -399,6 +399,10 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
     }
 }
 
+/// How long a first start's journal follower may give no entry of its unit (none in
+/// `log_lookback` either) before the source is degraded as a wrong unit.
+const NO_ENTRY_FOR: Duration = Duration::from_secs(10);
+
 /// Follows a journald unit, of the system journal or of the journal files in `directory`
 /// (`journalctl --directory`), with a saved cursor (kept under its
 /// [`journal_name`](podcoroner_logs::journal_name)).
@@ -421,6 +425,8 @@ pub async fn journal_loop(
         since: since.map(|t| format!("@{}", t.as_second())),
         ..follow::JournalConfig::default()
     };
+    let unit_name = unit.clone();
+    let started = Instant::now();
     let follower = follow::JournalFollower::new(unit, cursor, config);
     let (mut rx, handle) = follower.spawn();
     let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
@@ -458,10 +464,23 @@ pub async fn journal_loop(
                             let m = &shared.metrics;
                             metrics::Metrics::count_since(&m.log_cut, &labels, s.lines_truncated, &mut cut_seen);
                             metrics::Metrics::count_since(&m.log_unread, &labels, unread, &mut unread_seen);
-                            let mut notes = vec![format!("last entry {}s ago", last_ok.elapsed().as_secs())];
+                            let mut notes = vec![if n == 0 {
+                                format!("no entry yet, {}s since start", started.elapsed().as_secs())
+                            } else {
+                                format!("last entry {}s ago", last_ok.elapsed().as_secs())
+                            }];
                             notes.extend(since.map(|t| format!("first start: read back to {t} (log_lookback)")));
                             let mut status = followed_status(format!("journald {key}"), &[("entries", n)], notes, &understanding, &origin);
                             podcoroner_node::gather::say_cut_lines(&mut status, s.lines_truncated, None);
+                            // A first start that read back `log_lookback` and found no entry of
+                            // the unit: a wrong unit name, said rather than a quiet source.
+                            if n == 0 && started.elapsed() >= NO_ENTRY_FOR && let Some(t) = since {
+                                status.status = Some(podcoroner_node::api::SourceState::Degraded);
+                                let note = format!(
+                                    "journalctl -u {unit_name} gave no entry since {t} (log_lookback): the wrong unit (kubelet_unit, runtime_unit)? It is read once it logs"
+                                );
+                                status.detail = Some(status.detail.map_or(note.clone(), |d| format!("{note}; {d}")));
+                            }
                             // Entries not read are lost messages: said, never a quiet source.
                             if unread > 0 {
                                 status.status = Some(podcoroner_node::api::SourceState::Degraded);

@@ -430,6 +430,16 @@ fn report_node(args: &SourceArgs, offline: bool, resolved: &str) -> String {
 const OFFLINE_NODE: &str = "unknown (--offline reads logs only: --node-name names their node)";
 
 async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
+    // clap's `requires = "offline"` is not checked beside --snapshot, which conflicts with it.
+    if args.snapshot.is_some()
+        && !(args.crictl_pods.is_empty()
+            && args.crictl_inspectp.is_empty()
+            && args.kubectl_pods.is_empty())
+    {
+        usage!(
+            "--crictl-pods, --crictl-inspectp and --kubectl-pods are read with --offline, not with --snapshot (a snapshot holds its node's views)"
+        );
+    }
     progress::install();
     let config = podcoroner_core::Config {
         min_age: args.rules.min_age,

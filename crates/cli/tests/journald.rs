@@ -275,19 +275,26 @@ fn start_daemon(config: &Path, port: u16) -> Child {
 
 /// The `kubelet_log` source's detail in `/readyz` once it reads `want`, within 20 s.
 fn wait_for_kubelet_log(port: u16, want: &str) -> Value {
+    kubelet_log_when(port, want, |s| {
+        s["detail"].as_str().is_some_and(|d| d.starts_with(want))
+    })
+}
+
+/// The `kubelet_log` source in `/readyz` once `ready` holds of it (`what`), within 20 s.
+fn kubelet_log_when(port: u16, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut last = Value::Null;
     while Instant::now() < deadline {
         let (_, body) = get(port, "/readyz");
         if let Ok(v) = serde_json::from_str::<Value>(&body) {
             last = v["sources"]["kubelet_log"].clone();
-            if last["detail"].as_str().is_some_and(|d| d.starts_with(want)) {
+            if ready(&last) {
                 return last;
             }
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    panic!("kubelet_log never read {want:?}; last: {last:#}");
+    panic!("kubelet_log never read {what:?}; last: {last:#}");
 }
 
 /// The daemon follows the kubelet's unit in a journal directory named in its config file, saves
@@ -366,21 +373,11 @@ fn daemon_says_journal_entries_it_cut_or_could_not_read() {
     entries[0].message = cut;
     entries[1].message = unread;
     ok(journal.append(&entries));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let source = loop {
-        let (_, body) = get(port, "/readyz");
-        let source = ok(serde_json::from_str::<Value>(&body))["sources"]["kubelet_log"].clone();
-        if source["last_error"].as_str().is_some_and(|e| {
+    let source = kubelet_log_when(port, "degraded after 3 entries", |s| {
+        s["last_error"].as_str().is_some_and(|e| {
             e.starts_with(&format!("journald {key}; ")) && e.contains(" 3 entries")
-        }) {
-            break source;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no degraded kubelet_log after 3 entries: {source:#}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        })
+    });
     assert_eq!(source["healthy"], false, "{source:#}");
     let detail = source["last_error"].as_str().unwrap_or_default();
     for want in [
@@ -396,5 +393,39 @@ fn daemon_says_journal_entries_it_cut_or_could_not_read() {
     ] {
         assert!(metrics.contains(want), "{want:?} in\n{metrics}");
     }
+    common::terminate(daemon);
+}
+
+/// A first start that finds no entry of its unit in the journal, back to `log_lookback` and on
+/// for a while, says so (a wrong unit name) rather than stay a quiet healthy source; the entries
+/// of other units are there.
+#[test]
+fn daemon_says_a_unit_with_no_entry() {
+    let dir = ok(tempfile::tempdir());
+    let journal_dir = dir.path().join("host-journal");
+    let (journal, config) = journal_daemon(dir.path(), &journal_dir);
+    ok(journal.append(&gc_entries(ago(5), 2)));
+    let text = ok(std::fs::read_to_string(&config));
+    ok(std::fs::write(
+        &config,
+        format!("{text}kubelet_unit: kubelet2\n"),
+    ));
+    let port = free_port();
+    let daemon = start_daemon(&config, port);
+    let source = kubelet_log_when(port, "no entry of the unit", |s| {
+        s["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("gave no entry"))
+    });
+    assert_eq!(source["healthy"], false, "{source:#}");
+    let error = source["last_error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("journalctl -u kubelet2 gave no entry since ")
+            && error.contains(
+                "(log_lookback): the wrong unit (kubelet_unit, runtime_unit)? It is read once it logs"
+            )
+            && error.contains("no entry yet, "),
+        "{source:#}"
+    );
     common::terminate(daemon);
 }

@@ -931,7 +931,39 @@ fn an_empty_log_is_not_judged_and_misused_flags_exit_64() {
         s["detail"],
         "not understood: no line read, the file is empty: the wrong file, or rotated away?"
     );
+    // Every record before --since: nothing in the time asked was judged, said so.
+    let old = dir.path().join("old.log");
+    ok(std::fs::write(
+        &old,
+        "I1201 10:00:00.000000    4321 kubelet.go:2453] \"SyncLoop UPDATE\" source=\"api\" pods=[\"shop/web-0\"]\n",
+    ));
+    let old = old.display().to_string();
+    let (code, out, err) = podcoroner(&strings(&[
+        "diagnose",
+        "--offline",
+        "-o",
+        "json",
+        "--since",
+        "2h",
+        "--kubelet-log",
+        &old,
+    ]));
+    assert_eq!(code, 2, "{out}{err}");
+    let report: Value = ok(serde_json::from_str(&out));
+    let s = &report["sources"]["kubelet_log"];
+    assert_eq!(s["status"], "not_understood", "{s:#}");
+    assert!(
+        s["detail"].as_str().unwrap_or_default().starts_with(
+            "not understood: no record in the time asked, all 1 dated records are before --since"
+        ),
+        "{s:#}"
+    );
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/sample-node");
     for (args, want) in [
+        (
+            vec!["diagnose", "--snapshot", sample, "--crictl-pods", &old],
+            "error: --crictl-pods, --crictl-inspectp and --kubectl-pods are read with --offline, not with --snapshot",
+        ),
         (
             vec!["diagnose", "--offline"],
             "error: --offline judges from logs and pasted views alone",

@@ -157,8 +157,11 @@ pub const FINGERPRINT_BYTES: usize = 256;
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
 /// Default [`FollowConfig::poll_interval`]: 250 ms.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(250);
-/// Default [`FollowConfig::rotate_wait`]: 1 s.
-pub const DEFAULT_ROTATE_WAIT: Duration = Duration::from_secs(1);
+/// Default [`FollowConfig::rotate_wait`]: 5 s, fluent-bit's `Rotate_Wait`: a writer that goes
+/// on writing to its renamed file for a few seconds (until logrotate's `postrotate` signal
+/// reaches it, or one line a second) loses nothing; 1 s lost the lines of a writer a second
+/// apart.
+pub const DEFAULT_ROTATE_WAIT: Duration = Duration::from_secs(5);
 /// Default [`FollowConfig::max_batch_lines`]: 1024.
 pub const DEFAULT_MAX_BATCH_LINES: usize = 1024;
 /// Default [`FollowConfig::max_batch_bytes`]: 1 MiB.
@@ -1558,7 +1561,21 @@ fn read_head(file: &File, size: u64) -> io::Result<Vec<u8>> {
 }
 
 /// Opens a regular file; `None` when it does not exist (or is not a regular file).
+/// The file at `path`, open; `None` when there is none. Something else there (a directory: a
+/// hostPath mount of a file the host lacks makes one) is an error saying what it is, and is not
+/// opened (a named pipe would block the open).
 fn open_entry(path: &Path) -> io::Result<Option<Entry>> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            return Err(io::Error::other(format!(
+                "{}, not a regular file",
+                crate::file_kind(m.file_type())
+            )));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    }
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -1566,6 +1583,7 @@ fn open_entry(path: &Path) -> io::Result<Option<Entry>> {
     };
     let meta = file.metadata()?;
     if !meta.is_file() {
+        // Replaced between the two looks: not there yet.
         return Ok(None);
     }
     let head = read_head(&file, meta.len())?;

@@ -653,6 +653,18 @@ pub fn log_status(
                 .take()
                 .map_or(note.clone(), |d| format!("{note}; {d}")),
         );
+    } else if read.span.is_none() && read.before_since > 0 {
+        // Every dated record is before --since: nothing in the time asked was judged.
+        s.status = Some(SourceState::NotUnderstood);
+        let note = format!(
+            "not understood: no record in the time asked, all {} dated records are before --since",
+            read.before_since
+        );
+        s.detail = Some(
+            s.detail
+                .take()
+                .map_or(note.clone(), |d| format!("{note}; {d}")),
+        );
     }
     // Rotated siblings left out: the source is read in part.
     if !read.skipped.is_empty() {

@@ -19,14 +19,15 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
     for (pod, mut group) in refused {
         group.sort_by_key(|e| e.time);
         let cause = group.iter().rev().find_map(|e| e.event.cause);
-        // A kubelet whose CreateMirrorPod checks the existing pod's hash (the structured message
-        // of 1.21 and later, and the printf `Failed creating a mirror pod for "<name>_<ns>(<uid>)"`
-        // of the glog kubelets before it, whose mirror_client.go has the same check) can be the
+        // A kubelet whose CreateMirrorPod checks the existing pod's hash (the structured
+        // messages of 1.21 and later, `"Failed creating a mirror pod"` and `"Failed creating a
+        // mirror pod for"`, and the printf `Failed creating a mirror pod for "<name>_<ns>(<uid>)"`
+        // of the glog kubelets before them, whose mirror_client.go has the same check) can be the
         // start race; the pre-1.0 form (`Failed creating a mirror pod "<name>_<ns>"`, k/k #6580,
         // a kubelet that never replaces a stale mirror pod) stays a warning.
         let checks_hash = group.iter().all(|e| {
             e.text.contains("\"Failed creating a mirror pod\"")
-                || e.text.contains("Failed creating a mirror pod for ")
+                || e.text.contains("Failed creating a mirror pod for")
         });
         if cause == Some(Cause::AlreadyExists) && checks_hash && !refused_again(&group) {
             out.push(mirror_start_race(logs, &pod, &group));

@@ -158,6 +158,28 @@ fn the_follower_says_since_when_its_path_names_no_file() {
     assert_eq!(f.stats().path_missing_since, None);
 }
 
+/// A directory at the path (a hostPath mount of a file the host lacks makes one) is said as
+/// what it is, not as a file still to come; once a file replaces it, it is read.
+#[test]
+fn a_directory_at_the_path_is_an_error_that_says_so() {
+    let log = Log::new();
+    std::fs::create_dir(&log.path).unwrap();
+    let mut f = Follower::new(&log.path, None, config());
+    let err = f.poll().unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "cannot follow {}: a directory, not a regular file",
+            log.path.display()
+        )
+    );
+    assert!(f.stats().last_error.is_some());
+    std::fs::remove_dir(&log.path).unwrap();
+    log.append("first\n");
+    assert_eq!(texts(&drain(&mut f)), ["first"]);
+    assert_eq!(f.stats().last_error, None);
+}
+
 #[test]
 fn rename_rotation_reads_the_old_file_to_its_end_first() {
     let log = Log::new();
@@ -1426,6 +1448,22 @@ fn real_journal(
     (dir, journal, cfg)
 }
 
+/// The journal follower's counters once they count `lines` handed out (they are sent after the
+/// line), within 10 s.
+async fn stats_after(handle: &JournalHandle, lines: u64) -> JournalStats {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let stats = handle.stats();
+            if stats.lines_read >= lines {
+                return stats;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{:?}", handle.stats()))
+}
+
 /// The kubelet's message `n`, written at 10:00:n.5.
 fn kubelet_text(n: u32) -> String {
     format!("I1129 10:00:{n:02}.500000    2783 kubelet.go:2449] \"kubelet line {n}\"")
@@ -1544,7 +1582,7 @@ async fn journal_follower_reads_an_entry_with_a_large_field_of_its_own() {
     let got = recv_n(&mut rx, 2).await;
     let line = |n: u32| (kubelet_text(n), u64::from(n));
     assert_eq!(journal_texts(&got), [line(1), line(2)]);
-    let stats = handle.stats();
+    let stats = stats_after(&handle, 2).await;
     assert_eq!(
         (stats.entries_unparsed, stats.lines_read),
         (0, 2),
@@ -1576,18 +1614,7 @@ async fn journal_follower_cuts_a_long_message_and_counts_one_too_long_to_read() 
             (kubelet_text(4), false),
         ]
     );
-    // The counters are sent after the line.
-    let stats = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            let stats = handle.stats();
-            if stats.lines_read == 3 {
-                return stats;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{:?}", handle.stats()));
+    let stats = stats_after(&handle, 3).await;
     assert_eq!(
         (
             stats.lines_read,
@@ -1682,7 +1709,13 @@ fn follow_rotating_writer(
         .unwrap();
     rt.block_on(async {
         append(&log.path, "line 0\n");
-        let (mut rx, handle) = spawn(Follower::new(&log.path, None, FollowConfig::default()));
+        // A writer's file quiet for 1 s is left (shorter than the default, so the test's
+        // wait reads what the follower can).
+        let config = FollowConfig {
+            rotate_wait: Duration::from_secs(1),
+            ..FollowConfig::default()
+        };
+        let (mut rx, handle) = spawn(Follower::new(&log.path, None, config));
         // Let it open the first file.
         tokio::time::sleep(Duration::from_millis(300)).await;
         let path = log.path.clone();
