@@ -1726,6 +1726,80 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "61-mirror-pod-already-exists-minikube-startup",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2024,
+            records: 4,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "62-killpodsandbox-calico-kdd-json-eof-dockershim",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2017,
+            records: 3,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "63-dockershim-stop-sandbox-no-such-container",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2017,
+            records: 3,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "64-killcontainer-stop-timeout-reverse-journal-containerd",
+        files: &[
+            File {
+                name: "kubelet.log",
+                year: 2018,
+                records: 3,
+                ..FILE
+            },
+            File {
+                name: "runtime.log",
+                year: 2018,
+                records: 4,
+                ..FILE
+            },
+        ],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "65-podstatus-crio-id-does-not-exist-hyperkube",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2020,
+            records: 6,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "66-orphaned-pod-journald-no-hostname",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2018,
+            records: 1,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -833,6 +833,61 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "benign: one CNI ADD failure that the next attempt mends",
     },
+    Case {
+        slug: "61-mirror-pod-already-exists-minikube-startup",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "benign: the mirror pods' start race of a kubelet restart (info)",
+    },
+    Case {
+        slug: "62-killpodsandbox-calico-kdd-json-eof-dockershim",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "the plugin's panic itself, which only its own log shows",
+    },
+    Case {
+        slug: "63-dockershim-stop-sandbox-no-such-container",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "64-killcontainer-stop-timeout-reverse-journal-containerd",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            runtime: &["runtime.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "a ContainerStopFailing for 25feb03c…, which only the pod worker's KillContainerError names (not a StopContainer failure record)",
+    },
+    Case {
+        slug: "65-podstatus-crio-id-does-not-exist-hyperkube",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "66-orphaned-pod-journald-no-hostname",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -414,6 +414,11 @@ pub enum CniFailure {
     PluginNotInitialized,
     /// The plugin's datastore refused it: `connection is unauthorized: Unauthorized` (Calico).
     UnauthorizedDatastore,
+    /// The plugin failed and wrote no error libcni could read (`invoke.pluginErr`: `netplugin
+    /// failed with no error message`, or, before libcni 0.8 and for output that is not JSON,
+    /// `netplugin failed but error parsing its diagnostic message "": unexpected end of JSON
+    /// input`): it crashed, panicked or was killed (OOM) during the DEL.
+    PluginNoErrorMessage,
     /// The cached CNI result or netconf is empty: `failed to get network "<net>" cached result`,
     /// `unexpected end of JSON input` (a 0-byte `/var/lib/cni/results/<net>-<id>-<if>`).
     EmptyCachedResult,
@@ -1082,7 +1087,10 @@ fn cni_failure(err: &str) -> CniFailure {
         CniFailure::PluginNotInitialized
     } else if has!("nauthorized") {
         CniFailure::UnauthorizedDatastore
-    } else if has!("unexpected end of JSON input") || has!("cached result") {
+    } else if (has!("unexpected end of JSON input")
+        && !has!("netplugin failed but error parsing its diagnostic message"))
+        || has!("cached result")
+    {
         CniFailure::EmptyCachedResult
     } else if has!("calico/nodename: no such file")
         || has!("check that the calico/node container is running")
@@ -1095,6 +1103,11 @@ fn cni_failure(err: &str) -> CniFailure {
         CniFailure::DatastoreUnreachable
     } else if has!("failed to find plugin") || has!("fork/exec") {
         CniFailure::PluginMissing
+    } else if has!("netplugin failed with no error message")
+        || has!("netplugin failed but error parsing its diagnostic message")
+    {
+        // After a missing binary: libcni says `no error message` for a failed exec too.
+        CniFailure::PluginNoErrorMessage
     } else if has!("netns")
         || has!("Statfs")
         || has!("network namespace")
@@ -1132,7 +1145,9 @@ fn cause_of(err: &str, cut: bool) -> Cause {
     {
         return Cause::RuntimeBusy;
     }
-    if has!("context deadline exceeded") || has!("DeadlineExceeded") {
+    // containerd 1.1 and 1.2's StopContainer: `an error occurs during waiting for container
+    // "<id>" to be killed: wait container "<id>" stop timeout`.
+    if has!("context deadline exceeded") || has!("DeadlineExceeded") || has!("stop timeout") {
         return Cause::Timeout;
     }
     if is_not_found(err) {

@@ -72,6 +72,11 @@ pub fn cause_class(cause: crate::logs::Cause) -> (&'static str, &'static str) {
             "CNI teardown: the CNI datastore refused (Unauthorized)",
             "renew the CNI plugin's credentials (e.g. Calico's kubeconfig token) and restart its node agent",
         ),
+        Cause::CniTeardown(CniFailure::PluginNoErrorMessage) => (
+            "CNI teardown: the CNI plugin failed with no error message (crashed or killed?)",
+            "read the CNI plugin's own log and the kernel log (dmesg: an OOM kill, a segfault) at \
+             the time of the DEL; a plugin that panics on DEL needs a fixed version",
+        ),
         Cause::CniTeardown(CniFailure::EmptyCachedResult) => (
             "CNI teardown: empty cached CNI result",
             "remove the empty /var/lib/cni/results/<network>-<sandbox id>-<ifname> file, then stop again",
@@ -106,7 +111,7 @@ pub fn cause_class(cause: crate::logs::Cause) -> (&'static str, &'static str) {
         ),
         Cause::Timeout => (
             "timeout",
-            "check the runtime's health (crictl info) and the CNI plugin's latency",
+            "check the runtime's health (crictl info) and, for a sandbox stop, the CNI plugin's latency",
         ),
         _ => (
             "other",
@@ -212,7 +217,10 @@ pub(super) fn error_text(e: &LoggedEvent) -> String {
 /// `type="weave-net"`), with any escaping of the quotes.
 pub(super) fn quoted_after<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     let rest = &text[text.find(key)? + key.len()..];
-    let rest = rest.trim_start_matches(['"', '\\', '=']);
+    // Spaces too: a line a terminal wrapped, joined again, holds a run of them (`is reserved
+    // for              \"<id>\"`).
+    let rest =
+        rest.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\\' | '='));
     let end = rest.find(['"', '\\'])?;
     Some(&rest[..end]).filter(|w| !w.is_empty() && !w.contains(' '))
 }
@@ -298,6 +306,22 @@ pub(super) fn failure_class(
                     );
                 }
             }
+        }
+        // dockershim asks Docker for the sandbox's netns before calling the plugin: the plugin
+        // never ran, the runtime lost the sandbox's container.
+        Cause::CniTeardown(CniFailure::MissingNetns)
+            if err.contains("failed to retrieve network namespace path") =>
+        {
+            return (
+                "CNI teardown: the runtime cannot find the sandbox's network namespace (its \
+                 container is gone; the CNI plugin never ran)"
+                    .to_string(),
+                format!(
+                    "the runtime no longer has the sandbox's container (docker ps -a | grep {id}): \
+                     remove the sandbox through the runtime (crictl rmp {id}), or restart the kubelet \
+                     so that it stops asking"
+                ),
+            );
         }
         Cause::CniTeardown(CniFailure::PluginMissing) => {
             if let Some(p) = cni_plugin(err) {

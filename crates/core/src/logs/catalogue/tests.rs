@@ -991,6 +991,28 @@ fn cause_table() {
             "NetworkPlugin cni failed to teardown pod \"a_b\" network: failed to find plugin \"flannel\" in path [/opt/flannel/bin /opt/cni/bin]",
             Cause::CniTeardown(CniFailure::PluginMissing),
         ),
+        // libcni's `pluginErr`: a plugin that wrote no error, after a failed exec of it.
+        (
+            "failed to destroy network for sandbox \"x\": plugin type=\"calico\" failed (delete): netplugin failed with no error message: signal: killed",
+            Cause::CniTeardown(CniFailure::PluginNoErrorMessage),
+        ),
+        (
+            "NetworkPlugin cni failed to teardown pod \"a_b\" network: netplugin failed but error parsing its diagnostic message \"\": unexpected end of JSON input",
+            Cause::CniTeardown(CniFailure::PluginNoErrorMessage),
+        ),
+        (
+            "failed to destroy network for sandbox \"x\": plugin type=\"weave-net\" failed (delete): netplugin failed with no error message: fork/exec /opt/cni/bin/weave-net: no such file or directory",
+            Cause::CniTeardown(CniFailure::PluginMissing),
+        ),
+        (
+            "failed to destroy network for sandbox \"x\": plugin type=\"flannel\" failed (delete): failed to parse netconf: unexpected end of JSON input",
+            Cause::CniTeardown(CniFailure::EmptyCachedResult),
+        ),
+        // containerd 1.1 and 1.2's StopContainer.
+        (
+            "an error occurs during waiting for container \"x\" init process to be killed: wait container \"x\" stop timeout",
+            Cause::Timeout,
+        ),
         (
             "failed to forcibly stop sandbox \"x\": failed to destroy network for sandbox \"x\": context deadline exceeded",
             Cause::CniTeardown(CniFailure::DestroyNetwork),
