@@ -399,6 +399,10 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
     }
 }
 
+/// How long a journald source stays degraded after an entry it could not read: long enough to
+/// be seen, not so long that one lost entry keeps the agent's readiness probe failing.
+const UNREAD_DEGRADED_FOR: Duration = Duration::from_secs(600);
+
 /// How long a first start's journal follower may give no entry of its unit (none in
 /// `log_lookback` either) before the source is degraded as a wrong unit.
 const NO_ENTRY_FOR: Duration = Duration::from_secs(10);
@@ -481,16 +485,21 @@ pub async fn journal_loop(
                                 );
                                 status.detail = Some(status.detail.map_or(note.clone(), |d| format!("{note}; {d}")));
                             }
-                            // Entries not read are lost messages: said, never a quiet source.
+                            // Entries not read are lost messages: said, never a quiet source,
+                            // degraded for UNREAD_DEGRADED_FOR after the last (counted always).
+                            let recent = s.last_unread_at.and_then(|t| t.elapsed().ok()).is_some_and(|d| d < UNREAD_DEGRADED_FOR);
                             if unread > 0 {
-                                status.status = Some(podcoroner_node::api::SourceState::Degraded);
                                 status.counts.insert("unread_entries".to_string(), unread as usize);
+                            }
+                            if recent {
+                                status.status = Some(podcoroner_node::api::SourceState::Degraded);
                                 let (what, whose) = if unread == 1 { ("entry", "its message") } else { ("entries", "their messages") };
                                 let note = format!(
-                                    "{unread} journal {what} not read, {whose} lost: {} longer than {} MiB of JSON, {} not a journal entry",
+                                    "{unread} journal {what} not read, {whose} lost: {} with no cursor or MESSAGE in its first {} MiB of JSON, {} not a journal entry (degraded for {} after the last)",
                                     s.entries_too_long,
                                     follow::MAX_JOURNAL_ENTRY_BYTES >> 20,
-                                    s.entries_unparsed
+                                    s.entries_unparsed,
+                                    humantime::format_duration(UNREAD_DEGRADED_FOR)
                                 );
                                 status.detail = Some(status.detail.map_or(note.clone(), |d| format!("{note}; {d}")));
                             }

@@ -48,8 +48,9 @@ pub struct JournalConfig {
     pub since: Option<String>,
     /// Messages longer than this many bytes are cut (at a UTF-8 boundary) and flagged
     /// [`JournalLine::truncated`]. Default [`DEFAULT_MAX_LINE_BYTES`]; at least 1. An entry whose
-    /// JSON line is longer than [`MAX_JOURNAL_ENTRY_BYTES`] (or eight times this plus 64 KiB, if more)
-    /// is not read and counts in [`JournalStats::entries_too_long`].
+    /// JSON line is longer than [`MAX_JOURNAL_ENTRY_BYTES`] (or eight times this plus 64 KiB, if
+    /// more) is read from its first bytes, its message cut, as the one-shot reader reads it; when
+    /// they hold no cursor or `MESSAGE`, it counts in [`JournalStats::entries_too_long`].
     pub max_line_bytes: usize,
     /// Lines the channel holds. Default [`DEFAULT_JOURNAL_CHANNEL_CAPACITY`]; at least 1.
     pub channel_capacity: usize,
@@ -103,9 +104,11 @@ pub struct JournalStats {
     pub lines_dropped: u64,
     /// Output lines that were not a JSON entry with a `__CURSOR`.
     pub entries_unparsed: u64,
-    /// Entries whose JSON line was too long to read (see [`JournalConfig::max_line_bytes`]):
-    /// their messages are lost.
+    /// Entries whose JSON line was too long to read (see [`JournalConfig::max_line_bytes`]) and
+    /// whose first bytes hold no cursor or no `MESSAGE`: their messages are lost.
     pub entries_too_long: u64,
+    /// When the last entry counted in `entries_unparsed` or `entries_too_long` was met.
+    pub last_unread_at: Option<SystemTime>,
     /// Times `journalctl` exited (or could not start) and was started again.
     pub restarts: u64,
     /// Times `journalctl` refused the cursor (`Failed to seek to cursor`: a malformed one) and
@@ -276,10 +279,10 @@ async fn run(
                 let mut read_error = None;
                 if let Some(stdout) = child.stdout.take() {
                     let mut reader = BufReader::new(stdout);
-                    let mut buf = Vec::new();
+                    let (mut buf, mut tail) = (Vec::new(), Vec::new());
                     loop {
                         let line = tokio::select! {
-                            r = read_line_capped(&mut reader, &mut buf, json_cap) => r,
+                            r = read_line_capped(&mut reader, &mut buf, &mut tail, json_cap) => r,
                             () = tx.closed() => return,
                         };
                         let (len, overlong) = match line {
@@ -291,13 +294,19 @@ async fn run(
                             }
                         };
                         stats.bytes_read += len as u64;
-                        let entry = (!overlong)
-                            .then(|| parse_entry(&buf, jf.config.max_line_bytes))
-                            .flatten();
+                        let entry = if overlong {
+                            parse_cut_entry(&buf, &tail, jf.config.max_line_bytes)
+                        } else {
+                            parse_entry(&buf, jf.config.max_line_bytes)
+                        };
                         // An entry of megabytes does not hold its buffer for the rest of the run.
                         if buf.capacity() > crate::journal_json::KEPT_BUFFER_BYTES {
                             buf.clear();
                             buf.shrink_to(crate::journal_json::KEPT_BUFFER_BYTES);
+                        }
+                        if tail.capacity() > 2 * TAIL_BYTES {
+                            tail.clear();
+                            tail.shrink_to(2 * TAIL_BYTES);
                         }
                         let Some(line) = entry else {
                             if overlong {
@@ -305,6 +314,7 @@ async fn run(
                             } else {
                                 stats.entries_unparsed += 1;
                             }
+                            stats.last_unread_at = Some(SystemTime::now());
                             stats_tx.send_replace(stats.clone());
                             continue;
                         };
@@ -380,15 +390,22 @@ async fn run(
     }
 }
 
-/// Reads one `\n`-terminated line into `buf`, keeping at most `cap` bytes of it. Returns its
+/// How much of the end of a line longer than the cap [`read_line_capped`] keeps: the fields
+/// journalctl wrote after the one field that made the entry so long.
+const TAIL_BYTES: usize = 64 << 10;
+
+/// Reads one `\n`-terminated line into `buf`, keeping at most `cap` bytes of it, and into
+/// `tail` at least the last [`TAIL_BYTES`] of what is past the cap. Returns its
 /// full length and whether it was longer than `cap`; `None` at the end (a last line without
 /// `\n`, from a killed `journalctl`, is dropped).
 async fn read_line_capped<R: AsyncBufRead + Unpin>(
     r: &mut R,
     buf: &mut Vec<u8>,
+    tail: &mut Vec<u8>,
     cap: usize,
 ) -> std::io::Result<Option<(usize, bool)>> {
     buf.clear();
+    tail.clear();
     let mut len = 0usize;
     loop {
         let avail = r.fill_buf().await?;
@@ -401,6 +418,11 @@ async fn read_line_capped<R: AsyncBufRead + Unpin>(
         };
         let room = cap.saturating_sub(buf.len());
         buf.extend_from_slice(&take[..take.len().min(room)]);
+        // Past the cap, the last TAIL_BYTES: the fields after a field of megabytes.
+        tail.extend_from_slice(&take[take.len().min(room)..]);
+        if tail.len() > 2 * TAIL_BYTES {
+            tail.drain(..tail.len() - TAIL_BYTES);
+        }
         len += take.len();
         r.consume(used);
         if done {
@@ -421,6 +443,68 @@ async fn read_capped(mut r: impl tokio::io::AsyncRead + Unpin) -> String {
         kept.extend_from_slice(&chunk[..n.min(room)]);
     }
     String::from_utf8_lossy(&kept).into_owned()
+}
+
+/// The entry of an overlong line of `journalctl -o json`, of which `head` is the start and
+/// `tail` the end: its cursor, time and the start of its `MESSAGE` (cut to `max_line_bytes`,
+/// [`JournalLine::truncated`]), as the one-shot reader reads such an entry cut. journalctl
+/// writes the fields in no fixed order, so each is looked for in both; `None` when neither holds
+/// the cursor, or a `MESSAGE` string (the field of megabytes was another, between them).
+pub(super) fn parse_cut_entry(
+    head: &[u8],
+    tail: &[u8],
+    max_line_bytes: usize,
+) -> Option<JournalLine> {
+    let (head, tail) = (String::from_utf8_lossy(head), String::from_utf8_lossy(tail));
+    // The raw string value of `"<field>": "…` (to its closing quote, or to the end).
+    let raw = |field: &str| -> Option<&str> {
+        let key = format!("\"{field}\"");
+        [&head, &tail].into_iter().find_map(|text| {
+            let rest = &text[text.find(&key)? + key.len()..];
+            let rest = rest
+                .trim_start()
+                .strip_prefix(':')?
+                .trim_start()
+                .strip_prefix('"')?;
+            let mut escaped = false;
+            let end = rest
+                .char_indices()
+                .find(|&(_, c)| {
+                    let close = c == '"' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    close
+                })
+                .map_or(rest.len(), |(i, _)| i);
+            Some(&rest[..end])
+        })
+    };
+    let cursor = raw("__CURSOR")?.to_string();
+    let realtime = raw("__REALTIME_TIMESTAMP")
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(|us| UNIX_EPOCH + Duration::from_micros(us));
+    let mut message = raw("MESSAGE")?;
+    // Enough escaped text for `max_line_bytes` of message, not cut inside an escape.
+    if let Some((at, _)) = message.char_indices().nth(max_line_bytes.saturating_mul(2)) {
+        message = &message[..at];
+    }
+    let mut text = loop {
+        match serde_json::from_str::<String>(&format!("\"{message}\"")) {
+            Ok(t) => break t,
+            // A cut escape (`\`, `\u00`): drop back to before it.
+            Err(_) => message = &message[..message.rfind('\\')?],
+        }
+    };
+    let mut end = max_line_bytes.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    Some(JournalLine {
+        text,
+        cursor,
+        realtime,
+        truncated: true,
+    })
 }
 
 /// One line of `journalctl -o json`: `None` without a string `__CURSOR`.

@@ -1591,11 +1591,11 @@ async fn journal_follower_reads_an_entry_with_a_large_field_of_its_own() {
     handle.abort();
 }
 
-/// A message of 1 MiB is read, cut to the line limit, as the one-shot reader reads it; one
-/// over [`MAX_JOURNAL_ENTRY_BYTES`] is not read but counted, and the entries after both are
-/// read.
+/// A message of 1 MiB is read, cut to the line limit, as the one-shot reader reads it; so is
+/// one of an entry over [`MAX_JOURNAL_ENTRY_BYTES`], from the entry's first bytes; the entries
+/// after both are read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn journal_follower_cuts_a_long_message_and_counts_one_too_long_to_read() {
+async fn journal_follower_cuts_long_messages_even_past_the_entry_limit() {
     let mut entries = kubelet_entries(1, 4);
     let long = |n: u32, bytes: usize| format!("{} {}", kubelet_text(n), "x".repeat(bytes));
     entries[3].message = long(2, 1 << 20);
@@ -1603,7 +1603,7 @@ async fn journal_follower_cuts_a_long_message_and_counts_one_too_long_to_read() 
     let (_dir, _journal, cfg) = real_journal(&entries, Duration::from_millis(50));
     let max = cfg.max_line_bytes;
     let (mut rx, handle) = JournalFollower::new("kubelet", None, cfg).spawn();
-    let got = recv_n(&mut rx, 3).await;
+    let got = recv_n(&mut rx, 4).await;
     assert_eq!(
         got.iter()
             .map(|l| (l.text.clone(), l.truncated))
@@ -1611,10 +1611,12 @@ async fn journal_follower_cuts_a_long_message_and_counts_one_too_long_to_read() 
         [
             (kubelet_text(1), false),
             (long(2, 1 << 20)[..max].to_string(), true),
+            (long(3, 1 << 20)[..max].to_string(), true),
             (kubelet_text(4), false),
         ]
     );
-    let stats = stats_after(&handle, 3).await;
+    assert_eq!(journal_texts(&got)[2].1, 3, "the cut entry's time");
+    let stats = stats_after(&handle, 4).await;
     assert_eq!(
         (
             stats.lines_read,
@@ -1622,10 +1624,43 @@ async fn journal_follower_cuts_a_long_message_and_counts_one_too_long_to_read() 
             stats.entries_too_long,
             stats.entries_unparsed
         ),
-        (3, 1, 1, 0),
+        (4, 2, 0, 0),
         "{stats:?}"
     );
     handle.abort();
+}
+
+/// The start of an entry too long to read whole: its cursor, time and message, the message
+/// unescaped up to the cut (a cut escape dropped); nothing without a `MESSAGE` in it.
+#[test]
+fn a_cut_entry_gives_its_cursor_time_and_the_start_of_its_message() {
+    let cut = r#"{"__CURSOR":"s=1;i=2","__REALTIME_TIMESTAMP":"1764410001500000","MESSAGE":"I1129 \"quoted\" caf\u00e9 and more \u00"#;
+    let line = super::journal::parse_cut_entry(cut.as_bytes(), b"", 64).unwrap();
+    assert_eq!(
+        (line.text.as_str(), line.cursor.as_str(), line.truncated),
+        ("I1129 \"quoted\" café and more ", "s=1;i=2", true)
+    );
+    assert_eq!(
+        line.realtime,
+        Some(UNIX_EPOCH + Duration::from_micros(1_764_410_001_500_000))
+    );
+    let short = super::journal::parse_cut_entry(cut.as_bytes(), b"", 8).unwrap();
+    assert_eq!(short.text, "I1129 \"q");
+    // The fields after the long one are in the tail, in any order, with spaces or not.
+    let tail = br#"xxxx", "__REALTIME_TIMESTAMP" : "1764410001500000", "__CURSOR":"s=9"}"#;
+    let line = super::journal::parse_cut_entry(br#"{"MESSAGE":"I1129 a line"#, tail, 64).unwrap();
+    assert_eq!(
+        (
+            line.text.as_str(),
+            line.cursor.as_str(),
+            line.realtime.is_some()
+        ),
+        ("I1129 a line", "s=9", true)
+    );
+    assert!(
+        super::journal::parse_cut_entry(br#"{"__CURSOR":"s=1","BLOB":"xxxx"#, b"xx\"}", 64)
+            .is_none()
+    );
 }
 
 /// A journal directory that holds no journal yet: journalctl is not started (it would follow
