@@ -74,10 +74,10 @@ pub struct SourceSettings {
     #[arg(long, value_name = "PATH|journald", action = ArgAction::Append, value_parser = non_empty)]
     pub runtime_log: Vec<String>,
     /// The kubelet's systemd unit, for --kubelet-log journald.
-    #[arg(long, value_name = "UNIT", default_value = "kubelet")]
+    #[arg(long, value_name = "UNIT", default_value = "kubelet", value_parser = non_empty)]
     pub kubelet_unit: String,
     /// The runtime's systemd unit, for --runtime-log journald.
-    #[arg(long, value_name = "UNIT", default_value = "containerd")]
+    #[arg(long, value_name = "UNIT", default_value = "containerd", value_parser = non_empty)]
     pub runtime_unit: String,
     /// Read the `journald` logs from the journal files in this directory (journalctl
     /// --directory; its machine-ID subdirectories too), e.g. /var/log/journal copied off a

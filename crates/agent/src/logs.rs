@@ -302,6 +302,7 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
         on_full: OnFull::Drop,
         ..FollowConfig::default()
     };
+    shared.metrics.log_source(name);
     let (mut rx, handle) = follow::spawn(follow::Follower::new(path.clone(), checkpoint, config));
     let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
     let mut ctx = ParseContext::new(year);
@@ -432,6 +433,7 @@ pub async fn journal_loop(
     let unit_name = unit.clone();
     let started = Instant::now();
     let follower = follow::JournalFollower::new(unit, cursor, config);
+    shared.metrics.log_source(name);
     let (mut rx, handle) = follower.spawn();
     let year = i32::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).year());
     let mut ctx = ParseContext::new(year);

@@ -212,6 +212,23 @@ impl Metrics {
         }
     }
 
+    /// Creates every log counter of `source` at 0, so that `/metrics` has each from the start and
+    /// an alert on `increase()` sees its first count.
+    pub fn log_source(&self, source: &str) {
+        let labels = SourceLabels {
+            source: source.to_string(),
+        };
+        for family in [
+            &self.log_lines,
+            &self.log_unparsed,
+            &self.log_dropped,
+            &self.log_cut,
+            &self.log_unread,
+        ] {
+            drop(family.get_or_create(&labels));
+        }
+    }
+
     /// The Prometheus text exposition of every metric.
     pub fn encode(&self) -> String {
         let mut out = String::new();

@@ -391,11 +391,30 @@ fn log_sources(
     logs: [(&Vec<String>, &String); 2],
     journal_dir: Option<&std::path::Path>,
 ) -> anyhow::Result<[Vec<podcoroner_logs::Source>; 2]> {
+    // A file is the same whatever path names it (`./kubelet.log`, a symlink): by (dev, inode).
+    let identity = |a: &str| {
+        use std::os::unix::fs::MetadataExt as _;
+        match std::fs::metadata(a) {
+            Ok(m) if a != "journald" => format!("file {}:{}", m.dev(), m.ino()),
+            _ => a.to_string(),
+        }
+    };
+    let mut seen: Vec<(String, &str, &String)> = Vec::new();
     for ((log, _), flag) in logs.iter().zip(["--kubelet-log", "--runtime-log"]) {
-        for (i, a) in log.iter().enumerate() {
-            if log[..i].contains(a) {
-                usage!("{flag} {a} is given twice: each log is read once");
+        // `-` twice is said below.
+        for a in log.iter().filter(|a| *a != "-") {
+            let id = identity(a);
+            // `journald` names the kubelet's unit for one flag and the runtime's for the other.
+            if let Some((_, f, b)) = seen
+                .iter()
+                .find(|(i, f, _)| *i == id && (a != "journald" || *f == flag))
+            {
+                if *f == flag && *b == a {
+                    usage!("{flag} {a} is given twice: each log is read once");
+                }
+                usage!("{f} {b} and {flag} {a} are the same file: each log is read once");
             }
+            seen.push((id, flag, a));
         }
     }
     if logs

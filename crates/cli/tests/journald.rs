@@ -386,7 +386,7 @@ fn daemon_reads_journal_messages_past_the_line_and_entry_limits_cut() {
         "{metrics}"
     );
     assert!(
-        !metrics.contains("podcoroner_log_entries_unread_total{"),
+        metrics.contains("podcoroner_log_entries_unread_total{source=\"kubelet_log\"} 0"),
         "{metrics}"
     );
     common::terminate(daemon);

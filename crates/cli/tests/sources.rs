@@ -911,25 +911,28 @@ fn several_kubelet_logs_are_read_together_each_its_own_source() {
 /// Flags that do not go together exit 64 as clap's usage errors do, the daemon's too.
 #[test]
 fn an_empty_log_is_not_judged_and_misused_flags_exit_64() {
+    // `diagnose --offline -o json` with `args`, which must exit 2: its `kubelet_log` source.
+    let not_judged = |args: &[&str]| -> Value {
+        let mut all = vec!["diagnose", "--offline", "-o", "json"];
+        all.extend(args);
+        let (code, out, err) = podcoroner(&strings(&all));
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        let s = ok(serde_json::from_str::<Value>(&out))["sources"]["kubelet_log"].clone();
+        assert_eq!(s["status"], "not_understood", "{s:#}");
+        s
+    };
     let dir = ok(tempfile::tempdir());
     let empty = dir.path().join("kubelet.log");
     ok(std::fs::write(&empty, ""));
     let empty = empty.display().to_string();
-    let (code, out, err) = podcoroner(&strings(&[
-        "diagnose",
-        "--offline",
-        "-o",
-        "json",
-        "--kubelet-log",
-        &empty,
-    ]));
-    assert_eq!(code, 2, "{out}{err}");
-    let report: Value = ok(serde_json::from_str(&out));
-    let s = &report["sources"]["kubelet_log"];
-    assert_eq!(s["status"], "not_understood", "{s:#}");
     assert_eq!(
-        s["detail"],
+        not_judged(&["--kubelet-log", &empty])["detail"],
         "not understood: no line read, the file is empty: the wrong file, or rotated away?"
+    );
+    // Nothing on the standard input (`output()` gives the child none).
+    assert_eq!(
+        not_judged(&["--kubelet-log", "-"])["detail"],
+        "not understood: no line read, nothing came on the standard input"
     );
     // Every record before --since: nothing in the time asked was judged, said so.
     let old = dir.path().join("old.log");
@@ -938,20 +941,7 @@ fn an_empty_log_is_not_judged_and_misused_flags_exit_64() {
         "I1201 10:00:00.000000    4321 kubelet.go:2453] \"SyncLoop UPDATE\" source=\"api\" pods=[\"shop/web-0\"]\n",
     ));
     let old = old.display().to_string();
-    let (code, out, err) = podcoroner(&strings(&[
-        "diagnose",
-        "--offline",
-        "-o",
-        "json",
-        "--since",
-        "2h",
-        "--kubelet-log",
-        &old,
-    ]));
-    assert_eq!(code, 2, "{out}{err}");
-    let report: Value = ok(serde_json::from_str(&out));
-    let s = &report["sources"]["kubelet_log"];
-    assert_eq!(s["status"], "not_understood", "{s:#}");
+    let s = not_judged(&["--since", "2h", "--kubelet-log", &old]);
     assert!(
         s["detail"].as_str().unwrap_or_default().starts_with(
             "not understood: no record in the time asked, all 1 dated records are before --since"
@@ -959,7 +949,34 @@ fn an_empty_log_is_not_judged_and_misused_flags_exit_64() {
         "{s:#}"
     );
     let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/sample-node");
+    // One file by two paths is one log.
+    let link = dir.path().join("link.log");
+    ok(std::os::unix::fs::symlink(&empty, &link));
+    let link = link.display().to_string();
+    let same = format!("error: --kubelet-log {empty} and --runtime-log {link} are the same file");
     for (args, want) in [
+        (
+            vec![
+                "diagnose",
+                "--offline",
+                "--kubelet-log",
+                &empty,
+                "--runtime-log",
+                &link,
+            ],
+            same.as_str(),
+        ),
+        (
+            vec![
+                "diagnose",
+                "--offline",
+                "--kubelet-log",
+                "journald",
+                "--kubelet-unit",
+                "",
+            ],
+            "error: invalid value '' for '--kubelet-unit <UNIT>': must not be empty",
+        ),
         (
             vec!["diagnose", "--snapshot", sample, "--crictl-pods", &old],
             "error: --crictl-pods, --crictl-inspectp and --kubectl-pods are read with --offline, not with --snapshot",

@@ -640,11 +640,17 @@ pub fn log_status(
     if read.lines == 0 {
         s.status = Some(SourceState::NotUnderstood);
         let why = match source {
+            podcoroner_logs::Source::File(p) if p.as_os_str() == "/dev/stdin" => {
+                "nothing came on the standard input".to_string()
+            }
+            podcoroner_logs::Source::File(_) if read.origins.len() > 1 => {
+                "the files are empty: the wrong files, or rotated away?".to_string()
+            }
             podcoroner_logs::Source::File(_) => {
                 "the file is empty: the wrong file, or rotated away?".to_string()
             }
             podcoroner_logs::Source::Journald { unit, .. } => format!(
-                "journalctl -u {unit} gave no entry: the wrong unit (--kubelet-unit, --runtime-unit), or none in the time read?"
+                "journalctl -u {unit} gave no entry: the wrong unit (--kubelet-unit, --runtime-unit), or none since --since?"
             ),
         };
         let note = format!("not understood: no line read, {why}");
