@@ -868,7 +868,7 @@ const CASES: &[Case] = &[
             ..RUN
         }],
         not_logs: &[],
-        offline_gap: "a ContainerStopFailing for 25feb03c…, which only the pod worker's KillContainerError names (not a StopContainer failure record)",
+        offline_gap: "",
     },
     Case {
         slug: "65-podstatus-crio-id-does-not-exist-hyperkube",

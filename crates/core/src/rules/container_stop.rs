@@ -101,6 +101,13 @@ impl StopCause {
     }
 }
 
+/// A pod worker's `Error syncing pod` whose kill failed on a container it names by ID
+/// (`failed to "KillContainer" for "<name>" with KillContainerError: "… container \"<id>\" …"`,
+/// the only record of the failure when the runtime's own line is not in the log).
+fn kill_container_error(e: &LoggedEvent) -> bool {
+    e.text.contains("KillContainerError") && e.event.ids.container_id.is_some()
+}
+
 /// `kuberuntime_container.go` `killContainer` calls CRI `StopContainer` with the grace period;
 /// the runtime sends SIGTERM, then SIGKILL, and waits for the task to exit. When it fails
 /// ("StopContainer from runtime service failed", containerd's `StopContainer for "<id>" failed`),
@@ -114,10 +121,14 @@ impl StopCause {
 /// once is only the grace period running out before SIGKILL.
 pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<Finding>) {
     let mut groups: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
-    for e in logs.of(&[
-        EventKind::StopContainerFailed,
-        EventKind::StopSignalTimedOut,
-    ]) {
+    for e in logs
+        .of(&[
+            EventKind::StopContainerFailed,
+            EventKind::StopSignalTimedOut,
+            EventKind::ErrorSyncingPod,
+        ])
+        .filter(|e| e.event.kind != EventKind::ErrorSyncingPod || kill_container_error(e))
+    {
         // A stop or kill answered NotFound (`an error occurred when try to find container`,
         // `no such container`) found the container already gone: the deletion race, not a
         // container that will not stop (FindContainerRace's).
@@ -129,9 +140,10 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
         }
     }
     groups.retain(|_, g| {
-        g.iter()
-            .any(|e| e.event.kind == EventKind::StopContainerFailed)
-            || records(g) >= KILL_LOOP_RECORDS
+        g.iter().any(|e| {
+            e.event.kind == EventKind::StopContainerFailed
+                || e.event.kind == EventKind::ErrorSyncingPod
+        }) || records(g) >= KILL_LOOP_RECORDS
     });
     for (id, group) in groups {
         let exited = view.cri.as_ref().is_some_and(|c| {
