@@ -1800,6 +1800,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "67-benign-startup-runtime-down-2562047h-65843",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2018,
+            records: 13,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

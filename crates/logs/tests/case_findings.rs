@@ -888,6 +888,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "67-benign-startup-runtime-down-2562047h-65843",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            never: &[K::RuntimeUnhealthy],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "benign: a kubelet before 1.14 starting (PLEG never relisted yet, the runtime status not yet checked)",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -7,10 +7,23 @@ use super::*;
 
 // === RuntimeUnhealthy ===
 
-/// "pleg was last seen active <duration> ago", the longest in the group.
+/// What a kubelet before 1.14 said for a PLEG that has not relisted yet, in place of "pleg has
+/// yet to be successful": its `Healthy` measured `time.Since` the zero time, which Go's
+/// `time.Duration` saturates to its largest value.
+const PLEG_NEVER_RELISTED: &str = "last seen active 2562047h47m16.854775807s ago";
+
+/// Whether `e` is a PLEG not yet relisted since the kubelet started: "pleg has yet to be
+/// successful", or [`PLEG_NEVER_RELISTED`].
+fn pleg_not_yet_relisted(e: &LoggedEvent) -> bool {
+    e.text.contains("pleg has yet to be successful") || e.text.contains(PLEG_NEVER_RELISTED)
+}
+
+/// "pleg was last seen active <duration> ago", the longest in the group (not
+/// [`PLEG_NEVER_RELISTED`], which is no duration).
 pub(super) fn pleg_inactive(group: &[&LoggedEvent]) -> Option<SignedDuration> {
     group
         .iter()
+        .filter(|e| !e.text.contains(PLEG_NEVER_RELISTED))
         .filter_map(|e| {
             let t = &e.text;
             let at = t.find("last seen active ")? + "last seen active ".len();
@@ -27,12 +40,13 @@ const PLEG_RELIST_THRESHOLD: SignedDuration = SignedDuration::from_mins(3);
 /// logs one at least every 5 s (its backoff) while the PLEG has not relisted.
 const PLEG_STARTUP_GAP: SignedDuration = SignedDuration::from_secs(30);
 
-/// Drops the "pleg has yet to be successful" records of a kubelet start: `Healthy` returns that
-/// error until the PLEG's first relist, so every start logs it for a moment (seen on the real
-/// kubelet v1.34.4). A run of them (no gap over [`PLEG_STARTUP_GAP`]) counts only when it lasts
-/// [`PLEG_RELIST_THRESHOLD`]: a PLEG that never relists. Other PLEG records always count.
+/// Drops the "pleg has yet to be successful" records of a kubelet start (or their older form,
+/// [`pleg_not_yet_relisted`]): `Healthy` returns that error until the PLEG's first relist, so
+/// every start logs it for a moment (seen on the real kubelet v1.34.4). A run of them (no gap
+/// over [`PLEG_STARTUP_GAP`]) counts only when it lasts [`PLEG_RELIST_THRESHOLD`]: a PLEG that
+/// never relists. Other PLEG records always count.
 fn without_startup_pleg(pleg: Vec<&LoggedEvent>) -> Vec<&LoggedEvent> {
-    let startup = |e: &LoggedEvent| e.text.contains("pleg has yet to be successful");
+    let startup = pleg_not_yet_relisted;
     let mut starts: Vec<&LoggedEvent> = pleg.iter().copied().filter(|e| startup(e)).collect();
     starts.sort_by_key(|e| e.time);
     let span = |a: &LoggedEvent, b: &LoggedEvent| match (a.time, b.time) {
