@@ -202,10 +202,21 @@ pub(super) fn best_cause<'e>(group: &[&'e LoggedEvent]) -> Option<(Cause, &'e Lo
 /// The error text of an event without the gRPC wrapping, for a person.
 pub(super) fn error_text(e: &LoggedEvent) -> String {
     let err = e.event.error.as_deref().unwrap_or(&e.text);
-    let err = err
+    let err = match err
         .rsplit_once(" desc = ")
         .filter(|(head, _)| head.contains("rpc error"))
-        .map_or(err, |(_, rest)| rest);
+    {
+        // An error quoted in the pod worker's own (`KillContainerError: "rpc error: … desc =
+        // …"]`) ends with that quote: not the error's.
+        Some((head, rest)) if head.contains("\"rpc error") => {
+            let rest = rest.trim_end_matches(']');
+            rest.strip_suffix("\\\"")
+                .or_else(|| rest.strip_suffix('"'))
+                .unwrap_or(rest)
+        }
+        Some((_, rest)) => rest,
+        None => err,
+    };
     let err = err.replace("\\\"", "\"").replace("\\\\", "\\");
     match err.char_indices().nth(300) {
         Some((at, _)) => format!("{}…", &err[..at]),
