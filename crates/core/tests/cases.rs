@@ -1811,6 +1811,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "68-crio-name-reserved-kubeadm-static-8481",
+        files: &[File {
+            name: "runtime.log",
+            year: 2024,
+            records: 4,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -898,6 +898,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "benign: a kubelet before 1.14 starting (PLEG never relisted yet, the runtime status not yet checked)",
     },
+    Case {
+        slug: "68-crio-name-reserved-kubeadm-static-8481",
+        runs: &[Run {
+            runtime: &["runtime.log"],
+            never: &[K::LeakedSandbox],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -1140,6 +1140,7 @@ fn cause_of(err: &str, cut: bool) -> Cause {
     }
     if has!("device or resource busy")
         || has!("is reserved for")
+        || has!("error reserving pod name")
         || has!("failed to reserve")
         || has!("already in removing state")
     {

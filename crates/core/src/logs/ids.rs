@@ -670,8 +670,8 @@ fn context(b: &[u8], start: usize) -> Ctx {
 }
 
 /// Runtime names that encode a pod: dockershim / CRI-O `k8s_POD_<name>_<ns>_<uid>_<attempt>`,
-/// `k8s_<container>_<name>_<ns>_<uid>_<attempt>`, and containerd sandbox names
-/// `<name>_<ns>_<uid>_<attempt>`.
+/// `k8s_<container>_<name>_<ns>_<uid>_<attempt>`, CRI-O pod sandbox names
+/// `k8s_<name>_<ns>_<uid>_<attempt>`, and containerd sandbox names `<name>_<ns>_<uid>_<attempt>`.
 fn runtime_names<'p>(text: &'p str, ids: &mut Ids<'p>) {
     for tok in text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
         if tok.bytes().filter(|&c| c == b'_').count() < 3 {
@@ -680,6 +680,8 @@ fn runtime_names<'p>(text: &'p str, ids: &mut Ids<'p>) {
         let parts: Vec<&str> = tok.split('_').collect();
         let (container, rest) = match parts.as_slice() {
             ["k8s", container, rest @ ..] if rest.len() == 4 => (Some(*container), rest),
+            // CRI-O's pod sandbox name.
+            ["k8s", rest @ ..] if rest.len() == 4 => (None, rest),
             rest if rest.len() == 4 => (None, rest),
             _ => continue,
         };

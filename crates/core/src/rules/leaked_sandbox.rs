@@ -167,11 +167,12 @@ impl Ctx<'_> {
 /// Not a finding: a reserving sandbox the CRI view no longer lists.
 pub(super) fn sandbox_name_reserved(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<Finding>) {
     let mut groups: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
-    for e in logs
-        .all
-        .iter()
-        .filter(|e| e.event.kind == EventKind::SandboxNameReserved)
-    {
+    // CRI-O's `error reserving pod name … for id <id>` names the new request's sandbox, not the
+    // holder: no leaked sandbox to name.
+    for e in logs.all.iter().filter(|e| {
+        e.event.kind == EventKind::SandboxNameReserved
+            && !e.text.contains("error reserving pod name")
+    }) {
         if let Some(id) = logs.sandbox_key(e) {
             groups.entry(id).or_default().push(e);
         }

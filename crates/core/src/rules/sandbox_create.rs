@@ -66,6 +66,10 @@ enum Class {
     CniAdd(Option<String>, bool),
     /// The name `<name>_<ns>_<uid>_<attempt>` is held by the sandbox of this ID.
     NameReserved(String),
+    /// CRI-O holds the name `k8s_<name>_<ns>_<uid>_<attempt>` for an earlier `RunPodSandbox`
+    /// of the pod (`error reserving pod name … for id <new id>: name is reserved`): still in
+    /// progress, or its sandbox left. The holder is not named.
+    CrioNameReserved,
     /// A call timed out (`RuntimeUnhealthy` reports it).
     Timeout,
     /// Anything else.
@@ -74,6 +78,9 @@ enum Class {
 
 fn classify(e: &LoggedEvent) -> Class {
     let err = error_text(e);
+    if err.contains("error reserving pod name") {
+        return Class::CrioNameReserved;
+    }
     if e.event.kind == EventKind::SandboxNameReserved
         || err.contains("is reserved for")
         || err.contains("failed to reserve sandbox name")
@@ -112,7 +119,7 @@ fn last_class(group: &[&LoggedEvent]) -> Class {
         .map(|e| classify(e))
         .min_by_key(|c| match c {
             Class::NameReserved(h) if !h.is_empty() => 0,
-            Class::NameReserved(_) => 1,
+            Class::NameReserved(_) | Class::CrioNameReserved => 1,
             Class::CniAdd(..) => 2,
             Class::Timeout => 3,
             Class::Other => 4,
@@ -257,8 +264,10 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         let last = *group.last().expect("a group has a record");
         let stuck = stuck_teardowns(&group, &teardown_ids);
         let class = last_class(&group);
-        // A reserved name is no transient the next sync mends: once is enough.
-        let reserved = matches!(class, Class::NameReserved(_));
+        // A reserved name is no transient the next sync mends: once is enough. So is CRI-O's: the
+        // kubelet retried a RunPodSandbox that ran past its runtime request timeout (2m), a
+        // sandbox creation that slow (a creation of the pod logged after it ends the finding).
+        let reserved = matches!(class, Class::NameReserved(_) | Class::CrioNameReserved);
         if attempts(&group) < 2 && stuck.is_empty() && !reserved {
             continue;
         }
@@ -390,6 +399,17 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                     "remove the holding sandbox: crictl stopp {h} && crictl rmp {h} (or restart containerd)",
                     h = if holder.is_empty() { "<id>" } else { holder }
                 ),
+            ),
+            Class::CrioNameReserved => (
+                "CRI-O holds the pod's sandbox name for an earlier RunPodSandbox of the pod".to_string(),
+                "CRI-O's RunPodSandbox reserves k8s_<name>_<namespace>_<uid>_<attempt> (ReservePodName); \
+                 while an earlier RunPodSandbox of the pod is still in progress (the kubelet retried it \
+                 after its runtime request timeout) or its sandbox is left, every new one fails",
+                "crictl pods --namespace <ns> --name <pod> shows the sandbox CRI-O holds: a NotReady one \
+                 is removed with crictl stopp <id> && crictl rmp <id>; none means a creation still in \
+                 progress: sandbox creation is slow, read CRI-O's log (journalctl -u crio) for the CNI ADD \
+                 and the pause image of that sandbox"
+                    .to_string(),
             ),
             Class::Timeout => (
                 "RunPodSandbox times out".to_string(),

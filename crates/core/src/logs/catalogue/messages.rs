@@ -1528,6 +1528,16 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        source: "CRI-O: a pod sandbox name reserved (a RunPodSandbox of the same pod still in progress, or its sandbox left)",
+        cites: &[cite(
+            "cri-o/cri-o",
+            "internal/lib/container_server.go",
+            "ReservePodName: Warn `error reserving pod name %s for id %s: %w` (the id is the new request's, not the holder's)",
+            "1.0-1.3x",
+        )],
+        wordings: &[w("error reserving pod name", SandboxNameReserved)],
+    },
+    Family {
         source: "containerd: a sandbox gone when stopping it",
         cites: &[cite(
             "containerd/containerd",
