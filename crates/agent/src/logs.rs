@@ -276,6 +276,16 @@ fn followed_status(
     s
 }
 
+/// Marks a followed log degraded, `note` (why) first in its detail: a source that reads nothing,
+/// or loses what it reads, is said in `/readyz`, never a quiet healthy one.
+fn degrade(status: &mut SourceStatus, note: String) {
+    status.status = Some(podcoroner_node::api::SourceState::Degraded);
+    status.detail = Some(match status.detail.take() {
+        Some(d) => format!("{note}; {d}"),
+        None => note,
+    });
+}
+
 /// How long a followed log's path must name no file before the source is degraded: longer than
 /// a rotation by rename leaves it empty.
 const MISSING_FOR: Duration = Duration::from_secs(2);
@@ -386,11 +396,9 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                     // file: the follower found no file there for [`MISSING_FOR`].
                     let missing = stats.path_missing_since.and_then(|t| t.elapsed().ok());
                     if missing.is_some_and(|d| d >= MISSING_FOR) {
-                        status.status = Some(podcoroner_node::api::SourceState::Degraded);
-                        status.detail = Some(format!(
-                            "{} does not exist: a wrong path or a missing mount? It is read once it appears; {}",
-                            path.display(),
-                            status.detail.unwrap_or_default()
+                        degrade(&mut status, format!(
+                            "{} does not exist: a wrong path or a missing mount? It is read once it appears",
+                            path.display()
                         ));
                     }
                     shared.report(name, &status);
@@ -481,11 +489,9 @@ pub async fn journal_loop(
                             // A first start that read back `log_lookback` and found no entry of
                             // the unit: a wrong unit name, said rather than a quiet source.
                             if n == 0 && started.elapsed() >= NO_ENTRY_FOR && let Some(t) = since {
-                                status.status = Some(podcoroner_node::api::SourceState::Degraded);
-                                let note = format!(
+                                degrade(&mut status, format!(
                                     "journalctl -u {unit_name} gave no entry since {t} (log_lookback): the wrong unit (kubelet_unit, runtime_unit)? It is read once it logs"
-                                );
-                                status.detail = Some(status.detail.map_or(note.clone(), |d| format!("{note}; {d}")));
+                                ));
                             }
                             // Entries not read are lost messages: said, never a quiet source,
                             // degraded for UNREAD_DEGRADED_FOR after the last (counted always).
@@ -494,16 +500,14 @@ pub async fn journal_loop(
                                 status.counts.insert("unread_entries".to_string(), unread as usize);
                             }
                             if recent {
-                                status.status = Some(podcoroner_node::api::SourceState::Degraded);
                                 let (what, whose) = if unread == 1 { ("entry", "its message") } else { ("entries", "their messages") };
-                                let note = format!(
+                                degrade(&mut status, format!(
                                     "{unread} journal {what} not read, {whose} lost: {} with no cursor or MESSAGE in its first {} MiB of JSON, {} not a journal entry (degraded for {} after the last)",
                                     s.entries_too_long,
                                     follow::MAX_JOURNAL_ENTRY_BYTES >> 20,
                                     s.entries_unparsed,
                                     humantime::format_duration(UNREAD_DEGRADED_FOR)
-                                );
-                                status.detail = Some(status.detail.map_or(note.clone(), |d| format!("{note}; {d}")));
+                                ));
                             }
                             shared.report(name, &status);
                         }
