@@ -280,10 +280,7 @@ fn followed_status(
 /// or loses what it reads, is said in `/readyz`, never a quiet healthy one.
 fn degrade(status: &mut SourceStatus, note: String) {
     status.status = Some(podcoroner_node::api::SourceState::Degraded);
-    status.detail = Some(match status.detail.take() {
-        Some(d) => format!("{note}; {d}"),
-        None => note,
-    });
+    status.note_first(note);
 }
 
 /// How long a followed log's path must name no file before the source is degraded: longer than

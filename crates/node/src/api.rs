@@ -196,6 +196,25 @@ impl SourceStatus {
             ..SourceStatus::default()
         }
     }
+    /// Puts `note` first in [`detail`](SourceStatus::detail), before what it said (`"; "`
+    /// between): what makes the source unhealthy leads.
+    pub fn note_first(&mut self, note: impl Into<String>) {
+        let note = note.into();
+        self.detail = Some(match self.detail.take() {
+            Some(d) => format!("{note}; {d}"),
+            None => note,
+        });
+    }
+
+    /// Puts `note` last in [`detail`](SourceStatus::detail), after what it said (`"; "`
+    /// between).
+    pub fn note_last(&mut self, note: impl Into<String>) {
+        let note = note.into();
+        self.detail = Some(match self.detail.take() {
+            Some(d) => format!("{d}; {note}"),
+            None => note,
+        });
+    }
 }
 
 /// A rule that did not run, or ran in part.

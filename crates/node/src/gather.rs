@@ -209,8 +209,9 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
             log_years.push(Some(year));
             *read = read_log(source, *kind, Some(year))?;
             let mut s = log_status(source, read);
-            let note = format!("yearless times read in {year}, the year of the other log");
-            s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{d}; {note}")));
+            s.note_last(format!(
+                "yearless times read in {year}, the year of the other log"
+            ));
             sources.insert(name.clone(), s);
         } else {
             log_years.push(None);
@@ -530,11 +531,7 @@ pub fn say_cut_lines(s: &mut SourceStatus, lines: u64, bytes: Option<u64>) {
             if bytes == 1 { "" } else { "s" }
         ));
     }
-    s.detail = Some(
-        s.detail
-            .take()
-            .map_or(note.clone(), |d| format!("{d}; {note}")),
-    );
+    s.note_last(note);
 }
 
 /// How well a log source was understood, said in its status: the one way for the one-shot
@@ -573,11 +570,7 @@ pub fn say_understanding<'a>(
                 let text = text.chars().take(KEPT_FAILED_BYTES).collect::<String>();
                 note.push_str(&format!("{origin}:{line}: {text}"));
             }
-            s.detail = Some(
-                s.detail
-                    .take()
-                    .map_or(note.clone(), |d| format!("{note}; {d}")),
-            );
+            s.note_first(note);
         }
         Verdict::Empty if u.non_records > 0 => {
             s.status = Some(SourceState::NotUnderstood);
@@ -588,12 +581,7 @@ pub fn say_understanding<'a>(
         }
         Verdict::Empty | Verdict::Understood => {
             if let Some((origin, line, _)) = failed.next() {
-                let note = format!("first unparsed line: {origin}:{line}");
-                s.detail = Some(
-                    s.detail
-                        .take()
-                        .map_or(note.clone(), |d| format!("{d}; {note}")),
-                );
+                s.note_last(format!("first unparsed line: {origin}:{line}"));
             }
         }
     }
@@ -622,11 +610,7 @@ pub fn log_status(
         s.detail = Some(format!("records from {a} to {b}"));
     }
     if read.newest_first {
-        let note = "written newest first (journalctl -r): read oldest first";
-        s.detail = Some(
-            s.detail
-                .map_or(note.to_string(), |d| format!("{d}; {note}")),
-        );
+        s.note_last("written newest first (journalctl -r): read oldest first");
     }
     say_understanding(
         &mut s,
@@ -653,24 +637,14 @@ pub fn log_status(
                 "journalctl -u {unit} gave no entry: the wrong unit (--kubelet-unit, --runtime-unit), or none since --since?"
             ),
         };
-        let note = format!("not understood: no line read, {why}");
-        s.detail = Some(
-            s.detail
-                .take()
-                .map_or(note.clone(), |d| format!("{note}; {d}")),
-        );
+        s.note_first(format!("not understood: no line read, {why}"));
     } else if read.span.is_none() && read.before_since > 0 {
         // Every dated record is before --since: nothing in the time asked was judged.
         s.status = Some(SourceState::NotUnderstood);
-        let note = format!(
+        s.note_first(format!(
             "not understood: no record in the time asked, all {} dated records are before --since",
             read.before_since
-        );
-        s.detail = Some(
-            s.detail
-                .take()
-                .map_or(note.clone(), |d| format!("{note}; {d}")),
-        );
+        ));
     }
     // Rotated siblings left out: the source is read in part.
     if !read.skipped.is_empty() {
@@ -683,7 +657,7 @@ pub fn log_status(
             .map(|f| format!("left out {}: {}", f.path.display(), f.reason))
             .collect::<Vec<_>>()
             .join("; ");
-        s.detail = Some(s.detail.map_or(note.clone(), |d| format!("{note}; {d}")));
+        s.note_first(note);
     }
     s
 }
