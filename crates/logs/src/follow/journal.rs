@@ -479,9 +479,7 @@ pub(super) fn parse_cut_entry(
         })
     };
     let cursor = raw("__CURSOR")?.to_string();
-    let realtime = raw("__REALTIME_TIMESTAMP")
-        .and_then(|s| s.parse::<u64>().ok())
-        .map(|us| UNIX_EPOCH + Duration::from_micros(us));
+    let realtime = raw("__REALTIME_TIMESTAMP").and_then(realtime);
     let mut message = raw("MESSAGE")?;
     // Enough escaped text for `max_line_bytes` of message, not cut inside an escape.
     if let Some((at, _)) = message.char_indices().nth(max_line_bytes.saturating_mul(2)) {
@@ -494,17 +492,33 @@ pub(super) fn parse_cut_entry(
             Err(_) => message = &message[..message.rfind('\\')?],
         }
     };
-    let mut end = max_line_bytes.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
+    cut_message(&mut text, max_line_bytes);
     Some(JournalLine {
         text,
         cursor,
         realtime,
         truncated: true,
     })
+}
+
+/// Cuts `text` to at most `max_line_bytes` at a UTF-8 boundary; whether it was longer.
+fn cut_message(text: &mut String, max_line_bytes: usize) -> bool {
+    if text.len() <= max_line_bytes {
+        return false;
+    }
+    let mut end = max_line_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    true
+}
+
+/// The time of `__REALTIME_TIMESTAMP` (microseconds since the epoch, as a string).
+fn realtime(us: &str) -> Option<SystemTime> {
+    us.parse::<u64>()
+        .ok()
+        .map(|us| UNIX_EPOCH + Duration::from_micros(us))
 }
 
 /// One line of `journalctl -o json`: `None` without a string `__CURSOR`.
@@ -523,19 +537,11 @@ pub(super) fn parse_entry(json: &[u8], max_line_bytes: usize) -> Option<JournalL
         }
         _ => String::new(),
     };
-    let truncated = text.len() > max_line_bytes;
-    if truncated {
-        let mut end = max_line_bytes;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
+    let truncated = cut_message(&mut text, max_line_bytes);
     let realtime = v
         .get("__REALTIME_TIMESTAMP")
         .and_then(serde_json::Value::as_str)
-        .and_then(|s| s.parse::<u64>().ok())
-        .map(|us| UNIX_EPOCH + Duration::from_micros(us));
+        .and_then(realtime);
     Some(JournalLine {
         text,
         cursor,
