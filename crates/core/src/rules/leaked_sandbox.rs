@@ -159,6 +159,12 @@ impl Ctx<'_> {
 
 // === LeakedSandbox (name reserved) ===
 
+/// CRI-O's `ReservePodName` failure, `error reserving pod name k8s_<name>_<ns>_<uid>_<attempt>
+/// for id <id>: name is reserved`: `<id>` is the new `RunPodSandbox`'s, the holder is not named.
+pub(super) fn crio_name_reservation(e: &LoggedEvent) -> bool {
+    e.text.contains("error reserving pod name")
+}
+
 /// containerd's CRI plugin (`sandbox_run.go`, `RunPodSandbox`): "failed to reserve sandbox name
 /// "<name>_<ns>_<uid>_<attempt>": name "…" is reserved for "<id>"": a dead sandbox (typically
 /// reloaded after an unclean restart, containerd/cri #1014) keeps the pod's sandbox name and no
@@ -167,12 +173,13 @@ impl Ctx<'_> {
 /// Not a finding: a reserving sandbox the CRI view no longer lists.
 pub(super) fn sandbox_name_reserved(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<Finding>) {
     let mut groups: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
-    // CRI-O's `error reserving pod name … for id <id>` names the new request's sandbox, not the
-    // holder: no leaked sandbox to name.
-    for e in logs.all.iter().filter(|e| {
-        e.event.kind == EventKind::SandboxNameReserved
-            && !e.text.contains("error reserving pod name")
-    }) {
+    // CRI-O's reservation names the new request's sandbox, not the holder: no leaked sandbox
+    // to name.
+    for e in logs
+        .all
+        .iter()
+        .filter(|e| e.event.kind == EventKind::SandboxNameReserved && !crio_name_reservation(e))
+    {
         if let Some(id) = logs.sandbox_key(e) {
             groups.entry(id).or_default().push(e);
         }

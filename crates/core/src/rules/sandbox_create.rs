@@ -77,10 +77,10 @@ enum Class {
 }
 
 fn classify(e: &LoggedEvent) -> Class {
-    let err = error_text(e);
-    if err.contains("error reserving pod name") {
+    if super::leaked_sandbox::crio_name_reservation(e) {
         return Class::CrioNameReserved;
     }
+    let err = error_text(e);
     if e.event.kind == EventKind::SandboxNameReserved
         || err.contains("is reserved for")
         || err.contains("failed to reserve sandbox name")
