@@ -48,8 +48,12 @@ pub struct SourceHealthView {
     pub last_success: Option<Timestamp>,
     /// The last error, while unhealthy.
     pub last_error: Option<String>,
-    /// What was read last.
+    /// What the last read saw, while healthy (while unhealthy, `last_error` says it).
     pub detail: Option<String>,
+    /// What the last successful read saw, while unhealthy: the records, counts and times read
+    /// before the source failed, never shown as if read now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_success_detail: Option<String>,
 }
 
 impl From<&SourceHealth> for SourceHealthView {
@@ -61,7 +65,8 @@ impl From<&SourceHealth> for SourceHealthView {
             since: h.since,
             last_success: h.last_success,
             last_error: (!healthy).then_some(line),
-            detail: h.last_success_detail.clone(),
+            detail: healthy.then(|| h.last_success_detail.clone()).flatten(),
+            last_success_detail: (!healthy).then(|| h.last_success_detail.clone()).flatten(),
         }
     }
 }
@@ -108,6 +113,7 @@ pub fn readiness(shared: &Shared) -> Readiness {
                         last_success: None,
                         last_error: Some("not read yet".to_string()),
                         detail: None,
+                        last_success_detail: None,
                     },
                 );
             }
@@ -302,4 +308,47 @@ async fn index(State(shared): State<Arc<Shared>>) -> Html<String> {
             },
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use podcoroner_node::api::SourceStatus;
+
+    /// While a source is unhealthy, what its last success read is said as such, never as
+    /// `detail`, which a reader takes for what is read now.
+    #[test]
+    fn an_unhealthy_source_says_its_last_success_apart() {
+        let mut ok = SourceStatus::ok();
+        ok.detail = Some("records from 10:00 to 10:05".to_string());
+        let mut h = SourceHealth {
+            status: ok,
+            since: Timestamp::UNIX_EPOCH,
+            last_success: Some(Timestamp::UNIX_EPOCH),
+            last_success_detail: Some("kubelet.log; records from 10:00 to 10:05".to_string()),
+        };
+        let view = SourceHealthView::from(&h);
+        assert_eq!(
+            (
+                view.detail.as_deref(),
+                view.last_success_detail,
+                view.last_error
+            ),
+            (Some("kubelet.log; records from 10:00 to 10:05"), None, None)
+        );
+        h.status = SourceStatus::error("kubelet.log does not exist".to_string());
+        let view = SourceHealthView::from(&h);
+        assert_eq!(
+            (
+                view.detail,
+                view.last_success_detail.as_deref(),
+                view.last_error.as_deref()
+            ),
+            (
+                None,
+                Some("kubelet.log; records from 10:00 to 10:05"),
+                Some("kubelet.log does not exist")
+            )
+        );
+    }
 }
