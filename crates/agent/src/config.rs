@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 pub struct SourceSettings {
     /// CRI endpoint, e.g. unix:///run/containerd/containerd.sock. Default: $CONTAINER_RUNTIME_ENDPOINT,
     /// then runtime-endpoint in /etc/crictl.yaml, then the containerd, CRI-O and cri-dockerd sockets.
-    #[arg(long, value_name = "ENDPOINT", value_parser = non_empty)]
+    #[arg(long, value_name = "ENDPOINT", value_parser = parse_runtime_endpoint)]
     pub runtime_endpoint: Option<String>,
     /// Timeout of each CRI RPC and API server request.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
@@ -627,6 +627,20 @@ pub fn non_empty(s: &str) -> Result<String, String> {
     }
 }
 
+/// A CRI endpoint as crictl takes it (`unix:///path`, `unix:/path` or `/path`), kept as given:
+/// `podcoroner_cri::endpoint::parse_endpoint` checks it here, so that a bad value is a usage
+/// error (and `config check` refuses it) rather than a CRI source failing at every poll.
+///
+/// # Errors
+/// Empty, another scheme (`tcp://`, `npipe://`) or a relative path, naming which.
+pub fn parse_runtime_endpoint(endpoint: &str) -> Result<String, String> {
+    match podcoroner_cri::endpoint::parse_endpoint(endpoint) {
+        Ok(_) => Ok(endpoint.to_string()),
+        Err(podcoroner_cri::Error::InvalidEndpoint { reason, .. }) => Err(reason.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// A static pod URL: `http://` or `https://` with a host, as the kubelet's Go client takes it.
 ///
 /// # Errors
@@ -676,6 +690,26 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(err.contains(&format!("{url:?} {want}")), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_runtime_endpoint_is_a_unix_socket_as_crictl_takes_it() {
+        let err = |text: &str| Settings::from_file(text, "c.yaml").unwrap_err().to_string();
+        assert_eq!(
+            err("runtime_endpoint: bogus\n"),
+            "c.yaml: runtime_endpoint: invalid value 'bogus' for '--runtime-endpoint <ENDPOINT>': the socket path must be absolute"
+        );
+        assert_eq!(
+            err("runtime_endpoint: tcp://10.0.0.1:1234\n"),
+            "c.yaml: runtime_endpoint: invalid value 'tcp://10.0.0.1:1234' for '--runtime-endpoint <ENDPOINT>': only unix sockets (unix:///path) are supported"
+        );
+        for good in [
+            "unix:///run/crio/crio.sock",
+            "/run/containerd/containerd.sock",
+        ] {
+            let c = Settings::from_file(&format!("runtime_endpoint: {good}\n"), "c.yaml").unwrap();
+            assert_eq!(c.sources.runtime_endpoint.as_deref(), Some(good));
         }
     }
 
