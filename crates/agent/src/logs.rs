@@ -435,8 +435,16 @@ pub async fn journal_loop(
         since: since.map(|t| format!("@{}", t.as_second())),
         ..follow::JournalConfig::default()
     };
-    let unit_name = unit.clone();
-    let started = Instant::now();
+    let mut watch = JournalWatch {
+        name,
+        key: key.clone(),
+        unit: unit.clone(),
+        kind,
+        started: Instant::now(),
+        since,
+        cut_seen: 0,
+        unread_seen: 0,
+    };
     let follower = follow::JournalFollower::new(unit, cursor, config);
     shared.metrics.log_source(name);
     let (mut rx, handle) = follower.spawn();
@@ -447,7 +455,6 @@ pub async fn journal_loop(
     let mut n: u64 = 0;
     let mut health = tokio::time::interval(Duration::from_secs(1));
     let mut last_ok = Instant::now();
-    let (mut cut_seen, mut unread_seen) = (0, 0);
     loop {
         tokio::select! {
             line = rx.recv() => {
@@ -467,50 +474,125 @@ pub async fn journal_loop(
                     shared.failed(name, format!("the journal follower of {key} died"));
                 } else {
                     let s = handle.stats();
-                    match &s.last_error {
-                        Some(e) => shared.failed(name, e.message.clone()),
-                        None => {
-                            let labels = metrics::SourceLabels { source: name.to_string() };
-                            let unread = s.entries_too_long + s.entries_unparsed;
-                            let m = &shared.metrics;
-                            metrics::Metrics::count_since(&m.log_cut, &labels, s.lines_truncated, &mut cut_seen);
-                            metrics::Metrics::count_since(&m.log_unread, &labels, unread, &mut unread_seen);
-                            let mut notes = vec![if n == 0 {
-                                format!("no entry yet, {}s since start", started.elapsed().as_secs())
-                            } else {
-                                format!("last entry {}s ago", last_ok.elapsed().as_secs())
-                            }];
-                            notes.extend(since.map(|t| format!("first start: read back to {t} (log_lookback)")));
-                            let mut status = followed_status(format!("journald {key}"), &[("entries", n)], notes, &understanding, &origin);
-                            podcoroner_node::gather::say_cut_lines(&mut status, s.lines_truncated, None);
-                            // A first start that read back `log_lookback` and found no entry of
-                            // the unit: a wrong unit name, said rather than a quiet source.
-                            if n == 0 && started.elapsed() >= NO_ENTRY_FOR && let Some(t) = since {
-                                degrade(&mut status, format!(
-                                    "journalctl -u {unit_name} gave no entry since {t} (log_lookback): the wrong unit (kubelet_unit, runtime_unit)? It is read once it logs"
-                                ));
-                            }
-                            // Entries not read are lost messages: said, never a quiet source,
-                            // degraded for UNREAD_DEGRADED_FOR after the last (counted always).
-                            let recent = s.last_unread_at.and_then(|t| t.elapsed().ok()).is_some_and(|d| d < UNREAD_DEGRADED_FOR);
-                            if unread > 0 {
-                                status.counts.insert("unread_entries".to_string(), unread as usize);
-                            }
-                            if recent {
-                                let (what, whose) = if unread == 1 { ("entry", "its message") } else { ("entries", "their messages") };
-                                degrade(&mut status, format!(
-                                    "{unread} journal {what} not read, {whose} lost: {} with no cursor or MESSAGE in its first {} MiB of JSON, {} not a journal entry (degraded for {} after the last)",
-                                    s.entries_too_long,
-                                    follow::MAX_JOURNAL_ENTRY_BYTES >> 20,
-                                    s.entries_unparsed,
-                                    humantime::format_duration(UNREAD_DEGRADED_FOR)
-                                ));
-                            }
-                            shared.report(name, &status);
-                        }
-                    }
+                    let status = match &s.last_error {
+                        Some(e) => SourceStatus::error(e.message.clone()),
+                        None => watch.status(&shared, &s, n, last_ok, &understanding, &origin),
+                    };
+                    shared.report(name, &status);
                 }
             }
         }
+    }
+}
+
+/// What a journald source's health check says of its follower, once a second: how far it has
+/// read, the lines cut and entries lost (counted in the metrics as they grow), and whether the
+/// unit is wrong.
+struct JournalWatch {
+    /// The source's name (`kubelet_log`, `runtime_log`).
+    name: &'static str,
+    /// [`podcoroner_logs::journal_name`] of the unit and directory.
+    key: String,
+    /// The unit followed.
+    unit: String,
+    /// Whose log it is, for the setting a wrong unit is in.
+    kind: LogKind,
+    /// When following started.
+    started: Instant,
+    /// A first start's `log_lookback` start (no saved cursor).
+    since: Option<Timestamp>,
+    /// The follower's cut lines already counted in `podcoroner_log_lines_cut_total`.
+    cut_seen: u64,
+    /// The entries not read already counted in `podcoroner_log_entries_unread_total`.
+    unread_seen: u64,
+}
+
+impl JournalWatch {
+    /// The source's status now, its follower's stats `s` read, after `n` entries (the last one
+    /// at `last_ok`): degraded for a unit with no entry since a first start (`NO_ENTRY_FOR`
+    /// after it), or for `UNREAD_DEGRADED_FOR` after an entry it could not read.
+    fn status(
+        &mut self,
+        shared: &Shared,
+        s: &follow::JournalStats,
+        n: u64,
+        last_ok: Instant,
+        understanding: &Understanding,
+        origin: &str,
+    ) -> SourceStatus {
+        let labels = metrics::SourceLabels {
+            source: self.name.to_string(),
+        };
+        let unread = s.entries_too_long + s.entries_unparsed;
+        let m = &shared.metrics;
+        metrics::Metrics::count_since(&m.log_cut, &labels, s.lines_truncated, &mut self.cut_seen);
+        metrics::Metrics::count_since(&m.log_unread, &labels, unread, &mut self.unread_seen);
+        let mut notes = vec![if n == 0 {
+            format!(
+                "no entry yet, {}s since start",
+                self.started.elapsed().as_secs()
+            )
+        } else {
+            format!("last entry {}s ago", last_ok.elapsed().as_secs())
+        }];
+        notes.extend(
+            self.since
+                .map(|t| format!("first start: read back to {t} (log_lookback)")),
+        );
+        let mut status = followed_status(
+            format!("journald {}", self.key),
+            &[("entries", n)],
+            notes,
+            understanding,
+            origin,
+        );
+        podcoroner_node::gather::say_cut_lines(&mut status, s.lines_truncated, None);
+        // A first start that read back `log_lookback` and found no entry of the unit: a wrong
+        // unit name, said rather than a quiet source.
+        if n == 0
+            && self.started.elapsed() >= NO_ENTRY_FOR
+            && let Some(t) = self.since
+        {
+            let setting = match self.kind {
+                LogKind::Kubelet => "kubelet_unit",
+                LogKind::Runtime => "runtime_unit",
+            };
+            degrade(
+                &mut status,
+                format!(
+                    "journalctl -u {} gave no entry since {t} (log_lookback): the wrong unit ({setting})? It is read once it logs",
+                    self.unit
+                ),
+            );
+        }
+        // Entries not read are lost messages: said, never a quiet source, degraded for
+        // UNREAD_DEGRADED_FOR after the last (counted always).
+        if unread > 0 {
+            status
+                .counts
+                .insert("unread_entries".to_string(), unread as usize);
+        }
+        let recent = s
+            .last_unread_at
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|d| d < UNREAD_DEGRADED_FOR);
+        if recent {
+            let (what, whose) = if unread == 1 {
+                ("entry", "its message")
+            } else {
+                ("entries", "their messages")
+            };
+            degrade(
+                &mut status,
+                format!(
+                    "{unread} journal {what} not read, {whose} lost: {} with no cursor or MESSAGE in its first {} MiB of JSON, {} not a journal entry (degraded for {} after the last)",
+                    s.entries_too_long,
+                    follow::MAX_JOURNAL_ENTRY_BYTES >> 20,
+                    s.entries_unparsed,
+                    humantime::format_duration(UNREAD_DEGRADED_FOR)
+                ),
+            );
+        }
+        status
     }
 }

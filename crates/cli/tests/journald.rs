@@ -7,7 +7,7 @@
 //! (`cargo xtask test`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
@@ -15,7 +15,7 @@ use podcoroner_logs::test_util::{JournalEntry, MACHINE_ID, TestJournal};
 use serde_json::Value;
 
 mod common;
-use common::{free_port, get, ok, podcoroner, strs};
+use common::{Daemon, free_port, get, ok, podcoroner, strs};
 
 /// The leaked sandbox: the kubelet's GC fails to stop it because Calico's datastore refuses the
 /// CNI DEL.
@@ -156,6 +156,18 @@ fn diagnose_offline_reads_a_copied_journal_directory() {
             .any(|d| d.starts_with(&origin) && d.contains("kuberuntime_gc.go:176")),
         "{evidence:#?}"
     );
+    // A runtime unit with no entry: the runtime's log is not judged, and its own flag is named.
+    args.extend(["--runtime-unit".to_string(), "crio".to_string()]);
+    let (code, out, err) = podcoroner(&args);
+    assert_eq!(code, 1, "{err}");
+    let report: Value = ok(serde_json::from_str(&out));
+    let runtime = &report["sources"]["runtime_log"];
+    assert_eq!(runtime["status"], "not_understood", "{report:#}");
+    assert_eq!(
+        runtime["detail"],
+        "not understood: no line read, journalctl -u crio gave no entry: the wrong unit (--runtime-unit), or none since --since?",
+        "{report:#}"
+    );
 }
 
 #[test]
@@ -257,8 +269,8 @@ fn journal_daemon(dir: &Path, journal_dir: &Path) -> (TestJournal, PathBuf) {
     (journal, config)
 }
 
-fn start_daemon(config: &Path, port: u16) -> Child {
-    ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+fn start_daemon(config: &Path, port: u16) -> Daemon {
+    Daemon::new(ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
         .arg("daemon")
         .arg("--config")
         .arg(config)
@@ -270,7 +282,7 @@ fn start_daemon(config: &Path, port: u16) -> Child {
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn())
+        .spawn()))
 }
 
 /// The `kubelet_log` source's detail in `/readyz` once it reads `want`, within 20 s.
@@ -332,7 +344,7 @@ fn daemon_follows_a_journal_directory_across_restarts() {
             .contains("first start: read back to"),
         "{source:#}"
     );
-    common::terminate(daemon);
+    daemon.terminate();
     let saved: Value = ok(serde_json::from_str(&ok(std::fs::read_to_string(
         state.join("log-checkpoints.json"),
     ))));
@@ -352,7 +364,7 @@ fn daemon_follows_a_journal_directory_across_restarts() {
     std::thread::sleep(Duration::from_millis(1500));
     let source = wait_for_kubelet_log(port, &format!("journald {key}; 2 entries"));
     assert_eq!(source["healthy"], true, "{source:#}");
-    common::terminate(daemon);
+    daemon.terminate();
 }
 
 /// Journal messages longer than the line limit are read cut to it, that of an entry over 8 MiB
@@ -389,7 +401,7 @@ fn daemon_reads_journal_messages_past_the_line_and_entry_limits_cut() {
         metrics.contains("podcoroner_log_entries_unread_total{source=\"kubelet_log\"} 0"),
         "{metrics}"
     );
-    common::terminate(daemon);
+    daemon.terminate();
 }
 
 /// A first start that finds no entry of its unit in the journal, back to `log_lookback` and on
@@ -417,11 +429,10 @@ fn daemon_says_a_unit_with_no_entry() {
     let error = source["last_error"].as_str().unwrap_or_default();
     assert!(
         error.contains("journalctl -u kubelet2 gave no entry since ")
-            && error.contains(
-                "(log_lookback): the wrong unit (kubelet_unit, runtime_unit)? It is read once it logs"
-            )
+            && error
+                .contains("(log_lookback): the wrong unit (kubelet_unit)? It is read once it logs")
             && error.contains("no entry yet, "),
         "{source:#}"
     );
-    common::terminate(daemon);
+    daemon.terminate();
 }

@@ -208,14 +208,14 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
         {
             log_years.push(Some(year));
             *read = read_log(source, *kind, Some(year))?;
-            let mut s = log_status(source, read);
+            let mut s = log_status(source, *kind, read);
             s.note_last(format!(
                 "yearless times read in {year}, the year of the other log"
             ));
             sources.insert(name.clone(), s);
         } else {
             log_years.push(None);
-            sources.insert(name.clone(), log_status(source, read));
+            sources.insert(name.clone(), log_status(source, *kind, read));
         }
     }
     for (_, _, _, read) in reads {
@@ -590,6 +590,7 @@ pub fn say_understanding<'a>(
 /// The status line of a log source.
 pub fn log_status(
     source: &podcoroner_logs::Source,
+    kind: LogKind,
     read: &podcoroner_logs::LogRead,
 ) -> SourceStatus {
     let mut s = SourceStatus::ok();
@@ -633,9 +634,15 @@ pub fn log_status(
             podcoroner_logs::Source::File(_) => {
                 "the file is empty: the wrong file, or rotated away?".to_string()
             }
-            podcoroner_logs::Source::Journald { unit, .. } => format!(
-                "journalctl -u {unit} gave no entry: the wrong unit (--kubelet-unit, --runtime-unit), or none since --since?"
-            ),
+            podcoroner_logs::Source::Journald { unit, .. } => {
+                let flag = match kind {
+                    LogKind::Kubelet => "--kubelet-unit",
+                    LogKind::Runtime => "--runtime-unit",
+                };
+                format!(
+                    "journalctl -u {unit} gave no entry: the wrong unit ({flag}), or none since --since?"
+                )
+            }
         };
         s.note_first(format!("not understood: no line read, {why}"));
     } else if read.span.is_none() && read.before_since > 0 {

@@ -515,7 +515,7 @@ fn read_with(dir: &Path, fold: bool) -> anyhow::Result<Snapshot> {
             };
             sources.insert(
                 gather::log_source_name(kind, i),
-                gather::log_status(&source, &read),
+                gather::log_status(&source, kind, &read),
             );
             events.extend(read.events);
         }
