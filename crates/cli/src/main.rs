@@ -6,6 +6,7 @@
 //! Exit codes (ripgrep's and `sysexits.h`): 0 no finding at or above `--fail-on`; 1 there are;
 //! 2 an error stopped the diagnosis; 64 bad usage. A closed stdout (`| head`) counts as success.
 
+use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEnum};
 use podcoroner_core::Severity;
-use podcoroner_node::api::DiagnosisReport;
+use podcoroner_node::api::{DiagnosisReport, SourceState, SourceStatus};
 use podcoroner_node::gather::{self, SourceOptions};
 use podcoroner_node::{render, snapshot};
 
@@ -648,6 +649,33 @@ async fn gc(args: GcArgs) -> anyhow::Result<u8> {
     })
 }
 
+/// The sources a timeline may lack, each `name (path) state: detail`: failed, degraded or not
+/// understood (a source not configured, as the API server of an `--offline` run, is no gap).
+fn unread_sources(sources: &BTreeMap<String, SourceStatus>) -> Vec<String> {
+    sources
+        .iter()
+        .filter_map(|(name, s)| {
+            let state = match s.status? {
+                SourceState::Error => "failed",
+                SourceState::Degraded => "degraded",
+                SourceState::NotUnderstood => "not understood",
+                SourceState::Ok | SourceState::Unavailable => return None,
+            };
+            let what = s.detail.as_deref().unwrap_or(state);
+            // A log's detail opens with "not understood: …" itself.
+            let what = if what.starts_with(state) {
+                what.to_string()
+            } else {
+                format!("{state}: {what}")
+            };
+            Some(match s.path.as_ref().or(s.endpoint.as_ref()) {
+                Some(at) => format!("{name} ({at}) {what}"),
+                None => format!("{name} {what}"),
+            })
+        })
+        .collect()
+}
+
 /// A query `explain` cannot match: an ID prefix shorter than the 6 characters `timeline`
 /// needs (`id_matches`), or nothing at all.
 fn explain_query_problem(query: &str) -> Option<String> {
@@ -670,13 +698,14 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
         eprintln!("error: {problem}");
         return Ok(EXIT_USAGE);
     }
-    let (view, events, node, now) = if let Some(dir) = &args.snapshot {
+    let (view, events, node, now, unread) = if let Some(dir) = &args.snapshot {
         let snap = snapshot::read(dir)?;
         (
             snap.view,
             snap.events,
             snap.meta.node,
             snap.meta.collected_at,
+            Vec::new(),
         )
     } else {
         let opts = source_options(&args.sources, args.offline)?;
@@ -686,15 +715,25 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
             gathered.events,
             report_node(&args.sources, args.offline, &opts.node_name),
             jiff::Timestamp::now(),
+            unread_sources(&gathered.sources),
         )
     };
     let timeline = podcoroner_core::timeline::explain(&args.pod, &view, &events);
     // Nothing on stdout for a pod nothing names: a script reading it gets no empty timeline.
     if timeline.entries.is_empty() {
-        anyhow::bail!(
+        let mut message = format!(
             "nothing on this node names {:?} (a pod UID, namespace/name, sandbox or container ID)",
             args.pod
         );
+        if !unread.is_empty() {
+            message.push_str(" in what was read; not read: ");
+            message.push_str(&unread.join("; "));
+        }
+        anyhow::bail!(message);
+    }
+    // A timeline from part of the node: said on stderr, so stdout stays the timeline.
+    for problem in &unread {
+        eprintln!("warning: not read: {problem}");
     }
     let report = podcoroner_node::api::TimelineReport::new(&node, now, &args.pod, &timeline);
     let text = match args.output {

@@ -4,14 +4,14 @@
 
 use std::io::Write as _;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use podcoroner_test_support::{BrokenCni, CniFault, ContainerdLab, MISSING_CNI_PLUGIN, PodSpec};
 use serde_json::{Value, json};
 
 mod common;
-use common::{apiserver, free_port, get, ok, pod, pod_list, terminate, wait_for};
+use common::{Daemon, apiserver, free_port, get, ok, pod, pod_list, wait_for};
 
 const NODE: &str = "daemon-node-1";
 const WEB_UID: &str = "0d1e2f30-4152-4637-8899-aabbccddeeff";
@@ -78,12 +78,12 @@ fn lab_daemon(lab: &ContainerdLab, dir: &Path, port: u16) -> Command {
 }
 
 /// [`lab_daemon`] with `dir/pods.json` as the API view, evaluating every second.
-fn start_daemon(lab: &ContainerdLab, dir: &Path, port: u16) -> Child {
-    ok(lab_daemon(lab, dir, port)
+fn start_daemon(lab: &ContainerdLab, dir: &Path, port: u16) -> Daemon {
+    Daemon::new(ok(lab_daemon(lab, dir, port)
         .arg("--pods")
         .arg(dir.join("pods.json"))
         .args(["--evaluate-interval", "1s"])
-        .spawn())
+        .spawn()))
 }
 
 fn finding_for<'a>(report: &'a Value, sandbox: &str) -> Option<&'a Value> {
@@ -255,7 +255,7 @@ async fn daemon_sees_leaks_over_time_and_survives_runtime_restarts() {
     // A daemon restart keeps first_seen.
     let before: Value = ok(serde_json::from_str(&get(port, "/findings?state=open").1));
     let first = finding_for(&before, &still_leaked).unwrap()["first_seen"].clone();
-    terminate(daemon);
+    daemon.terminate();
     let daemon = start_daemon(&lab, dir.path(), port);
     wait_for(20, "/readyz after restart", || {
         (get(port, "/readyz").0 == 200).then_some(())
@@ -268,7 +268,7 @@ async fn daemon_sees_leaks_over_time_and_survives_runtime_restarts() {
         finding_for(&after, &still_leaked).unwrap()["first_seen"],
         first
     );
-    terminate(daemon);
+    daemon.terminate();
 }
 
 /// The fake API server (`common::apiserver`) serving `pods` as this node's `PodList` on loopback,
@@ -291,15 +291,15 @@ fn start_daemon_with_api(
     kubeconfig: &Path,
     config: &Path,
     extra: &[&str],
-) -> Child {
-    ok(lab_daemon(lab, dir, port)
+) -> Daemon {
+    Daemon::new(ok(lab_daemon(lab, dir, port)
         .arg("--config")
         .arg(config)
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .args(["--evaluate-interval", "1s"])
         .args(extra)
-        .spawn())
+        .spawn()))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -421,7 +421,7 @@ async fn daemon_posts_deduplicated_rate_limited_events() {
             && detail.contains("watch spec.nodeName=daemon-node-1"),
         "{detail}"
     );
-    terminate(daemon);
+    daemon.terminate();
 }
 
 /// The kubelet's log, followed: a GC stop failure written to it shows as `SandboxStopFailing`
@@ -448,13 +448,13 @@ async fn daemon_follows_the_kubelet_log_across_rotation_and_restart() {
     // No look back on the first start: the old line stays unread (hardening.rs tests the look
     // back).
     let start = |port: u16| {
-        ok(lab_daemon(&lab, dir.path(), port)
+        Daemon::new(ok(lab_daemon(&lab, dir.path(), port)
             .args(["--log-lookback", "0s"])
             .arg("--kubelet-log")
             .arg(&log)
             .arg("--pods")
             .arg(dir.path().join("pods.json"))
-            .spawn())
+            .spawn()))
     };
 
     let daemon = start(port);
@@ -515,7 +515,7 @@ async fn daemon_follows_the_kubelet_log_across_rotation_and_restart() {
     assert_eq!(r["sources"]["kubelet_log"]["healthy"], true, "{r}");
 
     // Restart: the finding is still open, and no line is read twice.
-    terminate(daemon);
+    daemon.terminate();
     append(&failure(3));
     let daemon = start(port);
     wait_for(20, "/readyz after restart", || {
@@ -533,7 +533,7 @@ async fn daemon_follows_the_kubelet_log_across_rotation_and_restart() {
         f["summary"].as_str().unwrap().contains("3 log records"),
         "each line exactly once: {f}"
     );
-    terminate(daemon);
+    daemon.terminate();
 }
 
 /// The value of the metric line starting with `series` (name and labels), if present.
@@ -686,7 +686,7 @@ async fn daemon_gc_apply_reports_a_real_cni_teardown_failure() {
         Some(1.0),
         "{metrics}"
     );
-    terminate(daemon);
+    daemon.terminate();
 }
 
 /// A state directory the daemon cannot write loses the findings' history and the log positions
@@ -757,7 +757,7 @@ async fn daemon_reports_an_unwritable_state_directory() {
         "/readyz 200 once the state directory is writable",
         || (get(port, "/readyz").0 == 200).then_some(()),
     );
-    terminate(daemon);
+    daemon.terminate();
 }
 
 /// The daemon of a lab node holding the web pod, its API view the web pod (`pods.json`, written
@@ -795,7 +795,13 @@ async fn daemon_says_a_kubelet_log_that_is_not_there() {
     let (dir, _) = node_with_web(&lab).await;
     let log = dir.path().join("kubelet.log");
     let port = free_port();
-    let daemon = ok(web_daemon_with_kubelet_log(&lab, dir.path(), port, &log).spawn());
+    let daemon = Daemon::new(ok(web_daemon_with_kubelet_log(
+        &lab,
+        dir.path(),
+        port,
+        &log,
+    )
+    .spawn()));
     let error = wait_for(30, "kubelet_log degraded in /readyz", || {
         kubelet_log_failure(port)
     });
@@ -814,7 +820,7 @@ async fn daemon_says_a_kubelet_log_that_is_not_there() {
         let v: Value = serde_json::from_str(&get(port, "/readyz").1).ok()?;
         (v["sources"]["kubelet_log"]["healthy"] == true).then_some(())
     });
-    terminate(daemon);
+    daemon.terminate();
 }
 
 /// A kubelet log the daemon cannot read is said the way the one-shot readers say it (`not
@@ -832,9 +838,14 @@ async fn daemon_says_an_unread_log_once_and_in_readyz() {
     ok(std::fs::write(&log, garbage));
     let stderr_path = dir.path().join("daemon.stderr");
     let port = free_port();
-    let daemon = ok(web_daemon_with_kubelet_log(&lab, dir.path(), port, &log)
-        .stderr(ok(std::fs::File::create(&stderr_path)))
-        .spawn());
+    let daemon = Daemon::new(ok(web_daemon_with_kubelet_log(
+        &lab,
+        dir.path(),
+        port,
+        &log,
+    )
+    .stderr(ok(std::fs::File::create(&stderr_path)))
+    .spawn()));
     let error = wait_for(30, "kubelet_log not understood in /readyz", || {
         kubelet_log_failure(port)
     });
@@ -869,5 +880,5 @@ async fn daemon_says_an_unread_log_once_and_in_readyz() {
     });
     let stderr = ok(std::fs::read_to_string(&stderr_path));
     assert_eq!(failed_lines(&stderr), 1, "{stderr}");
-    terminate(daemon);
+    daemon.terminate();
 }

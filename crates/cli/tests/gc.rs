@@ -14,7 +14,7 @@ use podcoroner_test_support::{BrokenCni, CniFault, ContainerdLab, PodSpec};
 use serde_json::{Value, json};
 
 mod common;
-use common::{free_port, get, ok, pod, pod_list, podcoroner, terminate};
+use common::{Daemon, free_port, get, ok, pod, pod_list, podcoroner};
 
 const NODE: &str = "gc-node-1";
 
@@ -861,28 +861,30 @@ async fn the_daemon_does_nothing_unaudited_on_a_full_state_disk() {
         "gc: apply\ngc_min_age: 1s\ngc_interval: 1s\ngc_rate: 600\nevaluate_interval: 1s\n",
     ));
     let port = free_port();
-    let mut daemon = ok(std::process::Command::new(env!("CARGO_BIN_EXE_podcoroner"))
-        .args(["daemon", "--listen", &format!("127.0.0.1:{port}")])
-        .args([
-            "--runtime-endpoint",
-            &gc.lab.endpoint(),
-            "--node-name",
-            NODE,
-        ])
-        .arg("--config")
-        .arg(&config)
-        .arg("--manifest-dir")
-        .arg(gc.dir.path().join("manifests"))
-        .arg("--kubelet-root-dir")
-        .arg(gc.dir.path().join("kubelet"))
-        .arg("--pods")
-        .arg(gc.pods_json())
-        .arg("--state-dir")
-        .arg(&state)
-        .args(["--min-age", "0s", "--log-level", "warn"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn());
+    let daemon = Daemon::new(ok(std::process::Command::new(env!(
+        "CARGO_BIN_EXE_podcoroner"
+    ))
+    .args(["daemon", "--listen", &format!("127.0.0.1:{port}")])
+    .args([
+        "--runtime-endpoint",
+        &gc.lab.endpoint(),
+        "--node-name",
+        NODE,
+    ])
+    .arg("--config")
+    .arg(&config)
+    .arg("--manifest-dir")
+    .arg(gc.dir.path().join("manifests"))
+    .arg("--kubelet-root-dir")
+    .arg(gc.dir.path().join("kubelet"))
+    .arg("--pods")
+    .arg(gc.pods_json())
+    .arg("--state-dir")
+    .arg(&state)
+    .args(["--min-age", "0s", "--log-level", "warn"])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()));
     let refused = "podcoroner_gc_actions_total{result=\"refused\"}";
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
@@ -891,7 +893,6 @@ async fn the_daemon_does_nothing_unaudited_on_a_full_state_disk() {
             break;
         }
         if Instant::now() > deadline {
-            let _ = daemon.kill();
             panic!("no refused GC run within 30 s: {m}");
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -910,13 +911,12 @@ async fn the_daemon_does_nothing_unaudited_on_a_full_state_disk() {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !gc.audit().iter().any(|r| r["result"] == "removed") {
         if Instant::now() > deadline {
-            let _ = daemon.kill();
             panic!("no removal within 30 s of freeing the disk");
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(gc.audit_all()[0]["result"], "intent");
-    terminate(daemon);
+    daemon.terminate();
     assert!(
         error.contains("cannot write the audit log") || error.contains("No space left"),
         "{error}"

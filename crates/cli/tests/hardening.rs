@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{free_port, get, ok, podcoroner, serves_healthz, terminate};
+use common::{Daemon, free_port, get, ok, podcoroner, serves_healthz};
 
 /// A kubelet log of one line, for the offline commands.
 fn kubelet_log(dir: &Path) -> String {
@@ -71,26 +71,23 @@ fn since_beyond_the_representable_past_is_a_usage_error() {
 fn explain_says_why_a_query_cannot_match_and_prints_nothing_for_an_unknown_pod() {
     let dir = ok(tempfile::tempdir());
     let log = kubelet_log(dir.path());
-    let (code, out, err) = podcoroner(&args(&[
-        "explain",
-        "72b0a",
-        "--offline",
-        "--kubelet-log",
-        &log,
-    ]));
+    let empty = dir.path().join("empty.log");
+    ok(std::fs::write(&empty, ""));
+    let empty = empty.display().to_string();
+    // `explain QUERY --offline` with the logs given.
+    let explain = |query: &str, logs: &[&str]| {
+        let mut a = vec!["explain", query, "--offline"];
+        a.extend(logs);
+        podcoroner(&args(&a))
+    };
+    let (code, out, err) = explain("72b0a", &["--kubelet-log", &log]);
     assert_eq!(code, 64, "{out}\n{err}");
     assert_eq!(out, "");
     assert!(
         err.contains("\"72b0a\" is 5 characters: use 6 or more characters"),
         "{err}"
     );
-    let (code, out, err) = podcoroner(&args(&[
-        "explain",
-        "0f0f0f0f-dead-beef",
-        "--offline",
-        "--kubelet-log",
-        &log,
-    ]));
+    let (code, out, err) = explain("0f0f0f0f-dead-beef", &["--kubelet-log", &log]);
     assert_eq!(code, 2, "{err}");
     assert_eq!(out, "", "nothing on stdout before the error");
     assert!(
@@ -98,15 +95,32 @@ fn explain_says_why_a_query_cannot_match_and_prints_nothing_for_an_unknown_pod()
         "{err}"
     );
     // A pod that is there still gets its timeline.
-    let (code, out, err) = podcoroner(&args(&[
-        "explain",
-        "shop/cart-0",
-        "--offline",
-        "--kubelet-log",
-        &log,
-    ]));
+    let (code, out, err) = explain("shop/cart-0", &["--kubelet-log", &log]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("SyncLoop ADD"), "{out}");
+    assert_eq!(err, "", "every source read and understood");
+    // A log not read is said: beside the timeline on stderr, and in the error of a pod found in
+    // nothing read (an empty file is no proof the pod was never there).
+    let (code, out, err) = explain(
+        "shop/cart-0",
+        &["--kubelet-log", &log, "--runtime-log", &empty],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("SyncLoop ADD"), "{out}");
+    assert_eq!(
+        err,
+        format!(
+            "warning: not read: runtime_log ({empty}) not understood: no line read, the file is empty: the wrong file, or rotated away?\n"
+        )
+    );
+    let (code, out, err) = explain("shop/cart-0", &["--kubelet-log", &empty]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains(&format!(
+            "nothing on this node names \"shop/cart-0\" (a pod UID, namespace/name, sandbox or container ID) in what was read; not read: kubelet_log ({empty}) not understood: no line read"
+        )),
+        "{err}"
+    );
 }
 
 #[test]
@@ -166,7 +180,7 @@ fn daemon(dir: &Path, port: u16, config: &str) -> Child {
 fn findings_refuses_unknown_query_keys() {
     let dir = ok(tempfile::tempdir());
     let port = free_port();
-    let child = Daemon(Some(daemon(dir.path(), port, "{}\n")));
+    let child = Daemon::new(daemon(dir.path(), port, "{}\n"));
     let (status, body) = get(port, "/findings?kinds=LeakedSandbox");
     assert_eq!(status, 400, "{body}");
     let v: serde_json::Value = ok(serde_json::from_str(&body));
@@ -217,11 +231,11 @@ fn closed(s: &mut TcpStream) -> bool {
 fn idle_and_half_sent_connections_are_closed_within_the_limits() {
     let dir = ok(tempfile::tempdir());
     let port = free_port();
-    let daemon = Daemon(Some(daemon(
+    let daemon = Daemon::new(daemon(
         dir.path(),
         port,
         "http_header_read_timeout: 2s\nhttp_idle_timeout: 3s\nhttp_max_connections: 40\n",
-    )));
+    ));
     let pid = daemon.pid();
     let baseline = fds(pid);
     let mut conns = Vec::new();
@@ -294,29 +308,6 @@ fn idle_and_half_sent_connections_are_closed_within_the_limits() {
     daemon.terminate();
 }
 
-/// Kills the daemon if the test fails before [`Daemon::terminate`].
-struct Daemon(Option<Child>);
-
-impl Daemon {
-    fn pid(&self) -> u32 {
-        self.0.as_ref().map_or(0, Child::id)
-    }
-    fn terminate(mut self) {
-        if let Some(child) = self.0.take() {
-            terminate(child);
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Some(child) = &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
 /// A first start (no saved read position) reads the kubelet log back `log_lookback` (1 h by
 /// default, and never before this machine booted), not only what comes next: a pod seen inside
 /// that window has a timeline, one seen before it does not, and `/readyz` says how far back it
@@ -345,7 +336,7 @@ fn a_first_start_reads_the_log_back_log_lookback() {
     ));
     let config = format!("kubelet_log: {}\n", log.display());
     let port = free_port();
-    let daemon_ = Daemon(Some(daemon(dir.path(), port, &config)));
+    let daemon_ = Daemon::new(daemon(dir.path(), port, &config));
     let deadline = Instant::now() + Duration::from_secs(20);
     let detail = loop {
         let (_, body) = get(port, "/readyz");
@@ -378,7 +369,7 @@ fn a_first_start_reads_the_log_back_log_lookback() {
         .append(true)
         .open(&log)
         .and_then(|mut f| f.write_all(line(jiff::Timestamp::now(), "after-0").as_bytes())));
-    let daemon_ = Daemon(Some(daemon(dir.path(), port, &config)));
+    let daemon_ = Daemon::new(daemon(dir.path(), port, &config));
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let m = get(port, "/metrics").1;

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 mod common;
 use common::real_node::{KeepLogs, break_cni_then_delete, node_flags_without_url, runtime, up};
-use common::{free_port, get, ok, podcoroner, terminate, wait_for};
+use common::{Daemon, free_port, get, ok, podcoroner, wait_for};
 
 /// One real node at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -120,30 +120,9 @@ fn diagnose(env: &Env) -> Value {
     ok(serde_json::from_str(&out))
 }
 
-/// A running `podcoroner daemon`, killed when dropped (a failed test leaves no agent behind).
-struct Agent(Option<Child>);
-
-impl Agent {
-    /// SIGTERM; checks that it exits 0.
-    fn stop(mut self) {
-        if let Some(child) = self.0.take() {
-            terminate(child);
-        }
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.0.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
 /// `podcoroner daemon` against the node, listening on `port`, evaluating every second.
-fn start_agent(env: &Env, state_dir: &Path, port: u16, extra: &[&str]) -> Agent {
-    Agent(Some(ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+fn start_agent(env: &Env, state_dir: &Path, port: u16, extra: &[&str]) -> Daemon {
+    Daemon::new(ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
         .arg("daemon")
         .args(node_flags(env))
         .args(["--listen", &format!("127.0.0.1:{port}")])
@@ -160,7 +139,7 @@ fn start_agent(env: &Env, state_dir: &Path, port: u16, extra: &[&str]) -> Agent 
         .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
-        .spawn())))
+        .spawn()))
 }
 
 /// The agent's `/findings` once `/readyz` says ready and an evaluation has run with every view
@@ -358,7 +337,7 @@ fn healthy_real_node_gives_no_finding() {
     let agent_report = agent_findings(port);
     assert_sources_ok(&agent_report, "agent");
     assert_healthy(&agent_report, "the agent (open and resolved findings)");
-    agent.stop();
+    agent.terminate();
     drop(node);
 }
 
@@ -474,7 +453,7 @@ fn manifest_removed_while_kubelet_stopped_with_deploy_rbac() {
     let mut flags = node_flags(&env);
     let at = flags.iter().position(|f| f == "--kubeconfig").unwrap();
     flags[at + 1] = kubeconfig.display().to_string();
-    let agent = Agent(Some(ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+    let agent = Daemon::new(ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
         .arg("daemon")
         .args(&flags)
         .args(["--listen", &format!("127.0.0.1:{port}")])
@@ -491,7 +470,7 @@ fn manifest_removed_while_kubelet_stopped_with_deploy_rbac() {
         ])
         .stdout(Stdio::null())
         .stderr(ok(std::fs::File::create(&stderr_path)))
-        .spawn())));
+        .spawn()));
     let healthy = agent_findings(port);
     assert_sources_ok(&healthy, "agent with deploy/base RBAC");
     assert_healthy(&healthy, "the agent before the fault");
@@ -558,7 +537,7 @@ fn manifest_removed_while_kubelet_stopped_with_deploy_rbac() {
     });
     let after = agent_findings(port);
     assert_sources_ok(&after, "agent after the kubelet returned");
-    agent.stop();
+    agent.terminate();
     let stderr = ok(std::fs::read_to_string(&stderr_path));
     // kube-rs reports a 403 as `ApiError: ... Forbidden (ErrorResponse { status: "Failure", ... reason: "Forbidden", code: 403 })`.
     for word in ["Forbidden", "forbidden", "code: 403"] {
@@ -1216,7 +1195,7 @@ fn static_pods_from_a_url() {
     });
     let agent_report = agent_findings(port);
     assert_healthy(&agent_report, "the agent with the URL back");
-    agent.stop();
+    agent.terminate();
     drop(node);
 }
 

@@ -135,7 +135,7 @@ fn agent_sees_the_cri_edges(
     let uid = rt.block_on(pods.get(name)).unwrap().metadata.uid.unwrap();
     let port = common::free_port();
     let state = ok(tempfile::tempdir());
-    let mut agent = Agent(Some(ok(std::process::Command::new(env!(
+    let agent = common::Daemon::new(ok(std::process::Command::new(env!(
         "CARGO_BIN_EXE_podcoroner"
     ))
     .arg("daemon")
@@ -146,7 +146,7 @@ fn agent_sees_the_cri_edges(
     .args(["--cri-poll-interval", "1s", "--evaluate-interval", "1s"])
     .args(["--log-level", "warn"])
     .stdout(std::process::Stdio::null())
-    .spawn())));
+    .spawn()));
     let timeline: Value = wait_for(60, "the agent's timeline with the CRI edges", || {
         let (status, body) = common::get(port, &format!("/pods/{uid}/timeline"));
         let t: Value = serde_json::from_str(&body).ok()?;
@@ -184,19 +184,7 @@ fn agent_sees_the_cri_edges(
     );
     assert!(before >= 1, "{metrics}");
     assert_eq!(before, after, "ContainerStatus is asked once per container");
-    common::terminate(agent.0.take().unwrap());
-}
-
-/// A `podcoroner daemon`, killed when dropped (a failed assertion leaves no agent behind).
-struct Agent(Option<std::process::Child>);
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.0.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
+    agent.terminate();
 }
 
 /// The phase `phase` of a startup view.

@@ -13,7 +13,7 @@ use podcoroner_test_support::{ContainerdLab, PodSpec};
 use serde_json::{Value, json};
 
 mod common;
-use common::{free_port, get, ok, pod, pod_list, podcoroner, terminate, wait_for};
+use common::{Daemon, free_port, get, ok, pod, pod_list, podcoroner, wait_for};
 
 const NODE: &str = "sources-node-1";
 const ETCD_HASH: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
@@ -130,27 +130,6 @@ async fn a_manifest_the_agent_cannot_read_is_unknown_not_a_removed_static_pod() 
     }
 }
 
-/// A started daemon, killed if the test fails before [`Daemon::stop`].
-struct Daemon(Option<std::process::Child>);
-
-impl Daemon {
-    /// SIGTERM, and a clean exit within 10 s.
-    fn stop(mut self) {
-        if let Some(child) = self.0.take() {
-            terminate(child);
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Some(child) = self.0.as_mut() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
 #[tokio::test]
 async fn the_daemonsets_mounts_missing_degrade_their_sources() {
     let lab = ok(ContainerdLab::start());
@@ -239,7 +218,7 @@ async fn the_daemonsets_mounts_missing_degrade_their_sources() {
     let port = free_port();
     let config = dir.path().join("config.yaml");
     ok(std::fs::write(&config, "manifest_rescan_interval: 1s\n"));
-    let daemon = Daemon(Some(ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+    let daemon = Daemon::new(ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
         .args(["daemon", "--listen", &format!("127.0.0.1:{port}")])
         .arg("--config")
         .arg(&config)
@@ -262,7 +241,7 @@ async fn the_daemonsets_mounts_missing_degrade_their_sources() {
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn())));
+        .spawn()));
     let readyz: Value = wait_for(20, "/readyz naming both sources", || {
         let (code, body) = get(port, "/readyz");
         let r: Value = serde_json::from_str(&body).ok()?;
@@ -298,7 +277,7 @@ async fn the_daemonsets_mounts_missing_degrade_their_sources() {
     wait_for(20, "/readyz 200 once the directories exist", || {
         (get(port, "/readyz").0 == 200).then_some(())
     });
-    daemon.stop();
+    daemon.terminate();
 }
 
 #[test]
@@ -613,7 +592,7 @@ async fn manifests_are_parsed_off_the_thread_that_serves_http() {
     let config = dir.path().join("config.yaml");
     ok(std::fs::write(&config, "manifest_rescan_interval: 1s\n"));
     let port = free_port();
-    let daemon = Daemon(Some(ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+    let daemon = Daemon::new(ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
         .args(["daemon", "--listen", &format!("127.0.0.1:{port}")])
         .arg("--config")
         .arg(&config)
@@ -636,7 +615,7 @@ async fn manifests_are_parsed_off_the_thread_that_serves_http() {
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn())));
+        .spawn()));
     let findings: Value = wait_for(60, "the deep manifest's finding", || {
         let (code, body) = get(port, "/findings");
         let r: Value = serde_json::from_str(&body).ok()?;
@@ -669,7 +648,7 @@ async fn manifests_are_parsed_off_the_thread_that_serves_http() {
             && slowest.is_some_and(|s| s < Duration::from_millis(500)),
         "/healthz latencies while manifests are parsed: {latencies:?}"
     );
-    daemon.stop();
+    daemon.terminate();
 }
 
 /// `diagnose --offline` with pasted views: the case 02 tables (no header, a cut last row, a

@@ -90,6 +90,38 @@ pub fn terminate(mut child: Child) {
     );
 }
 
+/// A started `podcoroner daemon`, killed when dropped: a test that fails before
+/// [`Daemon::terminate`] leaves no daemon behind to hold its port and state directory.
+pub struct Daemon(Option<Child>);
+
+impl Daemon {
+    /// Guards a spawned daemon.
+    pub fn new(child: Child) -> Daemon {
+        Daemon(Some(child))
+    }
+
+    /// Its process ID (0 once terminated).
+    pub fn pid(&self) -> u32 {
+        self.0.as_ref().map_or(0, Child::id)
+    }
+
+    /// SIGTERM, and a clean exit within 10 s ([`terminate`]).
+    pub fn terminate(mut self) {
+        if let Some(child) = self.0.take() {
+            terminate(child);
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// The string `field` of every object in the JSON array `items` (a report's findings, a
 /// finding's evidence, a timeline's entries), in order; panics on another shape.
 pub fn strs<'a>(items: &'a Value, field: &str) -> Vec<&'a str> {
