@@ -1822,6 +1822,28 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "69-benign-mirror-connrefused-bootstrap-224",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2016,
+            records: 6,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "70-containerd-stop-canceled-11984",
+        files: &[File {
+            name: "runtime.log",
+            year: 2025,
+            records: 3,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -908,6 +908,24 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "69-benign-mirror-connrefused-bootstrap-224",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "benign: a control plane node's kubelet creating mirror pods before its static API server serves (connection refused), then registering",
+    },
+    Case {
+        slug: "70-containerd-stop-canceled-11984",
+        runs: &[Run {
+            runtime: &["runtime.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

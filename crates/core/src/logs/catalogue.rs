@@ -463,7 +463,8 @@ pub enum Cause {
     /// The runtime is busy with the object: `device or resource busy`, a reserved name,
     /// `already in removing state`.
     RuntimeBusy,
-    /// A call timed out: `context deadline exceeded`, `DeadlineExceeded`.
+    /// A call timed out: `context deadline exceeded`, `DeadlineExceeded`; a stop or kill the
+    /// caller canceled while the runtime waited (`code = Canceled`, `context canceled`).
     Timeout,
     /// The object does not exist (gRPC `NotFound`, `not found`, `ID does not exist`,
     /// `No such container`).
@@ -1149,6 +1150,16 @@ fn cause_of(err: &str, cut: bool) -> Cause {
     // containerd 1.1 and 1.2's StopContainer: `an error occurs during waiting for container
     // "<id>" to be killed: wait container "<id>" stop timeout`.
     if has!("context deadline exceeded") || has!("DeadlineExceeded") || has!("stop timeout") {
+        return Cause::Timeout;
+    }
+    // The runtime's side of the caller's deadline on a stop: the kubelet's CRI client gives up
+    // after its runtime request timeout (2 min) and cancels, and containerd, still waiting for
+    // the task to exit, fails with `code = Canceled desc = failed to stop sandbox container …:
+    // wait sandbox container …: context canceled` (containerd#11984: a start and its failure
+    // 2m0s apart). A cancel of another call (an image pull of a deleted pod) is no timeout.
+    if (has!("code = Canceled") || has!("context canceled"))
+        && (has!("failed to stop") || has!("failed to kill") || has!("to be killed"))
+    {
         return Cause::Timeout;
     }
     if is_not_found(err) {

@@ -33,9 +33,13 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
             out.push(mirror_start_race(logs, &pod, &group));
             continue;
         }
+        let latest = group.last().map_or("", |e| &*e.text);
+        if let Some(how) = api_unreachable(latest) {
+            out.push(mirror_api_unreachable(logs, &pod, &group, how));
+            continue;
+        }
         let mut target = split_pod(&pod);
         target.uid = static_uid(logs, &pod).unwrap_or_default();
-        let latest = group.last().map_or("", |e| &*e.text);
         // An admission webhook's refusal names it: `admission webhook "<name>" denied the request`.
         let webhook =
             super::teardown::quoted_after(latest, "admission webhook ").map(str::to_string);
@@ -146,6 +150,100 @@ fn mirror_start_race(logs: &Logs<'_>, pod: &str, group: &[&LoggedEvent]) -> Find
             sh(&target.namespace),
             sh(&target.name)
         ),
+    );
+    f.pod = Some(target);
+    f.evidence = quote(group);
+    f
+}
+
+/// The transport errors of a request that never reached an API server serving it, as Go's
+/// `net/http` and `net` word them, with what each says: the kubelet's `Post …/pods` failed
+/// before any API server judged the mirror pod.
+const UNREACHABLE: &[(&str, &str)] = &[
+    ("connection refused", "connection refused"),
+    ("no route to host", "no route to host"),
+    ("i/o timeout", "i/o timeout"),
+    ("TLS handshake timeout", "TLS handshake timeout"),
+    ("connection reset by peer", "connection reset"),
+    ("http2: client connection lost", "connection lost"),
+    ("Client.Timeout exceeded", "request timeout"),
+    (
+        "the server is currently unable to handle the request",
+        "API server unavailable (503)",
+    ),
+];
+
+/// How long the kubelet may fail to reach the API server with its mirror pods before it is more
+/// than a start: a static API server comes up within a minute or two of its kubelet, and a
+/// control plane node's kubelet logs these refusals until it does.
+const API_UNREACHABLE_FOR: SignedDuration = SignedDuration::from_mins(10);
+
+/// What keeps the request of `text` from the API server, if it never reached one
+/// ([`UNREACHABLE`]).
+fn api_unreachable(text: &str) -> Option<&'static str> {
+    UNREACHABLE
+        .iter()
+        .find(|(wording, _)| text.contains(wording))
+        .map(|(_, how)| *how)
+}
+
+/// The kubelet's `CreateMirrorPod` could not reach the API server (`Post …: dial tcp …:
+/// connection refused`): no API server refused the mirror pod, none was serving. A kubelet
+/// that runs its own API server as a static pod logs it at every start until that pod serves
+///; info while it lasts less than [`API_UNREACHABLE_FOR`], a warning
+/// when the API server stays out of reach longer (then every API call of the kubelet fails,
+/// and the mirror pod is the least of it).
+fn mirror_api_unreachable(
+    logs: &Logs<'_>,
+    pod: &str,
+    group: &[&LoggedEvent],
+    how: &str,
+) -> Finding {
+    let mut target = split_pod(pod);
+    target.uid = static_uid(logs, pod).unwrap_or_default();
+    let lasting = span(group) >= API_UNREACHABLE_FOR;
+    let summary = if lasting {
+        format!(
+            "the kubelet cannot reach the API server to create the mirror pod of static pod {pod} ({how}, {}{}): \
+             the API server has been out of reach for {} or more, so no mirror pod, status or node update of this \
+             kubelet reaches it",
+            plural(records(group), "record", "records"),
+            over(group),
+            human(API_UNREACHABLE_FOR)
+        )
+    } else {
+        format!(
+            "the kubelet could not reach the API server to create the mirror pod of static pod {pod} ({how}, {}{}): \
+             no API server was serving yet, as at a control plane node's start (a static kube-apiserver starting); \
+             the kubelet creates it at a later sync",
+            plural(records(group), "record", "records"),
+            over(group)
+        )
+    };
+    let mut f = finding(
+        FindingKind::MirrorPodCreateFailed,
+        if lasting {
+            Severity::Warning
+        } else {
+            Severity::Info
+        },
+        summary,
+        "pod/mirror_client.go CreateMirrorPod: the kubelet creates a mirror pod for every static pod \
+         at each sync; a request that never reached an API server fails in the transport (net/http), \
+         not with a refusal",
+        if lasting {
+            "check the API server the kubelet's kubeconfig names (a static kube-apiserver: crictl ps \
+             --name kube-apiserver -a and its logs; else the load balancer in front of it) and this \
+             node's route to it"
+                .to_string()
+        } else {
+            format!(
+                "none if it stops once the API server serves; else kubectl get pod -n {} {} and \
+                 the API server the kubelet's kubeconfig names",
+                sh(&target.namespace),
+                sh(&target.name)
+            )
+        },
     );
     f.pod = Some(target);
     f.evidence = quote(group);

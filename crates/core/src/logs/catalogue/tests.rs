@@ -1031,6 +1031,14 @@ fn cause_table() {
             Cause::Timeout,
         ),
         (
+            "rpc error: code = Canceled desc = failed to stop sandbox container \"x\" in \"SANDBOX_READY\" state: wait sandbox container \"x\": context canceled",
+            Cause::Timeout,
+        ),
+        (
+            "failed to pull and unpack image \"x\": context canceled",
+            Cause::Other,
+        ),
+        (
             "rpc error: code = NotFound desc = an error occurred when try to find container \"x\": not found",
             Cause::NotFound,
         ),

@@ -704,6 +704,12 @@ fn mirror_pods() {
             r#"E1201 {t}   27094 kubelet.go:3222] "Failed creating a mirror pod" err="pods \"cache-lab-node\" already exists" pod="kube-system/cache-lab-node""#
         )
     };
+    // pires/kubernetes-vagrant-coreos-cluster#224's kubelet 1.5, bootstrapping its own API server.
+    let unreachable = |t: &str| {
+        format!(
+            r#"E1230 {t}    2673 kubelet.go:1508] Failed creating a mirror pod for "kube-apiserver-m_kube-system(0b5b0aeb538ecadb4e05c9a98ce4c885)": Post http://127.0.0.1:8080/api/v1/namespaces/kube-system/pods: dial tcp 127.0.0.1:8080: getsockopt: connection refused"#
+        )
+    };
     check(vec![
         case(
             "two deletions within a minute: a loop",
@@ -778,6 +784,16 @@ fn mirror_pods() {
             "AlreadyExists at every sync: the pod of that name is not the mirror pod",
             &[exists("12:04:10.123456"), exists("12:05:12.123456")],
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "already exists")],
+        ),
+        case(
+            "no API server serving yet at a control plane node's start: no refusal (info)",
+            &[unreachable("19:32:00.087516"), unreachable("19:32:10.101000")],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Info, "could not reach the API server to create the mirror pod of static pod kube-system/kube-apiserver-m (connection refused, 2 records")],
+        ),
+        case(
+            "the API server out of reach for 10 minutes: a warning",
+            &[unreachable("19:32:00.087516"), unreachable("19:42:00.101000")],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "cannot reach the API server")],
         ),
     ]);
 }
