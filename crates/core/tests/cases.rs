@@ -1844,6 +1844,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "71-flannel-subnet-env-add-once-46",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2023,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

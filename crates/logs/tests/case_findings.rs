@@ -926,6 +926,15 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "71-flannel-subnet-env-add-once-46",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -1077,8 +1077,9 @@ pub fn classify_cause(err: &str) -> Cause {
     cause_of(err, false)
 }
 
-/// What kind of CNI teardown failure an error names (the error of a CNI DEL).
-fn cni_failure(err: &str) -> CniFailure {
+/// What kind of CNI failure an error names (the error of a CNI DEL, and of an ADD: the plugin
+/// missing, its agent down or its datastore unreachable fail both alike).
+pub(crate) fn cni_failure(err: &str) -> CniFailure {
     macro_rules! has {
         ($lit:literal) => {
             contains!(err, $lit)

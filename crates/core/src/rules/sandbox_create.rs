@@ -18,9 +18,10 @@
 //!
 //! Must: two or more attempts of one pod (records more than [`ONE_ATTEMPT`] apart) with no
 //! sandbox created for it after the last; one attempt when the sandbox name is reserved (no
-//! next sync mends that while the holder lives). Must not: one failed attempt (a transient error the
-//! next sync mends), a pod whose sandbox was created later, a pod the CRI view shows with a
-//! READY sandbox created after the last failure.
+//! next sync mends that while the holder lives). One failed attempt is an info (maybe a
+//! transient error the next sync mends, a CNI agent still starting at boot). Must not: a pod
+//! whose sandbox was created later, a pod the CRI view shows with a READY sandbox created after
+//! the last failure.
 //!
 //! One attempt is enough when the sandbox it failed to create cannot be torn down either (a
 //! `SandboxStopFailing` of that sandbox ID, reported before this rule runs): the runtime keeps a
@@ -36,7 +37,7 @@
 use std::collections::BTreeMap;
 
 use crate::finding::{Evidence, Finding, FindingKind, Severity};
-use crate::logs::{Cause, EventKind};
+use crate::logs::{Cause, CniFailure, EventKind};
 use crate::model::PodRef;
 
 use super::logs::{
@@ -59,11 +60,26 @@ const CREATED: &[EventKind] = &[EventKind::RunPodSandboxDone, EventKind::PodSand
 /// A pod that waits for its sandbox, and its failures.
 type Waiting<'l> = (Option<PodRef>, Vec<&'l LoggedEvent>);
 
+/// Why a CNI ADD fails, when its error says more than that it failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum AddFailure {
+    /// The plugin's binary is not in the CNI bin path (`failed to find plugin`): every pod's
+    /// ADD on this node fails.
+    PluginMissing,
+    /// The plugin's node agent is not running (Calico's `nodename`, flannel's `subnet.env`).
+    AgentNotRunning,
+    /// The plugin cannot reach its datastore or the API server.
+    DatastoreUnreachable,
+    /// The error says no more.
+    Other,
+}
+
 /// Why a pod's sandbox cannot be created.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Class {
-    /// The CNI plugin's ADD fails (with the plugin's name when the error gives it).
-    CniAdd(Option<String>, bool),
+    /// The CNI plugin's ADD fails (with the plugin's name when the error gives it), and why
+    /// when the error says.
+    CniAdd(Option<String>, AddFailure),
     /// The name `<name>_<ns>_<uid>_<attempt>` is held by the sandbox of this ID.
     NameReserved(String),
     /// CRI-O holds the name `k8s_<name>_<ns>_<uid>_<attempt>` for an earlier `RunPodSandbox`
@@ -93,10 +109,13 @@ fn classify(e: &LoggedEvent) -> Class {
         || err.contains("cni plugin not initialized")
         || err.contains("failed to find plugin")
     {
-        return Class::CniAdd(
-            cni_plugin(&err).map(str::to_string),
-            err.contains("failed to find plugin"),
-        );
+        let why = match crate::logs::catalogue::cni_failure(&err) {
+            _ if err.contains("failed to find plugin") => AddFailure::PluginMissing,
+            CniFailure::AgentNotRunning => AddFailure::AgentNotRunning,
+            CniFailure::DatastoreUnreachable => AddFailure::DatastoreUnreachable,
+            _ => AddFailure::Other,
+        };
+        return Class::CniAdd(cni_plugin(&err).map(str::to_string), why);
     }
     if e.event.cause == Some(Cause::Timeout) {
         return Class::Timeout;
@@ -257,6 +276,8 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     let runtime_unhealthy = out.iter().any(|f| f.kind == FindingKind::RuntimeUnhealthy);
     // The pods still waiting, by the class of their latest failure.
     let mut waiting: BTreeMap<Class, Vec<Waiting<'_>>> = BTreeMap::new();
+    // The pods whose sandbox creation failed once, not since retried in the logs.
+    let mut once: BTreeMap<Class, Vec<Waiting<'_>>> = BTreeMap::new();
     let mut earliest: Option<&LoggedEvent> = None;
     // The SandboxStopFailing findings folded in, by the class they go to.
     let mut folded: BTreeMap<Class, Vec<usize>> = BTreeMap::new();
@@ -268,9 +289,8 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         // kubelet retried a RunPodSandbox that ran past its runtime request timeout (2m), a
         // sandbox creation that slow (a creation of the pod logged after it ends the finding).
         let reserved = matches!(class, Class::NameReserved(_) | Class::CrioNameReserved);
-        if attempts(&group) < 2 && stuck.is_empty() && !reserved {
-            continue;
-        }
+        // One attempt: the next sync may mend it, so only an info (below).
+        let single = attempts(&group) < 2 && stuck.is_empty() && !reserved;
         if created_of
             .get(&key)
             .is_some_and(|cs| cs.iter().any(|c| after(c, last)))
@@ -310,11 +330,25 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             }
             _ => {}
         }
+        if single {
+            once.entry(class).or_default().push((pod, group));
+            continue;
+        }
         if earliest.is_none_or(|e| after(e, group[0])) {
             earliest = Some(group[0]);
         }
         folded.entry(class.clone()).or_default().extend(stuck);
         waiting.entry(class).or_default().push((pod, group));
+    }
+    for (class, pods) in once {
+        // A teardown finding of the same plugin that says so already counts these.
+        if let Class::CniAdd(Some(plugin), _) = &class {
+            let said = super::teardown::also_fails_on_add(plugin);
+            if out.iter().any(|f| f.summary.contains(&said)) {
+                continue;
+            }
+        }
+        out.push(failed_once(&class, &pods));
     }
     // The folded teardowns leave `out`; their findings go with their class.
     let mut taken: Vec<usize> = folded.values().flatten().copied().collect();
@@ -342,7 +376,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             .filter_map(|i| teardowns.remove(i))
             .collect();
         // A CNI plugin whose binary is missing fails every pod's ADD on this node.
-        let node_wide = matches!(class, Class::CniAdd(_, true));
+        let node_wide = matches!(class, Class::CniAdd(_, AddFailure::PluginMissing));
         let severity = if (pods_waiting >= 2 || node_wide) && none_created {
             Severity::Critical
         } else {
@@ -361,75 +395,8 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             r.sort_by_key(|e| e.time);
             r
         };
-        let (what, rule, fix) = match &class {
-            Class::CniAdd(plugin, missing) => (
-                format!(
-                    "the CNI ADD fails{}{}",
-                    plugin
-                        .as_deref()
-                        .map(|p| format!(" (plugin {p})"))
-                        .unwrap_or_default(),
-                    if *missing {
-                        ": the plugin's binary is not in the CNI bin path"
-                    } else {
-                        ""
-                    }
-                ),
-                "CRI RunPodSandbox sets up the pod network (the CNI ADD) before it returns: when the plugin \
-                 fails, the runtime removes the sandbox and the kubelet's pod worker tries again at its next \
-                 sync, and the pod stays in ContainerCreating",
-                format!(
-                    "check the CNI plugin on this node: its config in /etc/cni/net.d, its binary in /opt/cni/bin{}, \
-                     its agent pod (calico-node, cilium, aws-node, …) and its log for the ADD; IPAM exhaustion \
-                     shows as no IP addresses available",
-                    plugin
-                        .as_deref()
-                        .map(|p| format!(" ({p})"))
-                        .unwrap_or_default()
-                ),
-            ),
-            Class::NameReserved(holder) => (
-                format!(
-                    "the pod's sandbox name is held by sandbox {}",
-                    if holder.is_empty() { "(not named)" } else { holder }
-                ),
-                "containerd CRI RunPodSandbox reserves <name>_<namespace>_<uid>_<attempt>; an older sandbox \
-                 holding it makes every new RunPodSandbox of the pod fail (containerd/cri #1014)",
-                format!(
-                    "remove the holding sandbox: crictl stopp {h} && crictl rmp {h} (or restart containerd)",
-                    h = if holder.is_empty() { "<id>" } else { holder }
-                ),
-            ),
-            Class::CrioNameReserved => (
-                "CRI-O holds the pod's sandbox name for an earlier RunPodSandbox of the pod".to_string(),
-                "CRI-O's RunPodSandbox reserves k8s_<name>_<namespace>_<uid>_<attempt> (ReservePodName); \
-                 while an earlier RunPodSandbox of the pod is still in progress (the kubelet retried it \
-                 after its runtime request timeout) or its sandbox is left, every new one fails",
-                "crictl pods --namespace <ns> --name <pod> shows the sandbox CRI-O holds: a NotReady one \
-                 is removed with crictl stopp <id> && crictl rmp <id>; none means a creation still in \
-                 progress: sandbox creation is slow, read CRI-O's log (journalctl -u crio) for the CNI ADD \
-                 and the pause image of that sandbox"
-                    .to_string(),
-            ),
-            Class::Timeout => (
-                "RunPodSandbox times out".to_string(),
-                "the CRI RunPodSandbox call runs out of the kubelet's runtime request timeout (2m)",
-                "crictl info; the runtime's log around these times".to_string(),
-            ),
-            Class::Other => (
-                "RunPodSandbox fails".to_string(),
-                "kuberuntime_manager.go SyncPod: createPodSandbox fails and the pod worker retries at its next sync",
-                "read the error below and the runtime's log (journalctl -u containerd) for RunPodSandbox".to_string(),
-            ),
-        };
-        let names: Vec<String> = pods
-            .iter()
-            .map(|(p, _)| match p {
-                Some(p) if !p.name.is_empty() => format!("{}/{}", p.namespace, p.name),
-                Some(p) => p.uid.clone(),
-                None => "a pod the records do not name".to_string(),
-            })
-            .collect();
+        let (what, rule, fix) = describe(&class);
+        let names = pod_names(&pods);
         let mut f = finding(
             FindingKind::SandboxCreateFailing,
             severity,
@@ -499,6 +466,116 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             }
         }
         out.push(f);
+    }
+}
+
+/// How the summary names the pods of `pods`: `namespace/name`, else the UID.
+fn pod_names(pods: &[Waiting<'_>]) -> Vec<String> {
+    pods.iter()
+        .map(|(p, _)| match p {
+            Some(p) if !p.name.is_empty() => format!("{}/{}", p.namespace, p.name),
+            Some(p) => p.uid.clone(),
+            None => "a pod the records do not name".to_string(),
+        })
+        .collect()
+}
+
+/// The pods of `class` whose sandbox creation failed in one attempt the logs do not show
+/// retried or mended: an info, with the cause and the error, since the pod worker's next sync
+/// (after its back-off) may succeed (a CNI agent still starting at boot); a second failed
+/// attempt makes it the warning above.
+fn failed_once(class: &Class, pods: &[Waiting<'_>]) -> Finding {
+    let (what, rule, fix) = describe(class);
+    let mut records: Vec<&LoggedEvent> = pods.iter().flat_map(|(_, g)| g.iter().copied()).collect();
+    records.sort_by_key(|e| e.time);
+    let mut f = finding(
+        FindingKind::SandboxCreateFailing,
+        Severity::Info,
+        format!(
+            "a pod sandbox creation failed once: {what} ({}); the kubelet retries at the pod's next \
+             sync, and a second failure makes this a warning",
+            pod_names(pods).join(", ")
+        ),
+        rule,
+        fix,
+    );
+    if let [(pod, _)] = pods {
+        f.pod = pod.clone();
+    }
+    let last = records.last().copied();
+    f.evidence.push(Evidence::new(
+        super::logs::source_of(records[0]),
+        format!("cause: {}", last.map(error_text).unwrap_or_default()),
+    ));
+    f.evidence.extend(quote(&records));
+    f
+}
+
+/// What a class of failure says: the summary's words, the kubelet rule, the fix.
+fn describe(class: &Class) -> (String, &'static str, String) {
+    match class {
+        Class::CniAdd(plugin, why) => (
+            format!(
+                "the CNI ADD fails{}{}",
+                plugin
+                    .as_deref()
+                    .map(|p| format!(" (plugin {p})"))
+                    .unwrap_or_default(),
+                match why {
+                    AddFailure::PluginMissing => ": the plugin's binary is not in the CNI bin path",
+                    AddFailure::AgentNotRunning =>
+                        ": the plugin's node agent is not running (the file it writes at its start is missing)",
+                    AddFailure::DatastoreUnreachable =>
+                        ": the plugin cannot reach its datastore or the API server",
+                    AddFailure::Other => "",
+                }
+            ),
+            "CRI RunPodSandbox sets up the pod network (the CNI ADD) before it returns: when the plugin \
+             fails, the runtime removes the sandbox and the kubelet's pod worker tries again at its next \
+             sync, and the pod stays in ContainerCreating",
+            format!(
+                "check the CNI plugin on this node: its config in /etc/cni/net.d, its binary in /opt/cni/bin{}, \
+                 its agent pod (calico-node, cilium, aws-node, …) and its log for the ADD; IPAM exhaustion \
+                 shows as no IP addresses available",
+                plugin
+                    .as_deref()
+                    .map(|p| format!(" ({p})"))
+                    .unwrap_or_default()
+            ),
+        ),
+        Class::NameReserved(holder) => (
+            format!(
+                "the pod's sandbox name is held by sandbox {}",
+                if holder.is_empty() { "(not named)" } else { holder }
+            ),
+            "containerd CRI RunPodSandbox reserves <name>_<namespace>_<uid>_<attempt>; an older sandbox \
+             holding it makes every new RunPodSandbox of the pod fail (containerd/cri #1014)",
+            format!(
+                "remove the holding sandbox: crictl stopp {h} && crictl rmp {h} (or restart containerd)",
+                h = if holder.is_empty() { "<id>" } else { holder }
+            ),
+        ),
+        Class::CrioNameReserved => (
+            "CRI-O holds the pod's sandbox name for an earlier RunPodSandbox of the pod".to_string(),
+            "CRI-O's RunPodSandbox reserves k8s_<name>_<namespace>_<uid>_<attempt> (ReservePodName); \
+             while an earlier RunPodSandbox of the pod is still in progress (the kubelet retried it \
+             after its runtime request timeout) or its sandbox is left, every new one fails",
+            "crictl pods --namespace <ns> --name <pod> shows the sandbox CRI-O holds: a NotReady one \
+             is removed with crictl stopp <id> && crictl rmp <id>; none means a creation still in \
+             progress: sandbox creation is slow, read CRI-O's log (journalctl -u crio) for the CNI ADD \
+             and the pause image of that sandbox"
+                .to_string(),
+        ),
+        Class::Timeout => (
+            "RunPodSandbox times out".to_string(),
+            "the CRI RunPodSandbox call runs out of the kubelet's runtime request timeout (2m)",
+            "crictl info; the runtime's log around these times".to_string(),
+        ),
+        Class::Other => (
+            "RunPodSandbox fails".to_string(),
+            "kuberuntime_manager.go SyncPod: createPodSandbox fails and the pod worker retries at its next sync",
+            "read the error below and the runtime's log (journalctl -u containerd) for RunPodSandbox".to_string(),
+        ),
     }
 }
 

@@ -883,9 +883,13 @@ pub(super) fn incident(
         let err = error_text(first);
         let plugin = cni_plugin(&err).unwrap_or("the CNI plugin");
         node_note.push_str(&format!(
-            "; the same CNI plugin ({plugin}) also fails to set up new sandboxes ({}{}), so new pods \
-             cannot start either{}",
-            plural(records(setups), "RunPodSandbox failure", "RunPodSandbox failures"),
+            "; {} ({}{}), so new pods cannot start either{}",
+            also_fails_on_add(plugin),
+            plural(
+                records(setups),
+                "RunPodSandbox failure",
+                "RunPodSandbox failures"
+            ),
             of_pod(logs.pod_of(view, &setups[..1], None, None).as_ref()),
             super::sandbox_wait::waiting_note(&node.waiting)
         ));
@@ -1301,6 +1305,13 @@ fn merged<'s>(a: &'s [usize], b: &'s [usize]) -> impl Iterator<Item = usize> + '
         };
         Some(next)
     })
+}
+
+/// How a teardown finding says that the same CNI plugin fails on ADD too (its RunPodSandbox
+/// failures counted after it): `SandboxCreateFailing` leaves a single ADD failure of that plugin
+/// to the finding that says so.
+pub(super) fn also_fails_on_add(plugin: &str) -> String {
+    format!("the same CNI plugin ({plugin}) also fails to set up new sandboxes")
 }
 
 #[cfg(test)]

@@ -1296,11 +1296,25 @@ fn a_cni_plugin_failing_on_add_too_is_said() {
             vec![add("calico"), del.clone()],
             "also fails to set up new sandboxes (1 RunPodSandbox failure",
         ),
-        runtime(
-            "another plugin's ADD failure is not this one's",
-            vec![add("flannel"), del.clone()],
-            "(1 attempt, 1 log record)",
-        ),
+        Case {
+            want: vec![
+                (
+                    FindingKind::SandboxStopFailing,
+                    Severity::Warning,
+                    "(1 attempt, 1 log record)",
+                ),
+                (
+                    FindingKind::SandboxCreateFailing,
+                    Severity::Info,
+                    "failed once: the CNI ADD fails (plugin flannel)",
+                ),
+            ],
+            ..runtime(
+                "another plugin's ADD failure is not this one's: its own info",
+                vec![add("flannel"), del.clone()],
+                "",
+            )
+        },
     ]);
     let events = read(LogKind::Runtime, "containerd.log", &[add("flannel"), del]);
     let found = diagnose_logs(&events, &NodeView::empty(), &cfg(), now());
