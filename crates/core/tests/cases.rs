@@ -1855,6 +1855,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "72-crio-multus-add-killed-cleanup-203",
+        files: &[File {
+            name: "runtime.log",
+            year: 2021,
+            records: 4,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -935,6 +935,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "72-crio-multus-add-killed-cleanup-203",
+        runs: &[Run {
+            runtime: &["runtime.log"],
+            never: &[K::SandboxStopFailing],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -610,10 +610,14 @@ fn head<'p>(line: &'p ParsedLine<'_>) -> Option<Head<'p>> {
     } = match_msg(msg, line, field_err)
         .or_else(|| cut_message(msg, line))
         .or_else(|| fallback(msg, field_err))?;
-    let printf = !matches!(
-        line.format,
-        Format::KlogStructured | Format::Json | Format::Logfmt
-    );
+    // A logrus message that opens with `Error ` is a printf'd `Error <doing>: %v` too (CRI-O's
+    // ocicni: `logrus.Errorf("Error while adding pod to CNI network %q: %s", …)`); other logrus
+    // messages carry their error in the `error` field, their text before it being the message.
+    let printf = match line.format {
+        Format::KlogStructured | Format::Json => false,
+        Format::Logfmt => msg.starts_with("Error "),
+        _ => true,
+    };
     let whole_msg = matches!(
         kind,
         EventKind::OrphanedPodVolumes | EventKind::PlegUnhealthy
@@ -625,8 +629,16 @@ fn head<'p>(line: &'p ParsedLine<'_>) -> Option<Head<'p>> {
     } else if whole_msg {
         Some(msg)
     } else if printf {
+        // A wording that ends with the `: ` before the error (`Error adding network: %v`) is
+        // followed by the error itself.
         msg.get(words_end..)
-            .and_then(|rest| rest.find(": ").map(|at| rest[at + 2..].trim()))
+            .and_then(|rest| {
+                if msg[..words_end].ends_with(": ") {
+                    Some(rest.trim())
+                } else {
+                    rest.find(": ").map(|at| rest[at + 2..].trim())
+                }
+            })
             .filter(|e| !e.is_empty())
     } else {
         None
@@ -759,8 +771,9 @@ fn classify_named<'p>(line: &'p ParsedLine<'_>, head: Head<'p>) -> Event<'p> {
     let cause = kind.is_failure().then(|| {
         match (kind, cause_of(text_for_flags, line.truncated)) {
             // A CNI DEL failure whose error alone names no CNI call (dockershim's `Error deleting
-            // <pod> from network <type>/<name>: <err>`): still a CNI teardown.
-            (EventKind::DestroyNetworkFailed, Cause::Other) => {
+            // <pod> from network <type>/<name>: <err>`, CRI-O's `Error deleting network: <err>`):
+            // still a CNI teardown, a timed-out one too.
+            (EventKind::DestroyNetworkFailed, Cause::Other | Cause::Timeout) => {
                 Cause::CniTeardown(cni_failure(text_for_flags))
             }
             (_, cause) => cause,

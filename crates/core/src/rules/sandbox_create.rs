@@ -57,8 +57,15 @@ const FAILURES: &[EventKind] = &[
 /// sandbox`, the kubelet's V4 "Created PodSandbox for pod".
 const CREATED: &[EventKind] = &[EventKind::RunPodSandboxDone, EventKind::PodSandboxCreated];
 
-/// A pod that waits for its sandbox, and its failures.
-type Waiting<'l> = (Option<PodRef>, Vec<&'l LoggedEvent>);
+/// A pod that waits for its sandbox.
+struct Waiting<'l> {
+    /// The pod, when the records name it.
+    pod: Option<PodRef>,
+    /// Its sandbox creation failures, by time.
+    failures: Vec<&'l LoggedEvent>,
+    /// The runtime's failed teardowns of its failed sandboxes' networks ([`cleans_up_an_add`]).
+    cleanups: Vec<&'l LoggedEvent>,
+}
 
 /// Why a CNI ADD fails, when its error says more than that it failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -70,6 +77,9 @@ enum AddFailure {
     AgentNotRunning,
     /// The plugin cannot reach its datastore or the API server.
     DatastoreUnreachable,
+    /// The plugin wrote no error libcni could read: it crashed or was killed (`netplugin failed
+    /// with no error message: signal: killed`, CRI-O's CNI timeout or the OOM killer).
+    NoErrorMessage,
     /// The error says no more.
     Other,
 }
@@ -108,11 +118,13 @@ fn classify(e: &LoggedEvent) -> Class {
         || err.contains("(add)")
         || err.contains("cni plugin not initialized")
         || err.contains("failed to find plugin")
+        || ocicni_add(e)
     {
         let why = match crate::logs::catalogue::cni_failure(&err) {
             _ if err.contains("failed to find plugin") => AddFailure::PluginMissing,
             CniFailure::AgentNotRunning => AddFailure::AgentNotRunning,
             CniFailure::DatastoreUnreachable => AddFailure::DatastoreUnreachable,
+            CniFailure::PluginNoErrorMessage => AddFailure::NoErrorMessage,
             _ => AddFailure::Other,
         };
         return Class::CniAdd(cni_plugin(&err).map(str::to_string), why);
@@ -121,6 +133,57 @@ fn classify(e: &LoggedEvent) -> Class {
         return Class::Timeout;
     }
     Class::Other
+}
+
+/// CRI-O's own line of a failed CNI ADD (ocicni `Error adding network: …`, `Error while adding
+/// pod to CNI network "<net>": …`, `Error while adding to cni network: …`): it names no pod or
+/// sandbox.
+fn ocicni_add(e: &LoggedEvent) -> bool {
+    e.event.kind == EventKind::RunPodSandboxFailed
+        && (e.text.contains("Error adding network")
+            || e.text.contains("adding pod to CNI network")
+            || e.text.contains("adding to cni network"))
+}
+
+/// The CNI ADD failures that name no sandbox (CRI-O's), by time: the runtime tears
+/// the failed sandbox's network down right after (CRI-O's RunPodSandbox, on its way out), and a
+/// failure of that DEL, naming no sandbox either, is the ADD's cleanup ([`cleans_up_an_add`]).
+pub(super) fn anonymous_add_failures<'l>(logs: &Logs<'l>) -> Vec<&'l LoggedEvent> {
+    let mut adds: Vec<&LoggedEvent> = logs
+        .of(&[EventKind::RunPodSandboxFailed])
+        .filter(|e| {
+            e.time.is_some()
+                && logs.sandbox_key(e).is_none()
+                && matches!(classify(e), Class::CniAdd(..))
+        })
+        .collect();
+    adds.sort_by_key(|e| e.time);
+    adds
+}
+
+/// The failed ADD that `e`, a CNI teardown failure, cleans up, if it is one: `e` names no
+/// sandbox or pod, and that ADD failure naming no sandbox (of `adds`, by time) came at most
+/// [`ONE_ATTEMPT`](super::logs::ONE_ATTEMPT) before it. `SandboxCreateFailing` reports it with
+/// its ADD; no sandbox stop failed.
+pub(super) fn cleans_up_an_add<'l>(
+    logs: &Logs<'_>,
+    adds: &[&'l LoggedEvent],
+    e: &LoggedEvent,
+) -> Option<&'l LoggedEvent> {
+    let t = e.time?;
+    if !(e.event.kind == EventKind::DestroyNetworkFailed
+        || matches!(e.event.cause, Some(Cause::CniTeardown(_))))
+        || logs.sandbox_key(e).is_some()
+        || logs.uid_of(e).is_some()
+        || own_uid(e).is_some()
+    {
+        return None;
+    }
+    let at = adds.partition_point(|a| a.time.is_some_and(|a| a <= t));
+    let add = *adds.get(at.checked_sub(1)?)?;
+    add.time
+        .is_some_and(|a| t.duration_since(a) < super::logs::ONE_ATTEMPT)
+        .then_some(add)
 }
 
 /// The class of the last attempt of `group` (time-sorted): its records within
@@ -248,6 +311,21 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     if by_pod.is_empty() {
         return;
     }
+    // The failed ADDs' own cleanups that failed (CRI-O's DEL right after an ADD failure naming
+    // no sandbox), by the pod of the ADD each cleans up.
+    let adds = anonymous_add_failures(logs);
+    let mut cleanups_by_key: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
+    if !adds.is_empty() {
+        for e in logs.all {
+            if super::teardown::teardown_caller(e).is_none() {
+                continue;
+            }
+            if let Some(add) = cleans_up_an_add(logs, &adds, e) {
+                let key = pod_key(logs, add).unwrap_or_else(|| NO_POD.to_string());
+                cleanups_by_key.entry(key).or_default().push(e);
+            }
+        }
+    }
     let created: Vec<&LoggedEvent> = logs.of(CREATED).collect();
     // Each creation's pod, found once: the pods below look theirs up.
     let mut created_of: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
@@ -284,13 +362,14 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     for (key, group) in by_pod {
         let last = *group.last().expect("a group has a record");
         let stuck = stuck_teardowns(&group, &teardown_ids);
+        let cleanup = cleanups_by_key.remove(&key).unwrap_or_default();
         let class = last_class(&group);
         // A reserved name is no transient the next sync mends: once is enough. So is CRI-O's: the
         // kubelet retried a RunPodSandbox that ran past its runtime request timeout (2m), a
         // sandbox creation that slow (a creation of the pod logged after it ends the finding).
         let reserved = matches!(class, Class::NameReserved(_) | Class::CrioNameReserved);
         // One attempt: the next sync may mend it, so only an info (below).
-        let single = attempts(&group) < 2 && stuck.is_empty() && !reserved;
+        let single = attempts(&group) < 2 && stuck.is_empty() && cleanup.is_empty() && !reserved;
         if created_of
             .get(&key)
             .is_some_and(|cs| cs.iter().any(|c| after(c, last)))
@@ -331,14 +410,22 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             _ => {}
         }
         if single {
-            once.entry(class).or_default().push((pod, group));
+            once.entry(class).or_default().push(Waiting {
+                pod,
+                failures: group,
+                cleanups: cleanup,
+            });
             continue;
         }
         if earliest.is_none_or(|e| after(e, group[0])) {
             earliest = Some(group[0]);
         }
         folded.entry(class.clone()).or_default().extend(stuck);
-        waiting.entry(class).or_default().push((pod, group));
+        waiting.entry(class).or_default().push(Waiting {
+            pod,
+            failures: group,
+            cleanups: cleanup,
+        });
     }
     for (class, pods) in once {
         // A teardown finding of the same plugin that says so already counts these.
@@ -390,18 +477,24 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                 .unwrap_or(Severity::Info),
         );
         let records: Vec<&LoggedEvent> = {
-            let mut r: Vec<&LoggedEvent> =
-                pods.iter().flat_map(|(_, g)| g.iter().copied()).collect();
+            let mut r: Vec<&LoggedEvent> = pods
+                .iter()
+                .flat_map(|w| w.failures.iter().copied())
+                .collect();
             r.sort_by_key(|e| e.time);
             r
         };
         let (what, rule, fix) = describe(&class);
         let names = pod_names(&pods);
+        let cleanup: Vec<&LoggedEvent> = pods
+            .iter()
+            .flat_map(|w| w.cleanups.iter().copied())
+            .collect();
         let mut f = finding(
             FindingKind::SandboxCreateFailing,
             severity,
             format!(
-                "pod sandboxes cannot be created: {what}; {} in ContainerCreating ({}){}{}",
+                "pod sandboxes cannot be created: {what}; {} in ContainerCreating ({}){}{}{}",
                 plural(pods.len(), "pod waits", "pods wait"),
                 names.join(", "),
                 if severity == Severity::Critical {
@@ -417,12 +510,28 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                          never the ADD",
                         plural(stuck.len(), "failed sandbox", "failed sandboxes")
                     )
+                },
+                if cleanup.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; the runtime's teardown of the failed sandbox's network failed too ({}), \
+                         so the plugin's state of it may be left",
+                        plural(super::logs::records(&cleanup), "log record", "log records")
+                    )
                 }
             ),
             rule,
             fix,
         );
-        if let [(pod, group)] = pods.as_slice() {
+        if let [
+            Waiting {
+                pod,
+                failures: group,
+                ..
+            },
+        ] = pods.as_slice()
+        {
             f.pod = pod.clone();
             f.evidence.push(Evidence::new(
                 super::logs::source_of(group[0]),
@@ -439,6 +548,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             format!("cause: {}", last.map(error_text).unwrap_or_default()),
         ));
         f.evidence.extend(quote(&records));
+        f.evidence.extend(quote(&cleanup));
         if let Some(l) = last {
             let quoted = line(l);
             if !f.evidence.contains(&quoted) {
@@ -472,7 +582,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
 /// How the summary names the pods of `pods`: `namespace/name`, else the UID.
 fn pod_names(pods: &[Waiting<'_>]) -> Vec<String> {
     pods.iter()
-        .map(|(p, _)| match p {
+        .map(|w| match &w.pod {
             Some(p) if !p.name.is_empty() => format!("{}/{}", p.namespace, p.name),
             Some(p) => p.uid.clone(),
             None => "a pod the records do not name".to_string(),
@@ -486,7 +596,10 @@ fn pod_names(pods: &[Waiting<'_>]) -> Vec<String> {
 /// attempt makes it the warning above.
 fn failed_once(class: &Class, pods: &[Waiting<'_>]) -> Finding {
     let (what, rule, fix) = describe(class);
-    let mut records: Vec<&LoggedEvent> = pods.iter().flat_map(|(_, g)| g.iter().copied()).collect();
+    let mut records: Vec<&LoggedEvent> = pods
+        .iter()
+        .flat_map(|w| w.failures.iter().copied())
+        .collect();
     records.sort_by_key(|e| e.time);
     let mut f = finding(
         FindingKind::SandboxCreateFailing,
@@ -499,7 +612,7 @@ fn failed_once(class: &Class, pods: &[Waiting<'_>]) -> Finding {
         rule,
         fix,
     );
-    if let [(pod, _)] = pods {
+    if let [Waiting { pod, .. }] = pods {
         f.pod = pod.clone();
     }
     let last = records.last().copied();
@@ -527,6 +640,8 @@ fn describe(class: &Class) -> (String, &'static str, String) {
                         ": the plugin's node agent is not running (the file it writes at its start is missing)",
                     AddFailure::DatastoreUnreachable =>
                         ": the plugin cannot reach its datastore or the API server",
+                    AddFailure::NoErrorMessage =>
+                        ": the plugin failed with no error message (crashed or killed?)",
                     AddFailure::Other => "",
                 }
             ),

@@ -523,8 +523,16 @@ pub(super) fn teardown_failures(
         waiting: super::sandbox_wait::waiting_for_sandbox(logs),
         starts: Starts::new(logs),
     };
+    // A failed ADD's own cleanup (CRI-O's DEL of the sandbox it failed to set up, naming
+    // nothing) is SandboxCreateFailing's: no sandbox stop failed.
+    let adds = super::sandbox_create::anonymous_add_failures(logs);
+    let cleans_up_an_add = |g: &[&LoggedEvent]| {
+        !adds.is_empty()
+            && g.iter()
+                .all(|e| super::sandbox_create::cleans_up_an_add(logs, &adds, e).is_some())
+    };
     for group in groups.into_values() {
-        if named_elsewhere && anonymous(&group) {
+        if named_elsewhere && anonymous(&group) || cleans_up_an_add(&group) {
             continue;
         }
         incident(logs, view, seen, &pod_index, &node, &group, out);

@@ -668,6 +668,12 @@ pub const FAMILIES: &[Family] = &[
                 "SyncPod: glog.Errorf `createPodSandbox for pod %q failed: %v` (later `CreatePodSandbox for pod %q failed: %v`)",
                 "1.7-1.20",
             ),
+            cite(
+                "cri-o/cri-o",
+                "pkg/ocicni/ocicni.go",
+                "addToNetwork: logrus.Errorf `Error adding network: %v` (CRI-O's CNI ADD in RunPodSandbox, naming no pod or sandbox; later in the vendored github.com/cri-o/ocicni, whose SetUpPodWithContext also logs `Error while adding pod to CNI network %q: %s`)",
+                "1.0-1.31",
+            ),
         ],
         wordings: &[
             w(
@@ -685,6 +691,11 @@ pub const FAMILIES: &[Family] = &[
                 RunPodSandboxFailed,
             ),
             w("RunPodSandbox for ", RunPodSandboxStarted),
+            w("Error adding network: ", RunPodSandboxFailed),
+            w(
+                "Error while adding pod to CNI network ",
+                RunPodSandboxFailed,
+            ),
             w("Running pod sandbox: ", RunPodSandboxStarted),
             w("Ran pod sandbox ", RunPodSandboxDone),
             with(
@@ -998,9 +1009,19 @@ pub const FAMILIES: &[Family] = &[
                 "deleteFromNetwork: glog.Errorf `Error deleting network: %v` (early releases), then klog.Errorf `Error deleting %s from network %s/%s: %v` pdesc type name (dockershim, removed in 1.24)",
                 "1.7-1.23",
             ),
+            cite(
+                "cri-o/cri-o",
+                "pkg/ocicni/ocicni.go",
+                "deleteFromNetwork: logrus.Errorf `Error deleting network: %v` (CRI-O's CNI DEL; later the vendored github.com/cri-o/ocicni's TearDownPodWithContext returns `Error while removing pod from CNI network %q: %s`, which CRI-O logs)",
+                "1.0-1.31",
+            ),
         ],
         wordings: &[
             w("Error deleting network", DestroyNetworkFailed),
+            w(
+                "Error while removing pod from CNI network ",
+                DestroyNetworkFailed,
+            ),
             with(
                 "Error deleting ",
                 Cond::Has(" from network "),

@@ -324,6 +324,30 @@ fn container_lifecycle_and_the_notfound_race() {
         error: Some("Error: No such container"),
         ..ROW
     });
+    // CRI-O's CNI lines (ocicni, crc-org/snc#203): `Error <doing>: %v` printf'd into the
+    // message, its error read after the `: ` (after the network's name when it gives one)
+    check(&Row {
+        line: r#"time="2021-01-25 16:45:10.209171978Z" level=error msg="Error adding network: netplugin failed with no error message: signal: killed""#,
+        kind: EventKind::RunPodSandboxFailed,
+        cause: Some(Cause::Other),
+        error: Some("netplugin failed with no error message: signal: killed"),
+        ..ROW
+    });
+    check(&Row {
+        line: r#"time="2021-01-25 16:45:10.209230420Z" level=error msg="Error while adding pod to CNI network \"multus-cni-network\": netplugin failed with no error message: signal: killed""#,
+        kind: EventKind::RunPodSandboxFailed,
+        cause: Some(Cause::Other),
+        error: Some("netplugin failed with no error message: signal: killed"),
+        ..ROW
+    });
+    // a DEL that timed out is still a CNI teardown
+    check(&Row {
+        line: r#"time="2021-01-25 16:45:10.211283467Z" level=error msg="Error while removing pod from CNI network \"multus-cni-network\": netplugin failed with no error message: context deadline exceeded""#,
+        kind: EventKind::DestroyNetworkFailed,
+        cause: Some(Cause::CniTeardown(CniFailure::PluginNoErrorMessage)),
+        error: Some("netplugin failed with no error message: context deadline exceeded"),
+        ..ROW
+    });
     // §2 text: containerd success lines
     check(&Row {
         line: r#"time="2024-01-01T10:00:00.000000000Z" level=info msg="RemoveContainer for \"6cf761b38acb743ec5940d7f0b0a445c68066fe307c2fdbb75aaf2ea260713f0\" returns successfully""#,

@@ -277,3 +277,71 @@ fn a_cut_failed_sandbox_id_finds_every_teardown_it_begins() {
     assert_eq!(group.len(), 1, "{cut:#?}");
     assert_eq!(super::stuck_teardowns(&group, &teardowns), vec![0, 1, 3]);
 }
+
+/// CRI-O's own CNI lines (ocicni, crc-org/snc#203): an ADD failure naming no pod or sandbox,
+/// then the runtime's DEL of that sandbox failing within milliseconds. The DEL is the failed
+/// ADD's cleanup: one SandboxCreateFailing saying both, no SandboxStopFailing of a sandbox "?".
+/// The same DEL alone, or seconds after the ADD, is a teardown failure of its own.
+#[test]
+fn crio_cleanup_of_a_failed_add_is_the_adds() {
+    let line = |t: &str, msg: &str| {
+        format!(
+            "Jan 25 16:45:{t} worker2 crio[1847]: time=\"2026-01-25 16:45:{t}Z\" level=error msg=\"{msg}\"\n"
+        )
+    };
+    let add = |t: &str| {
+        line(
+            t,
+            "Error adding network: netplugin failed with no error message: signal: killed",
+        ) + &line(
+            t,
+            "Error while adding pod to CNI network \\\"multus-cni-network\\\": netplugin failed with no error message: signal: killed",
+        )
+    };
+    let del = |t: &str| {
+        line(
+            t,
+            "Error deleting network: netplugin failed with no error message: context deadline exceeded",
+        ) + &line(
+            t,
+            "Error while removing pod from CNI network \\\"multus-cni-network\\\": netplugin failed with no error message: context deadline exceeded",
+        )
+    };
+    let diagnose = |crio: &str| -> Vec<(FindingKind, Severity, String)> {
+        let e = read_text(LogKind::Runtime, "crio.log", 2026, crio);
+        diagnose_logs(&e, &NodeView::empty(), &cfg(), now())
+            .into_iter()
+            .map(|f| (f.kind, f.severity, f.summary))
+            .collect()
+    };
+    let found = diagnose(&(add("10.209171") + &del("10.211266")));
+    assert_eq!(
+        found,
+        vec![(
+            FindingKind::SandboxCreateFailing,
+            Severity::Warning,
+            "pod sandboxes cannot be created: the CNI ADD fails: the plugin failed with no error \
+             message (crashed or killed?); 1 pod waits in ContainerCreating (a pod the records do \
+             not name); the runtime's teardown of the failed sandbox's network failed too (2 log \
+             records), so the plugin's state of it may be left"
+                .to_string()
+        )]
+    );
+    // The ADD alone: once, an info.
+    let found = diagnose(&add("10.209171"));
+    assert_eq!(
+        found.iter().map(|f| (f.0, f.1)).collect::<Vec<_>>(),
+        vec![(FindingKind::SandboxCreateFailing, Severity::Info)],
+        "{found:#?}"
+    );
+    // A DEL 20 s after the ADD is no cleanup of it: a teardown failure of its own.
+    let found = diagnose(&(add("10.209171") + &del("30.211266")));
+    assert_eq!(
+        found.iter().map(|f| (f.0, f.1)).collect::<Vec<_>>(),
+        vec![
+            (FindingKind::SandboxStopFailing, Severity::Warning),
+            (FindingKind::SandboxCreateFailing, Severity::Info),
+        ],
+        "{found:#?}"
+    );
+}
