@@ -1866,6 +1866,19 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "73-crio-status-image-not-set-5709",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2022,
+            records: 4,
+            unparsed: &[1],
+            why: "the tail of a line cut before it, as posted (`containerID=\"f3aeb2…\"` alone)",
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

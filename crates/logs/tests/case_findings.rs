@@ -945,6 +945,15 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "73-crio-status-image-not-set-5709",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -55,6 +55,15 @@ fn not_found(err: &str) -> bool {
     .any(|w| e.contains(w))
 }
 
+/// Whether an error is the kubelet's CRI client rejecting the runtime's answer
+/// (`verifyContainerStatus` in `remote_runtime.go`: `status.Image is not set`, `status.ImageRef is
+/// not set`, `status.CreatedAt is not set`, `status.Metadata is not set`, `status.Id is not set`,
+/// `metadata.Name is not in metadata …`): the runtime answered, without a field the kubelet
+/// requires.
+pub(super) fn malformed_answer(err: &str) -> bool {
+    (err.contains("status.") && err.contains(" is not set")) || err.contains("is not in metadata")
+}
+
 /// What names a failure's pod: `ns/name` from `pod=`, else its UID, else `None` (a cut line).
 fn pod_key(e: &LoggedEvent) -> Option<String> {
     pod_name_key(e).or_else(|| own_uid(e))
@@ -102,7 +111,15 @@ pub(super) fn pod_status_failing(logs: &Logs<'_>, view: &NodeView, out: &mut Vec
             .find_map(|e| e.event.error.as_deref())
             .unwrap_or(&group[group.len() - 1].text);
         let gone = not_found(err);
-        let container = group.iter().find_map(|e| logs.container_key(e));
+        let malformed = !gone && malformed_answer(err);
+        // The CRI client's own line names the container whose answer it rejected.
+        let rejected = malformed
+            .then(|| rejected_answer(logs, err, &group))
+            .flatten();
+        let container = group
+            .iter()
+            .find_map(|e| logs.container_key(e))
+            .or_else(|| rejected.and_then(|e| logs.container_key(e)));
         let pod = logs.pod_of(view, &group, None, None);
         let whose = match of_pod(pod.as_ref()) {
             p if p.is_empty() => {
@@ -115,6 +132,13 @@ pub(super) fn pod_status_failing(logs: &Logs<'_>, view: &NodeView, out: &mut Vec
                 format!("container {} is gone from the runtime (NotFound)", shown(c))
             }
             (None, true) => "a container is gone from the runtime (NotFound)".to_string(),
+            (_, false) if malformed => format!(
+                "the runtime's ContainerStatus answer{} lacks a field the kubelet requires ({err}): \
+                 a runtime bug, the kubelet rejects every answer for it",
+                container
+                    .as_deref()
+                    .map_or(String::new(), |c| format!(" for container {}", shown(c)))
+            ),
             (_, false) => "the runtime returned an error".to_string(),
         };
         let mut summary = format!(
@@ -131,13 +155,14 @@ pub(super) fn pod_status_failing(logs: &Logs<'_>, view: &NodeView, out: &mut Vec
                  pod re-added with its manifest is not restarted",
             );
         }
-        let mut f = finding(
-            FindingKind::PodStatusFailing,
-            Severity::Warning,
-            summary,
-            "kuberuntime_manager.go GetPodStatus (getPodContainerStatuses): a ContainerStatus error \
-             fails the pod's status, and the pod worker's sync returns before it acts; k/k #107670 \
-             made NotFound tolerated there",
+        let fix = if malformed {
+            format!(
+                "the runtime's answer is at fault, not the kubelet: crictl inspect {} shows the fields \
+                 it returns; upgrade the runtime (its release notes for ContainerStatus) or restart it, \
+                 and recreate the container if its stored state lacks the field",
+                container.as_deref().map_or("<id>", shown)
+            )
+        } else {
             format!(
                 "systemctl restart kubelet (it reads the pod's containers afresh); {}then check that \
                  the pod runs again (crictl pods --name <pod>); if it recurs, upgrade the kubelet to a \
@@ -146,13 +171,43 @@ pub(super) fn pod_status_failing(logs: &Logs<'_>, view: &NodeView, out: &mut Vec
                     "crictl inspect {} should say the container is gone; ",
                     shown(c)
                 ))
-            ),
+            )
+        };
+        let mut f = finding(
+            FindingKind::PodStatusFailing,
+            Severity::Warning,
+            summary,
+            "kuberuntime_manager.go GetPodStatus (getPodContainerStatuses): a ContainerStatus error \
+             fails the pod's status, and the pod worker's sync returns before it acts; k/k #107670 \
+             made NotFound tolerated there; remote_runtime.go verifyContainerStatus rejects an answer \
+             missing a required field",
+            fix,
         );
         f.container_id = container;
         f.pod = pod;
         f.evidence = quote(&group);
+        f.evidence.extend(rejected.map(line));
         out.push(f);
     }
+}
+
+/// The kubelet's CRI client's record of rejecting a `ContainerStatus` answer with `err` (`verify
+/// ContainerStatus failed` containerID=…, naming the container), logged at most [`ONE_ATTEMPT`]
+/// before the last of `group`.
+fn rejected_answer<'l>(
+    logs: &Logs<'l>,
+    err: &str,
+    group: &[&LoggedEvent],
+) -> Option<&'l LoggedEvent> {
+    let last = group.last()?.time?;
+    logs.of(&[EventKind::ContainerStatusFailed])
+        .filter(|e| {
+            e.event.error.as_deref() == Some(err)
+                && e.time
+                    .is_some_and(|t| t <= last && last.duration_since(t) < ONE_ATTEMPT)
+        })
+        .filter(|e| logs.container_key(e).is_some())
+        .last()
 }
 
 /// The registry's runner.

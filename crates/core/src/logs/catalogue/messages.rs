@@ -758,12 +758,19 @@ pub const FAMILIES: &[Family] = &[
                 "ContainerStatus: glog/klog.Errorf `ContainerStatus %q from runtime service failed: %v` (once per error from 1.15, logReduction)",
                 "1.7-1.20",
             ),
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/cri-client/pkg/remote_runtime.go",
+                "ContainerStatus: ErrorS `verify ContainerStatus failed` containerID, when verifyContainerStatus finds a required field empty in the runtime's answer (`status.Image is not set`, `status.ImageRef is not set`, `status.CreatedAt is not set`, …; pkg/kubelet/cri/remote in 1.21-1.25)",
+                "1.21-1.34",
+            ),
         ],
         wordings: &[
             structured(
                 "ContainerStatus from runtime service failed",
                 ContainerStatusFailed,
             ),
+            structured("verify ContainerStatus failed", ContainerStatusFailed),
             by_phrase(
                 "ContainerStatus \"",
                 Cond::Has(RUNTIME_FAILED),

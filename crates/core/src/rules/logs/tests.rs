@@ -1466,6 +1466,20 @@ fn pod_status_failing_by_outcome() {
             &[(FindingKind::PodStatusFailing, Severity::Warning, C1)],
         ),
         case(
+            "the runtime's answer lacks a required field (cri-o/cri-o#5709): the CRI client's line names the container, the fix is the runtime's",
+            &[
+                format!(
+                    r#"E0601 09:59:59.900000   19130 remote_runtime.go:343] "verify ContainerStatus failed" err="status.Image is not set" containerID="{C1}""#
+                ),
+                failed("10:00:00.000000", "status.Image is not set"),
+            ],
+            &[(
+                FindingKind::PodStatusFailing,
+                Severity::Warning,
+                "the runtime's ContainerStatus answer for container d0f631ca1ddba lacks a field the kubelet requires (status.Image is not set): a runtime bug",
+            )],
+        ),
+        case(
             "not a finding here: a timed-out call is the slow runtime's (RuntimeUnhealthy)",
             &[failed(
                 "10:00:00.000000",
