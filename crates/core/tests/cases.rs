@@ -1879,6 +1879,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "74-k3s-runpodsandbox-deadline-497",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2019,
+            records: 4,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

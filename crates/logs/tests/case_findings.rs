@@ -954,6 +954,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "74-k3s-runpodsandbox-deadline-497",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            never: &[K::SandboxCreateFailing],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

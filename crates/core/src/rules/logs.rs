@@ -588,6 +588,20 @@ pub(super) fn over(group: &[&LoggedEvent]) -> String {
     }
 }
 
+/// Whether `e` is of one attempt with a record at one of `times` (sorted): less than
+/// [`ONE_ATTEMPT`] apart, looked up by binary search (a record naming no pod joins the named
+/// record of its call).
+pub(super) fn within_an_attempt(times: &[Timestamp], e: &LoggedEvent) -> bool {
+    e.time.is_some_and(|t| {
+        let at = times.partition_point(|u| *u < t);
+        [at.checked_sub(1), Some(at)]
+            .into_iter()
+            .flatten()
+            .filter_map(|i| times.get(i))
+            .any(|u| u.duration_since(t).abs() < ONE_ATTEMPT)
+    })
+}
+
 /// How many attempts a group of records stands for: records less than [`ONE_ATTEMPT`] apart
 /// are one (untimed records count as one together); see [`Tally::attempts`](super::tally::Tally::attempts).
 pub(super) fn attempts(group: &[&LoggedEvent]) -> usize {

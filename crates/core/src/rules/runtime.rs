@@ -160,16 +160,67 @@ fn slow_creates(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let sandboxes: BTreeSet<String> = creates.iter().filter_map(|e| logs.sandbox_key(e)).collect();
+    // One call is logged by up to three layers (the CRI client, createPodSandbox, SyncPod) within
+    // microseconds: calls are counted as each pod's attempts, a record naming no pod joining a
+    // named one of its attempt.
+    let mut by_pod: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
+    let mut podless: Vec<&LoggedEvent> = Vec::new();
+    for e in &creates {
+        match super::sandbox_create::pod_key(logs, e) {
+            Some(k) => by_pod.entry(k).or_default().push(e),
+            None => podless.push(e),
+        }
+    }
+    let mut named: Vec<Timestamp> = by_pod.values().flatten().filter_map(|e| e.time).collect();
+    named.sort_unstable();
+    podless.retain(|e| !within_an_attempt(&named, e));
+    let calls = by_pod.values().map(|g| attempts(g)).sum::<usize>()
+        + if podless.is_empty() {
+            0
+        } else {
+            attempts(&podless)
+        };
+    let pods: Vec<PodRef> = by_pod
+        .values()
+        .filter_map(|g| logs.pod_of(&NodeView::empty(), g, None, None))
+        .collect();
+    let names: Vec<String> = pods
+        .iter()
+        .map(|p| {
+            if p.name.is_empty() {
+                p.uid.clone()
+            } else {
+                format!("{}/{}", p.namespace, p.name)
+            }
+        })
+        .collect();
+    // Other calls timing out beside them (the container GC, a status read) say the same.
+    let others = timed_out(
+        logs,
+        &[EventKind::RuntimeCallFailed, EventKind::ContainerGcFailed],
+    );
     let mut f = finding(
         FindingKind::RuntimeUnhealthy,
         Severity::Warning,
         format!(
-            "the runtime is too slow to create containers: {} timed out (DeadlineExceeded) in {}; \
-             their pods do not start and the kubelet recreates their sandboxes ({}{})",
-            plural(records(&creates), "create call", "create calls"),
-            plural(sandboxes.len().max(1), "sandbox", "sandboxes"),
+            "the runtime is too slow to create containers: {} timed out (DeadlineExceeded){}; \
+             their pods do not start and the kubelet recreates their sandboxes ({}{}){}",
+            plural(calls.max(1), "create call", "create calls"),
+            if names.is_empty() {
+                format!(" in {}", plural(sandboxes.len().max(1), "sandbox", "sandboxes"))
+            } else {
+                format!(" for {} ({})", plural(names.len(), "pod", "pods"), names.join(", "))
+            },
             plural(records(&creates), "record", "records"),
-            over(&creates)
+            over(&creates),
+            if others.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} to the runtime timed out too",
+                    plural(records(&others), "other call", "other calls")
+                )
+            }
         ),
         "kuberuntime_container.go startContainer and kuberuntime_sandbox.go createPodSandbox: the CRI \
          CreateContainer / RunPodSandbox call runs out of the runtime request timeout (2m); the pod \
@@ -181,7 +232,11 @@ fn slow_creates(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     f.sandbox_id = (sandboxes.len() == 1)
         .then(|| sandboxes.iter().next().cloned())
         .flatten();
+    if let [pod] = pods.as_slice() {
+        f.pod = Some(pod.clone());
+    }
     f.evidence = quote(&creates);
+    f.evidence.extend(quote(&others));
     out.push(f);
 }
 

@@ -294,16 +294,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     let mut named_times: Vec<jiff::Timestamp> =
         by_pod.values().flatten().filter_map(|n| n.time).collect();
     named_times.sort_unstable();
-    let named_near = |e: &LoggedEvent| {
-        e.time.is_some_and(|t| {
-            let at = named_times.partition_point(|u| *u < t);
-            [at.checked_sub(1), Some(at)]
-                .into_iter()
-                .flatten()
-                .filter_map(|i| named_times.get(i))
-                .any(|u| u.duration_since(t).abs() < super::logs::ONE_ATTEMPT)
-        })
-    };
+    let named_near = |e: &LoggedEvent| super::logs::within_an_attempt(&named_times, e);
     let podless: Vec<&LoggedEvent> = podless.into_iter().filter(|e| !named_near(e)).collect();
     if !podless.is_empty() {
         by_pod.insert(NO_POD.to_string(), podless);

@@ -1540,3 +1540,50 @@ fn pods_waiting_for_a_sandbox_join_a_cni_teardown_failure() {
         found.iter().map(|f| &f.summary).collect::<Vec<_>>()
     );
 }
+
+// === RuntimeUnhealthy: creating sandboxes times out ===
+
+/// k3s-io/k3s#497: one RunPodSandbox logged by three layers (the CRI client, createPodSandbox,
+/// SyncPod) within microseconds is one call, of the pod the two others name; the container GC
+/// timing out a minute before is said beside it.
+#[test]
+fn slow_creates_count_calls_not_lines() {
+    let lines = |t: &str, name: &str, uid: &str| {
+        vec![
+            format!(
+                "E0527 {t}    6528 remote_runtime.go:109] RunPodSandbox from runtime service failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded"
+            ),
+            format!(
+                r#"E0527 {t}    6528 kuberuntime_sandbox.go:68] CreatePodSandbox for pod "{name}_kube-system({uid})" failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded"#
+            ),
+            format!(
+                r#"E0527 {t}    6528 kuberuntime_manager.go:693] createPodSandbox for pod "{name}_kube-system({uid})" failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded"#
+            ),
+        ]
+    };
+    let gc = "E0527 17:02:51.361371    6528 kubelet.go:1222] Container garbage collection failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded".to_string();
+    let mut one = vec![gc];
+    one.extend(lines("17:03:52.178685", "svclb-traefik-phpd2", UID1));
+    let mut two = lines("17:03:52.178685", "svclb-traefik-phpd2", UID1);
+    two.extend(lines("17:03:52.200000", "coredns-5dd5756b68-gt7xt", UID2));
+    check(vec![
+        case(
+            "three layers, one call, its pod named; the GC's timeout said",
+            &one,
+            &[(
+                FindingKind::RuntimeUnhealthy,
+                Severity::Warning,
+                "1 create call timed out (DeadlineExceeded) for 1 pod (kube-system/svclb-traefik-phpd2); their pods do not start and the kubelet recreates their sandboxes (3 records); 1 other call to the runtime timed out too",
+            )],
+        ),
+        case(
+            "two pods' calls at once: two calls",
+            &two,
+            &[(
+                FindingKind::RuntimeUnhealthy,
+                Severity::Warning,
+                "2 create calls timed out (DeadlineExceeded) for 2 pods (",
+            )],
+        ),
+    ]);
+}
