@@ -492,3 +492,48 @@ fn offline_reports_name_the_logs_node_not_this_host() {
         "{table}"
     );
 }
+
+/// Yearless times (klog, journalctl's short prefix) are read in the file's modification year
+/// unless a dated record says otherwise: a log's own dated records (systemd's `Started …` line
+/// amid CRI-O's `time="2023-…"` ones, cri-o/cri-o#6699's paste), or the other log's.
+#[test]
+fn yearless_times_take_the_year_of_dated_records() {
+    let dir = ok(tempfile::tempdir());
+    let runtime = dir.path().join("crio.log");
+    ok(std::fs::write(
+        &runtime,
+        "Mar 02 20:04:59 node-a systemd[1]: Started Container Runtime Interface for OCI (CRI-O).\n\
+         Mar 02 20:05:11 node-a crio[1364180]: time=\"2023-03-02 20:05:11.244414510Z\" level=info msg=\"Stopping pod sandbox: c826ce942387614e0910805bd1b9e26c7dc11140fc4ed6a5f0a69432e45e6f7f\"\n",
+    ));
+    let kubelet = dir.path().join("kubelet.log");
+    ok(std::fs::write(
+        &kubelet,
+        "I0302 20:05:10.000000    4321 kubelet.go:2453] \"SyncLoop DELETE\" source=\"api\" pods=[\"shop/web-0\"]\n",
+    ));
+    let (code, out, err) = podcoroner(&args(&[
+        "diagnose",
+        "--offline",
+        "--kubelet-log",
+        &kubelet.display().to_string(),
+        "--runtime-log",
+        &runtime.display().to_string(),
+        "-o",
+        "json",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = ok(serde_json::from_str(&out));
+    let detail = |name: &str| {
+        report["sources"][name]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(
+        detail("runtime_log"),
+        "records from 2023-03-02T20:04:59Z to 2023-03-02T20:05:11.24441451Z; yearless times read in 2023, the year of its dated records"
+    );
+    assert_eq!(
+        detail("kubelet_log"),
+        "records from 2023-03-02T20:05:10Z to 2023-03-02T20:05:10Z; yearless times read in 2023, the year of the other log"
+    );
+}

@@ -630,6 +630,9 @@ fn merge(
     if part.dated_year.is_some() {
         out.dated_year = part.dated_year;
     }
+    if part.yearless_year.is_some() {
+        out.yearless_year = part.yearless_year;
+    }
     let mut understanding = part.understanding;
     for f in &mut understanding.first_failed {
         f.0 += lines_before;
@@ -834,10 +837,12 @@ fn handle(
         return dated;
     }
     read.understanding.count(text, parsed.is_parsed(), line);
-    if let Some(t) = parsed.time
-        && dated
-    {
-        date_block(t, read);
+    if let Some(t) = parsed.time {
+        if dated {
+            date_block(t, read);
+        } else {
+            read.yearless_year = Some(year(t));
+        }
     }
     if !parsed.is_parsed() {
         read.unparsed += 1;
@@ -882,7 +887,12 @@ fn before_since(t: Timestamp, opts: &StreamOpts<'_>, read: &mut LogRead) -> bool
 
 /// Notes the year of a record whose time `t` carries its own: the block is dated by it.
 fn date_block(t: Timestamp, read: &mut LogRead) {
-    read.dated_year = Some(i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year()));
+    read.dated_year = Some(year(t));
+}
+
+/// The UTC year of `t`.
+fn year(t: Timestamp) -> i32 {
+    i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year())
 }
 
 /// Keeps the event a record at `line`, logged at `time`, was classified as (`event`, without
@@ -933,6 +943,8 @@ fn handle_again(
         read.understanding.count(text, true, line);
         if k.carries_year() {
             date_block(t, read);
+        } else {
+            read.yearless_year = Some(year(t));
         }
         read.parsed += 1;
         if let Some((event, content_key)) = named {

@@ -170,6 +170,10 @@ pub struct LogRead {
     /// JSON `ts`/`time`, an RFC 3339 or journald envelope); `None` when every time was yearless
     /// (klog, syslog), read in the year of the file's modification time.
     pub dated_year: Option<i32>,
+    /// The year the last record whose time carries no year (klog, syslog, journalctl's short
+    /// prefix) was read in: the year of its file's modification time, or the year given
+    /// ([`read_in_year`]); `None` when no such record was read.
+    pub yearless_year: Option<i32>,
     /// The time of the first and last timestamped record read.
     pub span: Option<(Timestamp, Timestamp)>,
     /// Lines longer than [`MAX_LINE_BYTES`], cut to it (the rest of each is not read).

@@ -97,6 +97,11 @@ const NOT_RECORDS: &[(&str, &[u64], &str)] = &[
         &[],
         "find output",
     ),
+    (
+        "73-crio-status-image-not-set-5709/kubelet.log",
+        &[1],
+        "the tail of a line cut before it, as posted (`containerID=\"…\"` alone)",
+    ),
 ];
 
 fn cases_dir() -> PathBuf {

@@ -199,19 +199,25 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
     }
     // A yearless log (klog, syslog) beside one whose times carry their year is read in that
     // year, so the two line up (a file's modification year is only a guess).
+    // So is a log's own yearless records (journalctl's short prefix on a line with no time of
+    // its own: systemd's `Started …`) beside its dated ones.
     let dated = reads.iter().find_map(|r| r.3.dated_year);
     let mut log_years = Vec::new();
     for (name, source, kind, read) in &mut reads {
-        if let (Some(year), None, podcoroner_logs::Source::File(_)) =
-            (dated, read.dated_year, &*source)
+        let year = match (dated, read.dated_year, read.yearless_year) {
+            (Some(year), None, _) => Some((year, "the year of the other log")),
+            (_, Some(own), Some(read_in)) if own != read_in => {
+                Some((own, "the year of its dated records"))
+            }
+            _ => None,
+        };
+        if let (Some((year, whose)), podcoroner_logs::Source::File(_)) = (year, &*source)
             && read.span.is_some()
         {
             log_years.push(Some(year));
             *read = read_log(source, *kind, Some(year))?;
             let mut s = log_status(source, *kind, read);
-            s.note_last(format!(
-                "yearless times read in {year}, the year of the other log"
-            ));
+            s.note_last(format!("yearless times read in {year}, {whose}"));
             sources.insert(name.clone(), s);
         } else {
             log_years.push(None);
