@@ -1890,6 +1890,25 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "75-microk8s-runpodsandbox-pager-cut-3458",
+        files: &[
+            File {
+                name: "kubelet.log",
+                year: 2022,
+                records: 4,
+                ..FILE
+            },
+            File {
+                name: "runtime.log",
+                year: 2022,
+                records: 4,
+                ..FILE
+            },
+        ],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -964,6 +964,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "75-microk8s-runpodsandbox-pager-cut-3458",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            runtime: &["runtime.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

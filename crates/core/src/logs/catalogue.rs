@@ -889,6 +889,9 @@ fn holds(w: &Wording, s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> bool
         Cond::FailedOrCutError => {
             failed() || (line.truncated && line.severity == Some(Level::Error))
         }
+        Cond::HasOrCutError(p) => {
+            s.contains(p) || (line.truncated && line.severity == Some(Level::Error))
+        }
         Cond::Field(name, value) => line.field(name) == Some(value),
         Cond::FieldAndMessage(name, value, phrase) => {
             line.field(name) == Some(value)

@@ -536,7 +536,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         let last = records.last().copied();
         f.evidence.push(Evidence::new(
             super::logs::source_of(records[0]),
-            format!("cause: {}", last.map(error_text).unwrap_or_default()),
+            format!("cause: {}", last.map(cause_text).unwrap_or_default()),
         ));
         f.evidence.extend(quote(&records));
         f.evidence.extend(quote(&cleanup));
@@ -576,9 +576,26 @@ fn pod_names(pods: &[Waiting<'_>]) -> Vec<String> {
         .map(|w| match &w.pod {
             Some(p) if !p.name.is_empty() => format!("{}/{}", p.namespace, p.name),
             Some(p) => p.uid.clone(),
-            None => "a pod the records do not name".to_string(),
+            None => match w.failures.iter().find_map(|e| cut_metadata_name(&e.text)) {
+                Some(name) => {
+                    format!("a pod the records do not name whole: its name begins {name}…")
+                }
+                None => "a pod the records do not name".to_string(),
+            },
         })
         .collect()
+}
+
+/// The start of the pod name in containerd's `&PodSandboxMetadata{Name:<name>` when the line is
+/// cut inside it, before its namespace (a pager's or a terminal's cut): what the line says of
+/// its pod.
+fn cut_metadata_name(text: &str) -> Option<&str> {
+    let rest = &text[text.find("PodSandboxMetadata{Name:")? + "PodSandboxMetadata{Name:".len()..];
+    if rest.contains(',') {
+        return None; // whole: the pod is read from it
+    }
+    let name = rest.trim_end_matches(['>', '…', '"', '\\']).trim_end();
+    (!name.is_empty()).then_some(name)
 }
 
 /// The pods of `class` whose sandbox creation failed in one attempt the logs do not show
@@ -609,10 +626,19 @@ fn failed_once(class: &Class, pods: &[Waiting<'_>]) -> Finding {
     let last = records.last().copied();
     f.evidence.push(Evidence::new(
         super::logs::source_of(records[0]),
-        format!("cause: {}", last.map(error_text).unwrap_or_default()),
+        format!("cause: {}", last.map(cause_text).unwrap_or_default()),
     ));
     f.evidence.extend(quote(&records));
     f
+}
+
+/// The cause a failure's record gives: its error, or that the line was cut before it.
+fn cause_text(e: &LoggedEvent) -> String {
+    if e.event.error.is_none() && e.event.truncated {
+        "not in the log: the line is cut before its error".to_string()
+    } else {
+        error_text(e)
+    }
 }
 
 /// What a class of failure says: the summary's words, the kubelet rule, the fix.

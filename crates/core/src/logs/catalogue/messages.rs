@@ -32,6 +32,11 @@ pub enum Cond {
     /// [`Cond::Failed`], or a cut line at error level (containerd logs `ContainerStatus for`
     /// at error level only when it failed; case 04).
     FailedOrCutError,
+    /// The message contains the phrase, or the line was cut at error level before it could
+    /// (containerd logs `RunPodSandbox for &PodSandboxMetadata{…}` at info when it starts and at
+    /// error only with ` failed, error`; journalctl's pager cuts a line at the terminal's width
+    /// with a `>`).
+    HasOrCutError(&'static str),
     /// The line's field (first) has exactly the value (second): the kubelet's event recorder
     /// logs every pod event as `"Event occurred" … reason="<Reason>" message="…"`.
     Field(&'static str, &'static str),
@@ -687,7 +692,7 @@ pub const FAMILIES: &[Family] = &[
             ),
             with(
                 "RunPodSandbox for ",
-                Cond::Has(" failed"),
+                Cond::HasOrCutError(" failed"),
                 RunPodSandboxFailed,
             ),
             w("RunPodSandbox for ", RunPodSandboxStarted),
@@ -1616,7 +1621,10 @@ pub fn wordings() -> impl Iterator<Item = &'static Wording> {
 /// The `grep -F` key of a wording (see [`Key`]).
 pub fn key_of(w: &Wording) -> &'static str {
     match (w.key, w.cond) {
-        (Key::Phrase, Cond::Has(p) | Cond::HasOrErr(p) | Cond::HasOrCutErr(p)) => p,
+        (
+            Key::Phrase,
+            Cond::Has(p) | Cond::HasOrErr(p) | Cond::HasOrCutErr(p) | Cond::HasOrCutError(p),
+        ) => p,
         _ => w.starts.split('"').next().unwrap_or(w.starts),
     }
 }

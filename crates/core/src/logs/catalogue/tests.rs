@@ -348,6 +348,19 @@ fn container_lifecycle_and_the_notfound_race() {
         error: Some("netplugin failed with no error message: context deadline exceeded"),
         ..ROW
     });
+    // containerd's RunPodSandbox failure cut by journalctl's pager before ` failed` (its `>` at
+    // the terminal's width): at error level, the failure (microk8s; the start is logged at info)
+    check(&Row {
+        line: r#"time="2022-09-22T13:53:27.490413622Z" level=error msg="RunPodSandbox for &PodSandboxMetadata{Name:calico-kube-controllers-749975>"#,
+        kind: EventKind::RunPodSandboxFailed,
+        cause: Some(Cause::Other),
+        ..ROW
+    });
+    check(&Row {
+        line: r#"time="2022-09-22T13:53:27.416526702Z" level=info msg="RunPodSandbox for &PodSandboxMetadata{Name:calico-kube-controllers-749975d>"#,
+        kind: EventKind::RunPodSandboxStarted,
+        ..ROW
+    });
     // §2 text: containerd success lines
     check(&Row {
         line: r#"time="2024-01-01T10:00:00.000000000Z" level=info msg="RemoveContainer for \"6cf761b38acb743ec5940d7f0b0a445c68066fe307c2fdbb75aaf2ea260713f0\" returns successfully""#,
@@ -1119,7 +1132,8 @@ fn message_keys_cover_every_wording_and_phrase() {
         let phrase = match w.cond {
             messages::Cond::Has(p)
             | messages::Cond::HasOrErr(p)
-            | messages::Cond::HasOrCutErr(p) => p,
+            | messages::Cond::HasOrCutErr(p)
+            | messages::Cond::HasOrCutError(p) => p,
             _ => "",
         };
         let msg = format!("{} x {phrase}", w.starts);
