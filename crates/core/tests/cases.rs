@@ -1909,6 +1909,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "76-crio-stop-requests-unanswered-7053",
+        files: &[File {
+            name: "runtime.log",
+            year: 2023,
+            records: 4,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -974,6 +974,15 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "76-crio-stop-requests-unanswered-7053",
+        runs: &[Run {
+            runtime: &["runtime.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -97,6 +97,13 @@ pub enum EventKind {
     /// the dots in older releases). Once is the grace period running out (SIGKILL follows);
     /// again and again for one container is a kill that never ends (a process in D state).
     StopSignalTimedOut,
+    /// The runtime was asked to stop a container: CRI-O `Stopping container: <id> (timeout:
+    /// <n>s)` (`server/container_stop.go` `StopContainer`), containerd `StopContainer for "<id>"
+    /// with timeout <n> (s)`.
+    StopContainerStarted,
+    /// The runtime stopped it: CRI-O `Stopped container <id>: <ns>/<pod>/<name>`, containerd
+    /// `StopContainer for "<id>" returns successfully`.
+    StopContainerDone,
     /// kubelet `"RemoveContainer" containerID=…` (legacy `[topologymanager] RemoveContainer`),
     /// or containerd `RemoveContainer for "<id>"`.
     RemoveContainer,
@@ -387,6 +394,8 @@ impl EventKind {
             ContainerStatusFailed
             | StopContainerFailed
             | StopSignalTimedOut
+            | StopContainerStarted
+            | StopContainerDone
             | PodContainerStatusesFailed
             | DeleteContainerFailed
             | RemoveContainerFailed

@@ -191,7 +191,123 @@ const KILL_LOOP_RECORDS: usize = 3;
 pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     let before = out.len();
     container_stop_failing(input.logs, input.view, out);
+    unanswered_stops(input.logs, input.view, before, out);
     name_stuck_pods_containers(out, before);
+}
+
+/// How long after a `StopContainer` request a second one shows the first did not complete,
+/// when its line gives no timeout: the kubelet's default grace period.
+const STOP_GRACE: SignedDuration = SignedDuration::from_secs(30);
+
+/// The grace period a `StopContainer` request gives (`(timeout: 30s)`, `with timeout 30 (s)`).
+fn stop_timeout(e: &LoggedEvent) -> Option<SignedDuration> {
+    let t = &*e.text;
+    let digits = t
+        .split_once("(timeout: ")
+        .or_else(|| t.split_once("with timeout "))?
+        .1;
+    let n: i64 = digits
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()?;
+    Some(SignedDuration::from_secs(n))
+}
+
+/// A stop the runtime was asked for again and never answered: CRI-O logs `Stopping container:
+/// <id> (timeout: <n>s)` when asked and `Stopped container <id>: …` when done, and nothing at
+/// all when a stop does not end (its stop loop waits, the kubelet's call times out and its pod
+/// worker asks again). Two requests of one container, the second past the first's grace period,
+/// with no `Stopped container` for it after the first and no failure another rule reports
+/// (`out[from..]`): a `ContainerStopFailing`. A warning when the log holds `Stopped container`
+/// lines of other containers (the runtime's whole log); else an info, since a log cut down to
+/// the requests (`grep Stopping`) cannot show the answer. A container already gone is answered
+/// with neither an error nor a `Stopped` line, but the kubelet asks again only for a container
+/// the runtime still lists.
+fn unanswered_stops(logs: &Logs<'_>, view: &NodeView, from: usize, out: &mut Vec<Finding>) {
+    let starts: Vec<&LoggedEvent> = logs.of(&[EventKind::StopContainerStarted]).collect();
+    if starts.len() < 2 {
+        return;
+    }
+    let mut done: HashMap<String, Vec<Timestamp>> = HashMap::new();
+    for e in logs.of(&[EventKind::StopContainerDone]) {
+        if let (Some(k), Some(t)) = (logs.container_key(e), e.time) {
+            done.entry(k).or_default().push(t);
+        }
+    }
+    let whole_log = !done.is_empty();
+    let reported: HashSet<&str> = out[from..]
+        .iter()
+        .filter_map(|f| f.container_id.as_deref())
+        .collect();
+    let mut by_id: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
+    for e in starts {
+        if let Some(k) = logs.container_key(e)
+            && !reported.contains(k.as_str())
+        {
+            by_id.entry(k).or_default().push(e);
+        }
+    }
+    for (id, mut group) in by_id {
+        group.sort_by_key(|e| e.time);
+        // The repeats folded into a kept record count, with their times.
+        let Some((first, last)) = time_range(&group) else {
+            continue;
+        };
+        let grace = stop_timeout(group[0]).unwrap_or(STOP_GRACE);
+        if records(&group) < 2 || last.duration_since(first) < grace {
+            continue;
+        }
+        if done
+            .get(&id)
+            .is_some_and(|ts| ts.iter().any(|t| *t >= first))
+        {
+            continue;
+        }
+        let exited = view.cri.as_ref().is_some_and(|c| {
+            c.containers
+                .iter()
+                .any(|k| k.id == id && k.state != ContainerState::Running)
+        });
+        if exited {
+            continue;
+        }
+        let shown = shown(&id).to_string();
+        let pod = logs.pod_of(view, &group, None, None);
+        let mut f = finding(
+            FindingKind::ContainerStopFailing,
+            if whole_log {
+                Severity::Warning
+            } else {
+                Severity::Info
+            },
+            format!(
+                "the runtime was asked to stop container {shown}{} {} (each with a {} grace period){} \
+                 and never logged it stopped{}",
+                of_pod(pod.as_ref()),
+                plural(records(&group), "time", "times"),
+                human(grace),
+                over(&group),
+                if whole_log {
+                    ": a stop that does not end (the kubelet's call times out and its pod worker asks \
+                     again), the process likely stuck in the kernel"
+                        .to_string()
+                } else {
+                    ": a stop that does not end, or a log holding only the requests (it has no \
+                     `Stopped container` line at all)"
+                        .to_string()
+                }
+            ),
+            "CRI StopContainer (CRI-O server/container_stop.go, containerd's CRI plugin): the runtime \
+             logs the request and, once the task exited, that it stopped; the kubelet's \
+             killContainer asks again at every sync while the stop does not end",
+            StopCause::Timeout.fix(&shown),
+        );
+        f.container_id = Some(id);
+        f.pod = pod;
+        f.evidence = quote(&group);
+        out.push(f);
+    }
 }
 
 /// A `StuckTerminatingPod` (found by an earlier rule) names the containers behind it: the

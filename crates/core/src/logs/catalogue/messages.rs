@@ -302,6 +302,12 @@ pub const FAMILIES: &[Family] = &[
             ),
             cite(
                 "containerd/containerd",
+                "internal/cri/instrument/instrumented_service.go",
+                "StopContainer: Infof `StopContainer for %q with timeout %d (s)` / Errorf `… failed` / Infof `… returns successfully` (pkg/cri/server/instrumented_service.go in 1.6, 1.7)",
+                "1.6-2.x",
+            ),
+            cite(
+                "containerd/containerd",
                 "internal/cri/server/container_stop.go",
                 "stopContainer: Debugf `Stop container %q with signal %v timed out` before Infof `Kill container %q` (the SIGKILL; also logged for a timeout of 0, so not read as a timeout); stopContainerRetryOnConnectionClosed: WithError Warnf `Shim ttrpc connection closed when stopping container %q, retry after %s` (2.x)",
                 "1.6-2.x",
@@ -320,6 +326,12 @@ pub const FAMILIES: &[Family] = &[
                 StopContainerFailed,
             ),
             with("StopContainer for ", Cond::Failed, StopContainerFailed),
+            with(
+                "StopContainer for ",
+                Cond::Has("returns successfully"),
+                StopContainerDone,
+            ),
+            w("StopContainer for ", StopContainerStarted),
             with(
                 "Stop container \"",
                 Cond::Has("timed out"),
@@ -353,7 +365,7 @@ pub const FAMILIES: &[Family] = &[
         // `log.Errorf(ctx, "Detected process (%d) blocked in uninterruptible sleep for more than
         // %d seconds for container %s", …)`. Its StopContainer RPC returns `failed to stop
         // container %s: %w` (server/container_stop.go stopContainer), which the kubelet quotes.
-        source: "CRI-O StopContainer: internal/oci/runtime_oci.go StopLoopForContainer",
+        source: "CRI-O StopContainer: server/container_stop.go, internal/oci/runtime_oci.go StopLoopForContainer",
         cites: &[
             cite(
                 "cri-o/cri-o",
@@ -367,8 +379,16 @@ pub const FAMILIES: &[Family] = &[
                 "stopContainer: `failed to stop container %s: %w`",
                 "1.2x-1.34",
             ),
+            cite(
+                "cri-o/cri-o",
+                "server/container_stop.go",
+                "StopContainer: log.Infof `Stopping container: %s (timeout: %ds)` when asked, `Stopped container %s: %s` when done (a container already gone answers with neither an error nor the second line)",
+                "1.2x-1.34",
+            ),
         ],
         wordings: &[
+            w("Stopping container: ", StopContainerStarted),
+            w("Stopped container ", StopContainerDone),
             with(
                 "Stopping container ",
                 Cond::Has("with stop signal timed out"),

@@ -1587,3 +1587,72 @@ fn slow_creates_count_calls_not_lines() {
         ),
     ]);
 }
+
+// === ContainerStopFailing: a stop asked again and never answered ===
+
+/// CRI-O logs a StopContainer request and, when done, that it stopped (cri-o/cri-o#7053's
+/// lines): asked twice past the grace period with no answer is a stop that does not end.
+#[test]
+fn unanswered_stop_requests() {
+    let crio = |t: &str, msg: &str| {
+        format!(
+            r#"time="2023-06-14 {t}-07:00" level=info msg="{msg}" name=/runtime.v1.RuntimeService/StopContainer"#
+        )
+    };
+    let stopping = |t: &str, id: &str| crio(t, &format!("Stopping container: {id} (timeout: 30s)"));
+    let stopped = |t: &str, id: &str| crio(t, &format!("Stopped container {id}: shop/web-0/web"));
+    let runtime = |name: &'static str,
+                   lines: Vec<String>,
+                   want: &[(FindingKind, Severity, &'static str)]| Case {
+        name,
+        kubelet: vec![],
+        runtime: lines,
+        view: NodeView::empty(),
+        want: want.to_vec(),
+    };
+    check(vec![
+        runtime(
+            "asked twice 74 s apart, never stopped, the log holding other containers' answers: a warning",
+            vec![
+                stopping("23:50:37.383837278", C1),
+                stopping("23:50:40.000000000", C2),
+                stopped("23:50:41.000000000", C2),
+                stopping("23:51:51.384687150", C1),
+            ],
+            &[(
+                FindingKind::ContainerStopFailing,
+                Severity::Warning,
+                "the runtime was asked to stop container d0f631ca1ddba 2 times (each with a 30s grace period) over 1m14s and never logged it stopped: a stop that does not end",
+            )],
+        ),
+        runtime(
+            "the same with no Stopped line in the log at all (a grep of the requests?): an info",
+            vec![
+                stopping("23:50:37.383837278", C1),
+                stopping("23:51:51.384687150", C1),
+            ],
+            &[(
+                FindingKind::ContainerStopFailing,
+                Severity::Info,
+                "or a log holding only the requests",
+            )],
+        ),
+        runtime(
+            "not a finding: stopped after the first request",
+            vec![
+                stopping("23:50:37.383837278", C1),
+                stopped("23:50:50.000000000", C1),
+                stopping("23:51:51.384687150", C1),
+            ],
+            &[],
+        ),
+        runtime(
+            "not a finding: asked again within the grace period",
+            vec![
+                stopping("23:50:37.383837278", C1),
+                stopping("23:50:47.000000000", C1),
+            ],
+            &[],
+        ),
+    ]);
+}
