@@ -146,12 +146,7 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
         }) || records(g) >= KILL_LOOP_RECORDS
     });
     for (id, group) in groups {
-        let exited = view.cri.as_ref().is_some_and(|c| {
-            c.containers
-                .iter()
-                .any(|k| k.id == id && k.state != ContainerState::Running)
-        });
-        if exited {
+        if exited(view, &id) {
             continue;
         }
         let cause = group
@@ -182,6 +177,15 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
         f.evidence = quote(&group);
         out.push(f);
     }
+}
+
+/// Whether the CRI view lists container `id` as not running: it did stop.
+fn exited(view: &NodeView, id: &str) -> bool {
+    view.cri.as_ref().is_some_and(|c| {
+        c.containers
+            .iter()
+            .any(|k| k.id == id && k.state != ContainerState::Running)
+    })
 }
 
 /// How many of CRI-O's `… with stop signal timed out` warnings for one container make a kill
@@ -264,12 +268,7 @@ fn unanswered_stops(logs: &Logs<'_>, view: &NodeView, from: usize, out: &mut Vec
         {
             continue;
         }
-        let exited = view.cri.as_ref().is_some_and(|c| {
-            c.containers
-                .iter()
-                .any(|k| k.id == id && k.state != ContainerState::Running)
-        });
-        if exited {
+        if exited(view, &id) {
             continue;
         }
         let shown = shown(&id).to_string();
