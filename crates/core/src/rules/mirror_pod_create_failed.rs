@@ -49,13 +49,18 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
                 "namespaces \\\"{}\\\" not found",
                 target.namespace
             ));
+        // The API server's words: the error field of a structured line, unescaped.
+        let latest_error = group
+            .last()
+            .and_then(|e| e.event.error.as_deref())
+            .unwrap_or(latest);
+        let forbidden = (cause == Some(Cause::Forbidden)).then(|| Forbidden::of(latest_error));
         let why = match (&webhook, cause) {
             (Some(w), _) => format!("refused by the admission webhook {w}"),
             _ if no_namespace => format!("its namespace {} does not exist", target.namespace),
-            (None, Some(Cause::Forbidden)) => {
-                "forbidden (NodeRestriction, or the namespace is missing or terminating)"
-                    .to_string()
-            }
+            (None, Some(Cause::Forbidden)) => forbidden
+                .as_ref()
+                .map_or_else(String::new, Forbidden::says),
             (None, Some(Cause::AlreadyExists)) => {
                 "a pod of that name already exists (a stale mirror pod with another hash)"
                     .to_string()
@@ -87,6 +92,9 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
                     sh(&target.namespace),
                     sh(&target.name)
                 ),
+                (None, Some(Cause::Forbidden)) if !no_namespace => forbidden
+                    .as_ref()
+                    .map_or_else(String::new, |f| f.fix(&target.namespace)),
                 _ => format!(
                     "kubectl get ns {}; check the kubelet's RBAC and the NodeRestriction admission plugin",
                     sh(&target.namespace)
@@ -96,6 +104,93 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
         f.pod = Some(target);
         f.evidence = quote(&group);
         out.push(f);
+    }
+}
+
+/// Which admission refused a mirror pod (`pods "<name>" is forbidden: <reason>`), read from the
+/// API server's reason.
+enum Forbidden {
+    /// NodeRestriction: `node "<n>" can only create pods with spec.nodeName set to itself`, a
+    /// node creating a pod it may not.
+    NodeRestriction(String),
+    /// PodSecurityPolicy (1.21 and before): `no providers available to validate pod request`, or
+    /// `unable to validate against any pod security policy`: no policy the node may use admits it.
+    PodSecurityPolicy(String),
+    /// Pod Security admission: `violates PodSecurity "<level>:<version>": …` (the namespace's
+    /// `pod-security.kubernetes.io/enforce` label).
+    PodSecurity(String),
+    /// The namespace is being deleted: `unable to create new content in namespace <ns> because
+    /// it is being terminated`.
+    Terminating(String),
+    /// Any other reason, quoted.
+    Other(String),
+}
+
+impl Forbidden {
+    fn of(text: &str) -> Forbidden {
+        let reason = text
+            .split_once("is forbidden: ")
+            .map_or("", |(_, r)| r)
+            .trim()
+            .trim_end_matches(['"', '\\']);
+        let reason: String = reason.chars().take(200).collect();
+        if reason.contains("can only create pods with spec.nodeName")
+            || reason.contains("can only create mirror pods")
+            || reason.contains("NodeRestriction")
+        {
+            Forbidden::NodeRestriction(reason)
+        } else if reason.contains("no providers available to validate pod request")
+            || reason.contains("unable to validate against any pod security policy")
+        {
+            Forbidden::PodSecurityPolicy(reason)
+        } else if reason.contains("violates PodSecurity") {
+            Forbidden::PodSecurity(reason)
+        } else if reason.contains("because it is being terminated") {
+            Forbidden::Terminating(reason)
+        } else {
+            Forbidden::Other(reason)
+        }
+    }
+
+    /// The summary's words: who refused, and the API server's reason.
+    fn says(&self) -> String {
+        match self {
+            Forbidden::NodeRestriction(r) => format!("forbidden by NodeRestriction ({r})"),
+            Forbidden::PodSecurityPolicy(r) => {
+                format!("forbidden by PodSecurityPolicy: no policy the node may use admits it ({r})")
+            }
+            Forbidden::PodSecurity(r) => format!("forbidden by Pod Security admission ({r})"),
+            Forbidden::Terminating(r) => format!("its namespace is being deleted ({r})"),
+            Forbidden::Other(r) if r.is_empty() => "forbidden".to_string(),
+            Forbidden::Other(r) => format!("forbidden: {r}"),
+        }
+    }
+
+    /// The first thing to run, in namespace `ns`.
+    fn fix(&self, ns: &str) -> String {
+        let ns = sh(ns);
+        match self {
+            Forbidden::NodeRestriction(_) => format!(
+                "the node's name and the static pod's spec.nodeName differ: compare kubectl get node \
+                 with the kubelet's --hostname-override; kubectl get ns {ns}"
+            ),
+            Forbidden::PodSecurityPolicy(_) => format!(
+                "kubectl get psp, and a (Cluster)RoleBinding granting use of one to the nodes \
+                 (system:nodes) in namespace {ns}; or turn the PodSecurityPolicy admission plugin off"
+            ),
+            Forbidden::PodSecurity(_) => format!(
+                "kubectl get ns {ns} --show-labels (pod-security.kubernetes.io/enforce): exempt the \
+                 namespace or loosen its level, or fix the static pod's manifest"
+            ),
+            Forbidden::Terminating(_) => format!(
+                "kubectl get ns {ns} -o yaml (its finalizers): the mirror pod is created once the \
+                 namespace is gone and made again"
+            ),
+            Forbidden::Other(_) => format!(
+                "the API server's reason above names the admission plugin or rule; kubectl auth \
+                 can-i create pods -n {ns} --as system:node:<node> --as-group system:nodes"
+            ),
+        }
     }
 }
 

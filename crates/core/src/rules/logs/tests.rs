@@ -732,6 +732,21 @@ fn mirror_pods() {
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "forbidden")],
         ),
         case(
+            "forbidden by NodeRestriction: said with the API server's reason",
+            &[r#"E0407 23:32:03.532257   18134 kubelet.go:1335] Failed creating a mirror pod "etcd-server-m_default": pods "etcd-server-m" is forbidden: node "m" can only create pods with spec.nodeName set to itself"#.to_string()],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "forbidden by NodeRestriction (node \"m\" can only create pods with spec.nodeName set to itself)")],
+        ),
+        case(
+            "forbidden by PodSecurityPolicy, not NodeRestriction (kubernetes/minikube#3818)",
+            &[r#"E0311 09:28:35.129051    3764 kubelet.go:1662] Failed creating a mirror pod for "kube-apiserver-minikube_kube-system(c316be08a9493029252a4321b6ba466f)": pods "kube-apiserver-minikube" is forbidden: no providers available to validate pod request"#.to_string()],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "forbidden by PodSecurityPolicy: no policy the node may use admits it")],
+        ),
+        case(
+            "forbidden by Pod Security admission: its reason quoted",
+            &[r#"E0601 10:00:00.000000    3307 kubelet.go:1690] "Failed creating a mirror pod" err="pods "web-node-a" is forbidden: violates PodSecurity "restricted:latest": hostNetwork=true" pod="shop/web-node-a""#.to_string()],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "forbidden by Pod Security admission (violates PodSecurity \"restricted:latest\": hostNetwork=true)")],
+        ),
+        case(
             "refused by an admission webhook: the webhook named (bottlerocket-os/bottlerocket#1409)",
             &[r#"E0324 00:46:36.333789    3307 kubelet.go:1690] Failed creating a mirror pod for "c-node_default(18df3f29b7ba9816f25786dcb540583a)": admission webhook "mpod.vpc.k8s.aws" denied the request: Webhood encountered error to Get or List object from k8s cache."#.to_string()],
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "admission webhook mpod.vpc.k8s.aws")],
