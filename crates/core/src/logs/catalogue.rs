@@ -746,6 +746,23 @@ fn classify_named<'p>(line: &'p ParsedLine<'_>, head: Head<'p>) -> Event<'p> {
         }
     }
 
+    // The PLEG's printf `PLEG: pod <name>/<namespace> failed reinspection: …` (generic.go
+    // relist): its pod, name first.
+    if kind == EventKind::PodContainerStatusesFailed
+        && ids.pods.is_empty()
+        && let Some(rest) = msg.strip_prefix("PLEG: pod ")
+        && let Some((pod, _)) = rest.split_once(" failed reinspection")
+        && let Some((name, namespace)) = pod.split_once('/')
+        && !name.is_empty()
+        && !namespace.is_empty()
+        && !pod.contains(' ')
+    {
+        ids.pods.push(ids::PodName {
+            namespace: Some(Cow::Borrowed(namespace)),
+            name: Cow::Borrowed(name),
+            uid: None,
+        });
+    }
     if matches!(
         kind,
         EventKind::PodStopRecorded

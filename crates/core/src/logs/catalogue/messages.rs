@@ -539,10 +539,21 @@ pub const FAMILIES: &[Family] = &[
                 "GetPodStatus: ErrorS `getPodContainerStatuses for pod failed` pod, once per error (logReduction)",
                 "1.21-1.34",
             ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/pleg/generic.go",
+                "relist: glog.Errorf `PLEG: pod %s/%s failed reinspection: %v` pod.Name pod.Namespace (name first), then V(5).ErrorS `PLEG: pod failed reinspection` pod: updateCache's GetPodStatus failing for a pod",
+                "1.5-1.34",
+            ),
         ],
         wordings: &[
             structured(
                 "getPodContainerStatuses for pod failed",
+                PodContainerStatusesFailed,
+            ),
+            with(
+                "PLEG: pod ",
+                Cond::Has("failed reinspection"),
                 PodContainerStatusesFailed,
             ),
             with(

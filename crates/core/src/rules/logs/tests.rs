@@ -1495,6 +1495,17 @@ fn pod_status_failing_by_outcome() {
             )],
         ),
         case(
+            "the PLEG's reinspection failing is GetPodStatus failing too; its pod is written name/namespace (kubelet 1.6)",
+            &[format!(
+                "E0620 14:58:26.770401    1561 generic.go:269] PLEG: pod es-data-1/default failed reinspection: rpc error: code = 2 desc = Error: No such container: {C1}"
+            )],
+            &[(
+                FindingKind::PodStatusFailing,
+                Severity::Warning,
+                "the kubelet cannot read the container statuses of pod default/es-data-1: container d0f631ca1ddba is gone from the runtime (NotFound)",
+            )],
+        ),
+        case(
             "not a finding here: a timed-out call is the slow runtime's (RuntimeUnhealthy)",
             &[failed(
                 "10:00:00.000000",
