@@ -763,6 +763,28 @@ fn classify_named<'p>(line: &'p ParsedLine<'_>, head: Head<'p>) -> Event<'p> {
             uid: None,
         });
     }
+    // dockershim's CNI lines name the pod `<namespace>_<name>/<sandbox id>` (cni.go podDesc,
+    // namespace first): `Error deleting <desc> from network <type>/<name>: …`, `Error adding
+    // <desc> to network …`.
+    if matches!(
+        kind,
+        EventKind::DestroyNetworkFailed | EventKind::RunPodSandboxFailed
+    ) && ids.pods.is_empty()
+        && let Some(desc) = msg
+            .strip_prefix("Error deleting ")
+            .or_else(|| msg.strip_prefix("Error adding "))
+            .and_then(|rest| rest.split_once(' ').map(|(desc, _)| desc))
+        && let Some((pod, _id)) = desc.split_once('/')
+        && let Some((namespace, name)) = pod.split_once('_')
+        && !namespace.is_empty()
+        && !name.is_empty()
+    {
+        ids.pods.push(ids::PodName {
+            namespace: Some(Cow::Borrowed(namespace)),
+            name: Cow::Borrowed(name),
+            uid: None,
+        });
+    }
     if matches!(
         kind,
         EventKind::PodStopRecorded

@@ -705,6 +705,12 @@ pub const FAMILIES: &[Family] = &[
                 "1.7-1.20",
             ),
             cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/dockershim/network/cni/cni.go",
+                "addToNetwork: klog.Errorf `Error adding %s to network %s/%s: %v` podDesc (`<namespace>_<name>/<sandbox id>`) type name (dockershim, removed in 1.24)",
+                "1.10-1.23",
+            ),
+            cite(
                 "cri-o/cri-o",
                 "pkg/ocicni/ocicni.go",
                 "addToNetwork: logrus.Errorf `Error adding network: %v` (CRI-O's CNI ADD in RunPodSandbox, naming no pod or sandbox; later in the vendored github.com/cri-o/ocicni, whose SetUpPodWithContext also logs `Error while adding pod to CNI network %q: %s`)",
@@ -728,6 +734,8 @@ pub const FAMILIES: &[Family] = &[
             ),
             w("RunPodSandbox for ", RunPodSandboxStarted),
             w("Error adding network: ", RunPodSandboxFailed),
+            // dockershim cni.go addToNetwork: `Error adding %s to network %s/%s: %v`.
+            with("Error adding ", Cond::Has(" to network "), RunPodSandboxFailed),
             w(
                 "Error while adding pod to CNI network ",
                 RunPodSandboxFailed,

@@ -340,6 +340,16 @@ fn container_lifecycle_and_the_notfound_race() {
         error: Some("netplugin failed with no error message: signal: killed"),
         ..ROW
     });
+    // dockershim's CNI DEL names the pod `<namespace>_<name>/<sandbox id>` (cni.go podDesc)
+    check(&Row {
+        line: r#"E0131 12:10:12.180000    1829 cni.go:345] Error deleting kube-system_kube-dns-f69c6b55-txhx4/dd498908460e2f7e2bd7bfd1b3bee8d1e84bd5e9ea1d84c1ed2a7a4e2ebd79e0 from network calico/calico-k8s-network: netplugin failed but error parsing its diagnostic message "": unexpected end of JSON input"#,
+        kind: EventKind::DestroyNetworkFailed,
+        cause: Some(Cause::CniTeardown(CniFailure::PluginNoErrorMessage)),
+        pods: &[(Some("kube-system"), "kube-dns-f69c6b55-txhx4", None)],
+        sandbox: Some("dd498908460e2f7e2bd7bfd1b3bee8d1e84bd5e9ea1d84c1ed2a7a4e2ebd79e0"),
+        error: Some("netplugin failed but error parsing"),
+        ..ROW
+    });
     // a DEL that timed out is still a CNI teardown
     check(&Row {
         line: r#"time="2021-01-25 16:45:10.211283467Z" level=error msg="Error while removing pod from CNI network \"multus-cni-network\": netplugin failed with no error message: context deadline exceeded""#,
@@ -1344,6 +1354,7 @@ fn legacy_and_new_wordings_of_this_round() {
         line: r#"E0601 10:00:00.000000    1234 cni.go:387] Error deleting shop_web-0/320983ce679b69a1fa11436cfe75780398955ba0c7487db46102f854b35ca69a from network flannel/cbr0: failed to find plugin "flannel" in path [/opt/cni/bin]"#,
         kind: EventKind::DestroyNetworkFailed,
         cause: Some(Cause::CniTeardown(CniFailure::PluginMissing)),
+        pods: &[(Some("shop"), "web-0", None)],
         sandbox: Some("320983ce679b69a1fa11436cfe75780398955ba0c7487db46102f854b35ca69a"),
         error: Some("failed to find plugin \"flannel\""),
         ..ROW
