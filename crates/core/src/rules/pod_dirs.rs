@@ -246,7 +246,20 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
                             .split_once("err: ")
                             .map(|(_, r)| r.trim().to_string())
                     });
-                let why = match failed {
+                // Later kubelets say which removal failed: `orphaned pod "<uid>" found, but error
+                // occurred when trying to remove the volumes dir: not a directory`.
+                let occurred = group.iter().rev().find_map(|e| {
+                    let t = e.event.error.as_deref().unwrap_or(&e.text);
+                    let (_, rest) = t.split_once("found, but error occurred ")?;
+                    let rest = rest.split('"').next().unwrap_or(rest).trim_end_matches('\\');
+                    Some(format!("error occurred {}", rest.trim()))
+                });
+                let why = match failed.or(occurred) {
+                    Some(err) if err.ends_with("not a directory") => format!(
+                        "removing it fails: {err}: a file sits where the kubelet removes only \
+                         empty directories (a CSI driver's vol_data.json left in \
+                         volumes/kubernetes.io~csi/<volume>/?)"
+                    ),
                     Some(err) => format!("removing it fails: {err}"),
                     None => format!("{what} are still present"),
                 };

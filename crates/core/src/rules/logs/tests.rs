@@ -678,6 +678,17 @@ fn orphaned_pod_volumes() {
                 "elsewhere",
             )],
         ),
+        case(
+            "the removal's own error said: a file where only directories are removed (kubernetes/kubernetes#114698's CSI leftover)",
+            &[format!(
+                r#"E0104 18:51:21.080528    1612 kubelet_volumes.go:245] "There were many similar errors. Turn up verbosity to see them." err="orphaned pod \"{UID1}\" found, but error occurred when trying to remove the volumes dir: not a directory" numErrs=1"#
+            )],
+            &[(
+                FindingKind::OrphanedPodVolumes,
+                Severity::Warning,
+                "removing it fails: error occurred when trying to remove the volumes dir: not a directory: a file sits where the kubelet removes only empty directories",
+            )],
+        ),
         Case {
             name: "not a finding: the pod directory is gone",
             kubelet: vec![legacy("00:36:34.697341", UID1)],
