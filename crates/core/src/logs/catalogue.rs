@@ -612,6 +612,12 @@ fn head<'p>(line: &'p ParsedLine<'_>) -> Option<Head<'p>> {
         return None;
     }
     let msg: &'p str = line.msg.trim();
+    // A message pasted in Markdown bold (`"**RunPodSandbox from runtime service failed**"`): its
+    // words are read without the markers.
+    let msg = match msg.strip_prefix("**") {
+        Some(bold) => bold.strip_suffix("**").unwrap_or(bold),
+        None => msg,
+    };
     let field_err: Option<&'p str> = line.field("err").or_else(|| line.field("error"));
     let Hit {
         mut kind,
@@ -761,6 +767,20 @@ fn classify_named<'p>(line: &'p ParsedLine<'_>, head: Head<'p>) -> Event<'p> {
             namespace: Some(Cow::Borrowed(namespace)),
             name: Cow::Borrowed(name),
             uid: None,
+        });
+    }
+    // Multus names the pod in its error: `[<namespace>/<name>:<network>]: error adding container
+    // to network …` (v3), `[<namespace>/<name>/<uid>:<network>]: …` (v4).
+    if matches!(
+        kind,
+        EventKind::RunPodSandboxFailed | EventKind::CreatePodSandboxFailed
+    ) && ids.pods.is_empty()
+        && let Some((namespace, name, uid)) = multus_pod(error.unwrap_or(msg))
+    {
+        ids.pods.push(ids::PodName {
+            namespace: Some(Cow::Borrowed(namespace)),
+            name: Cow::Borrowed(name),
+            uid: uid.map(Cow::Borrowed),
         });
     }
     // dockershim's CNI lines name the pod `<namespace>_<name>/<sandbox id>` (cni.go podDesc,
@@ -1252,6 +1272,27 @@ fn is_not_found(text: &str) -> bool {
         || contains!(text, "not found")
         || contains!(text, "ID does not exist")
         || contains!(text, "No such container")
+}
+
+/// The pod Multus names in an ADD or DEL error: `[<namespace>/<name>:<network>]: error adding
+/// container to network …` (Multus v3), `[<namespace>/<name>/<uid>:<network>]: …` (v4), as
+/// (namespace, name, UID).
+fn multus_pod(text: &str) -> Option<(&str, &str, Option<&str>)> {
+    let end = text
+        .find("]: error adding container to network")
+        .or_else(|| text.find("]: error deleting container from network"))?;
+    let open = text[..end].rfind('[')?;
+    let (pod, _network) = text[open + 1..end].split_once(':')?;
+    let mut parts = pod.split('/');
+    let (namespace, name) = (parts.next()?, parts.next()?);
+    let uid = parts.next().filter(|u| ids::is_pod_uid(u));
+    let word = |w: &str| {
+        !w.is_empty()
+            && w
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+    };
+    (word(namespace) && word(name) && parts.next().is_none()).then_some((namespace, name, uid))
 }
 
 fn config_source(line: &ParsedLine<'_>, msg: &str) -> Option<ConfigSource> {

@@ -340,6 +340,17 @@ fn container_lifecycle_and_the_notfound_race() {
         error: Some("netplugin failed with no error message: signal: killed"),
         ..ROW
     });
+    // a message pasted in Markdown bold; Multus names the pod in its error
+    // (k3s-io/k3s#5672's KubeVirt node)
+    check(&Row {
+        line: r#"E0607 11:38:12.821024    6204 **remote_runtime**.go:116] "**RunPodSandbox from runtime service failed**" err="rpc error: code = Unknown desc = failed to setup network for sandbox \"302404d3715d53807421355f5ddb7257aa2f7aa8851e330615ff8c031c5bf0f5\": [default/virt-launcher-defaultbip-1-1-ln4jc:mgmt-conf-defaultbip-1]: error adding container to network \"mgmt-conf-defaultbip-1\": address already in use""#,
+        kind: EventKind::CreatePodSandboxFailed,
+        cause: Some(Cause::Other),
+        pods: &[(Some("default"), "virt-launcher-defaultbip-1-1-ln4jc", None)],
+        sandbox: Some("302404d3715d53807421355f5ddb7257aa2f7aa8851e330615ff8c031c5bf0f5"),
+        error: Some("rpc error: code = Unknown desc = failed to setup network"),
+        ..ROW
+    });
     // dockershim's CNI DEL names the pod `<namespace>_<name>/<sandbox id>` (cni.go podDesc)
     check(&Row {
         line: r#"E0131 12:10:12.180000    1829 cni.go:345] Error deleting kube-system_kube-dns-f69c6b55-txhx4/dd498908460e2f7e2bd7bfd1b3bee8d1e84bd5e9ea1d84c1ed2a7a4e2ebd79e0 from network calico/calico-k8s-network: netplugin failed but error parsing its diagnostic message "": unexpected end of JSON input"#,
