@@ -177,20 +177,54 @@ pub(super) fn static_pod_removal_blocked(logs: &Logs<'_>, out: &mut Vec<Finding>
     if group.is_empty() {
         return;
     }
+    // The sources the log shows delivering pods (a `SyncLoop` op from it): not the one that has
+    // not synced.
+    let delivering: BTreeSet<&str> = logs
+        .all
+        .iter()
+        .filter(|e| matches!(e.event.kind, EventKind::SyncLoop(_)))
+        .filter_map(|e| {
+            e.event.config_source.map(|s| match s {
+                ConfigSource::Api => "api",
+                ConfigSource::File => "file",
+                ConfigSource::Http => "http",
+            })
+        })
+        .collect();
+    let (note, fix) = if delivering.contains("api") {
+        (
+            format!(
+                "; the log shows the {} source{} delivering pods, so the one not ready is another \
+                 (the static pod directory's file source, or the static pod URL's http source)",
+                delivering.iter().copied().collect::<Vec<_>>().join(" and "),
+                if delivering.len() == 1 { "" } else { "s" }
+            ),
+            "check the kubelet's other config sources: the static pod directory (staticPodPath, \
+             --pod-manifest-path) must exist and be readable, the static pod URL (--manifest-url) \
+             must answer; an embedding kubelet (a mesos executor, k3s) may hold its own source \
+             unready; once every source has synced the removal proceeds"
+                .to_string(),
+        )
+    } else {
+        (
+            String::new(),
+            "check the kubelet's connection to the API server (journalctl -u kubelet | grep -i -e \
+             'connection refused' -e Unauthorized); once the API source syncs the removal proceeds"
+                .to_string(),
+        )
+    };
     let mut f = finding(
         FindingKind::StaticPodRemovalBlocked,
         Severity::Warning,
         format!(
-            "the kubelet skips pod removal and housekeeping because its config sources are not ready ({}{})",
+            "the kubelet skips pod removal and housekeeping because its config sources are not ready ({}{}){note}",
             plural(records(&group), "record", "records"),
             over(&group)
         ),
         "kubelet.go HandlePodRemoves and syncLoopIteration: until every config source (file, http, api) has \
          synced, removals are skipped (\"skipping delete because sources aren't ready yet\") so a removed static \
          pod keeps running",
-        "check the kubelet's connection to the API server (journalctl -u kubelet | grep -i -e 'connection refused' \
-         -e Unauthorized); once the API source syncs the removal proceeds"
-            .to_string(),
+        fix,
     );
     f.pod = logs.pod_of(&NodeView::empty(), &group, None, None);
     f.evidence = quote(&group);

@@ -951,6 +951,14 @@ fn node_level_rules() {
             &[(FindingKind::StaticPodRemovalBlocked, Severity::Warning, "sources are not ready")],
         ),
         case(
+            "the api source delivering (its REMOVE in the log): the one not ready is another (d2iq-archive/kubernetes-mesos#557's executor)",
+            &[
+                r#"I1013 20:45:31.785908     201 kubelet.go:1974] SyncLoop (REMOVE, "api"): "pfpod_e2e-tests-port-forwarding-ylnsc""#.to_string(),
+                r#"I1013 20:45:31.785926     201 kubelet.go:2065] Failed to delete pod "pfpod_e2e-tests-port-forwarding-ylnsc", err: skipping delete because sources aren't ready yet"#.to_string(),
+            ],
+            &[(FindingKind::StaticPodRemovalBlocked, Severity::Warning, "the log shows the api source delivering pods, so the one not ready is another")],
+        ),
+        case(
             "PLEG not healthy: critical, with how long",
             &[r#"I0102 06:42:00.569834  250135 kubelet.go:1771] skipping pod synchronization - [container runtime is down PLEG is not healthy: pleg was last seen active 66h20m49.039936615s ago; threshold is 3m0s]"#.to_string()],
             &[(FindingKind::RuntimeUnhealthy, Severity::Critical, "2d18h")],
