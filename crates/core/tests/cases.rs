@@ -1920,6 +1920,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "77-containerd-no-runtime-handler-minikube-gvisor",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2019,
+            records: 3,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -1288,8 +1288,7 @@ fn multus_pod(text: &str) -> Option<(&str, &str, Option<&str>)> {
     let uid = parts.next().filter(|u| ids::is_pod_uid(u));
     let word = |w: &str| {
         !w.is_empty()
-            && w
-                .bytes()
+            && w.bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
     };
     (word(namespace) && word(name) && parts.next().is_none()).then_some((namespace, name, uid))

@@ -58,9 +58,9 @@ pub(super) fn mirror_pod_create_failed(logs: &Logs<'_>, out: &mut Vec<Finding>) 
         let why = match (&webhook, cause) {
             (Some(w), _) => format!("refused by the admission webhook {w}"),
             _ if no_namespace => format!("its namespace {} does not exist", target.namespace),
-            (None, Some(Cause::Forbidden)) => forbidden
-                .as_ref()
-                .map_or_else(String::new, Forbidden::says),
+            (None, Some(Cause::Forbidden)) => {
+                forbidden.as_ref().map_or_else(String::new, Forbidden::says)
+            }
             (None, Some(Cause::AlreadyExists)) => {
                 "a pod of that name already exists (a stale mirror pod with another hash)"
                     .to_string()
@@ -157,7 +157,9 @@ impl Forbidden {
         match self {
             Forbidden::NodeRestriction(r) => format!("forbidden by NodeRestriction ({r})"),
             Forbidden::PodSecurityPolicy(r) => {
-                format!("forbidden by PodSecurityPolicy: no policy the node may use admits it ({r})")
+                format!(
+                    "forbidden by PodSecurityPolicy: no policy the node may use admits it ({r})"
+                )
             }
             Forbidden::PodSecurity(r) => format!("forbidden by Pod Security admission ({r})"),
             Forbidden::Terminating(r) => format!("its namespace is being deleted ({r})"),

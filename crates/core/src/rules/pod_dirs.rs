@@ -251,7 +251,11 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
                 let occurred = group.iter().rev().find_map(|e| {
                     let t = e.event.error.as_deref().unwrap_or(&e.text);
                     let (_, rest) = t.split_once("found, but error occurred ")?;
-                    let rest = rest.split('"').next().unwrap_or(rest).trim_end_matches('\\');
+                    let rest = rest
+                        .split('"')
+                        .next()
+                        .unwrap_or(rest)
+                        .trim_end_matches('\\');
                     Some(format!("error occurred {}", rest.trim()))
                 });
                 let why = match failed.or(occurred) {

@@ -130,8 +130,9 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         ),
         "kubelet.go syncLoop and pleg/generic.go Healthy: when the PLEG has not relisted within 3 minutes the \
          kubelet skips every pod sync and the node goes NotReady",
-        "crictl info and crictl ps (does the runtime answer?); journalctl -u containerd for hung shims or \
-         storage errors; systemctl restart containerd"
+        "crictl info and crictl ps (does the runtime answer?); the runtime's log (journalctl -u containerd, \
+         -u crio or -u docker) for hung shims or storage errors; restart the runtime (systemctl restart \
+         containerd, crio or docker)"
             .to_string(),
     );
     f.evidence = quote(&all);

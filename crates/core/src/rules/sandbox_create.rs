@@ -96,6 +96,10 @@ enum Class {
     /// of the pod (`error reserving pod name … for id <new id>: name is reserved`): still in
     /// progress, or its sandbox left. The holder is not named.
     CrioNameReserved,
+    /// The pod's RuntimeClass handler is not configured in the runtime: containerd's `no runtime
+    /// for "<handler>" is configured`, CRI-O's `failed to find runtime handler <handler> from
+    /// runtime list`. No retry mends a configuration.
+    NoRuntimeHandler(String),
     /// A call timed out (`RuntimeUnhealthy` reports it).
     Timeout,
     /// Anything else.
@@ -128,6 +132,13 @@ fn classify(e: &LoggedEvent) -> Class {
             _ => AddFailure::Other,
         };
         return Class::CniAdd(cni_plugin(&err).map(str::to_string), why);
+    }
+    if let Some(handler) = quoted_after(&err, "no runtime for ") {
+        return Class::NoRuntimeHandler(handler.to_string());
+    }
+    if let Some((_, rest)) = err.split_once("failed to find runtime handler ") {
+        let handler = rest.split_whitespace().next().unwrap_or_default();
+        return Class::NoRuntimeHandler(handler.to_string());
     }
     if e.event.cause == Some(Cause::Timeout) {
         return Class::Timeout;
@@ -201,7 +212,7 @@ fn last_class(group: &[&LoggedEvent]) -> Class {
         .map(|e| classify(e))
         .min_by_key(|c| match c {
             Class::NameReserved(h) if !h.is_empty() => 0,
-            Class::NameReserved(_) | Class::CrioNameReserved => 1,
+            Class::NameReserved(_) | Class::CrioNameReserved | Class::NoRuntimeHandler(_) => 1,
             Class::CniAdd(..) => 2,
             Class::Timeout => 3,
             Class::Other => 4,
@@ -358,7 +369,10 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         // A reserved name is no transient the next sync mends: once is enough. So is CRI-O's: the
         // kubelet retried a RunPodSandbox that ran past its runtime request timeout (2m), a
         // sandbox creation that slow (a creation of the pod logged after it ends the finding).
-        let reserved = matches!(class, Class::NameReserved(_) | Class::CrioNameReserved);
+        let reserved = matches!(
+            class,
+            Class::NameReserved(_) | Class::CrioNameReserved | Class::NoRuntimeHandler(_)
+        );
         // One attempt: the next sync may mend it, so only an info (below).
         let single = attempts(&group) < 2 && stuck.is_empty() && cleanup.is_empty() && !reserved;
         if created_of
@@ -697,6 +711,19 @@ fn describe(class: &Class) -> (String, &'static str, String) {
              progress: sandbox creation is slow, read CRI-O's log (journalctl -u crio) for the CNI ADD \
              and the pause image of that sandbox"
                 .to_string(),
+        ),
+        Class::NoRuntimeHandler(handler) => (
+            format!(
+                "the runtime has no handler {handler:?} for the pod's RuntimeClass, so no retry \
+                 mends it"
+            ),
+            "CRI RunPodSandbox with the runtime handler of the pod's RuntimeClass: the runtime \
+             fails every sandbox of a handler its configuration does not define",
+            format!(
+                "kubectl get runtimeclass -o wide (which class names handler {handler:?}); define it \
+                 in the runtime (containerd: [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.{handler}], \
+                 CRI-O: [crio.runtime.runtimes.{handler}]) and restart it, or fix the RuntimeClass"
+            ),
         ),
         Class::Timeout => (
             "RunPodSandbox times out".to_string(),

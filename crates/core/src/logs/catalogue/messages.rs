@@ -735,7 +735,11 @@ pub const FAMILIES: &[Family] = &[
             w("RunPodSandbox for ", RunPodSandboxStarted),
             w("Error adding network: ", RunPodSandboxFailed),
             // dockershim cni.go addToNetwork: `Error adding %s to network %s/%s: %v`.
-            with("Error adding ", Cond::Has(" to network "), RunPodSandboxFailed),
+            with(
+                "Error adding ",
+                Cond::Has(" to network "),
+                RunPodSandboxFailed,
+            ),
             w(
                 "Error while adding pod to CNI network ",
                 RunPodSandboxFailed,

@@ -345,3 +345,25 @@ fn crio_cleanup_of_a_failed_add_is_the_adds() {
         "{found:#?}"
     );
 }
+
+/// A RuntimeClass handler the runtime does not define fails every sandbox of it: once is
+/// enough, in containerd's words and CRI-O's.
+#[test]
+fn a_missing_runtime_handler_is_no_transient() {
+    let containerd = create_findings(
+        "E1024 17:27:17.527779    2176 kuberuntime_sandbox.go:68] CreatePodSandbox for pod \"nginx-untrusted_default(08391835-b41d-4564-9a46-6cc4f8294759)\" failed: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for \"untrusted\" is configured\n",
+    );
+    assert_eq!(containerd.len(), 1, "{containerd:#?}");
+    assert_eq!(containerd[0].0, Severity::Warning);
+    assert!(
+        containerd[0].1.starts_with(
+            "pod sandboxes cannot be created: the runtime has no handler \"untrusted\" for the pod's RuntimeClass"
+        ),
+        "{containerd:#?}"
+    );
+    let crio = create_findings(
+        "E0601 10:00:00.000000    2176 kuberuntime_sandbox.go:72] \"Failed to create sandbox for pod\" err=\"rpc error: code = Unknown desc = failed to find runtime handler kata from runtime list map[runc:0xc000]\" pod=\"shop/web-0\"\n",
+    );
+    assert_eq!(crio.len(), 1, "{crio:#?}");
+    assert!(crio[0].1.contains("no handler \"kata\""), "{crio:#?}");
+}
