@@ -655,9 +655,11 @@ fn unread_sources(sources: &BTreeMap<String, SourceStatus>) -> Vec<String> {
     sources
         .iter()
         .filter_map(|(name, s)| {
+            // A log not understood was read: what it holds of the pod is in the timeline, and
+            // its detail says how much was not understood.
             let state = match s.status? {
-                SourceState::Error => "failed",
-                SourceState::Degraded => "degraded",
+                SourceState::Error => "not read",
+                SourceState::Degraded => "read in part",
                 SourceState::NotUnderstood => "not understood",
                 SourceState::Ok | SourceState::Unavailable => return None,
             };
@@ -726,14 +728,14 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
             args.pod
         );
         if !unread.is_empty() {
-            message.push_str(" in what was read; not read: ");
+            message.push_str(" in what was read; ");
             message.push_str(&unread.join("; "));
         }
         anyhow::bail!(message);
     }
     // A timeline from part of the node: said on stderr, so stdout stays the timeline.
     for problem in &unread {
-        eprintln!("warning: not read: {problem}");
+        eprintln!("warning: {problem}");
     }
     let report = podcoroner_node::api::TimelineReport::new(&node, now, &args.pod, &timeline);
     let text = match args.output {

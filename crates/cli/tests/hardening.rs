@@ -110,14 +110,14 @@ fn explain_says_why_a_query_cannot_match_and_prints_nothing_for_an_unknown_pod()
     assert_eq!(
         err,
         format!(
-            "warning: not read: runtime_log ({empty}) not understood: no line read, the file is empty: the wrong file, or rotated away?\n"
+            "warning: runtime_log ({empty}) not understood: no line read, the file is empty: the wrong file, or rotated away?\n"
         )
     );
     let (code, out, err) = explain("shop/cart-0", &["--kubelet-log", &empty]);
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
     assert!(
         err.contains(&format!(
-            "nothing on this node names \"shop/cart-0\" (a pod UID, namespace/name, sandbox or container ID) in what was read; not read: kubelet_log ({empty}) not understood: no line read"
+            "nothing on this node names \"shop/cart-0\" (a pod UID, namespace/name, sandbox or container ID) in what was read; kubelet_log ({empty}) not understood: no line read"
         )),
         "{err}"
     );

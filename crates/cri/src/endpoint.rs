@@ -72,14 +72,17 @@ pub struct EndpointInputs<'a> {
     pub crictl_config: Option<(&'a Path, &'a str)>,
 }
 
+/// The longest socket path a unix socket address holds (`sun_path` is 108 bytes with its NUL).
+pub const MAX_SOCKET_PATH_BYTES: usize = 107;
+
 /// Parses an endpoint into its normalized `unix:///path` form and its socket path.
 ///
 /// Accepts `unix:///abs/path`, `unix:/abs/path` and a bare `/abs/path`.
 ///
 /// # Errors
 ///
-/// [`Error::InvalidEndpoint`] for an empty string, another scheme (`tcp://`, `npipe://`) or a
-/// relative path.
+/// [`Error::InvalidEndpoint`] for an empty string, a control character (a NUL), another scheme
+/// (`tcp://`, `npipe://`), a relative path, or a path longer than [`MAX_SOCKET_PATH_BYTES`].
 pub fn parse_endpoint(endpoint: &str) -> Result<(String, PathBuf)> {
     let invalid = |reason| Error::InvalidEndpoint {
         endpoint: endpoint.to_owned(),
@@ -89,17 +92,39 @@ pub fn parse_endpoint(endpoint: &str) -> Result<(String, PathBuf)> {
     if trimmed.is_empty() {
         return Err(invalid("empty"));
     }
-    let path = if let Some(rest) = trimmed.strip_prefix("unix://") {
-        rest
-    } else if let Some(rest) = trimmed.strip_prefix("unix:") {
-        rest
-    } else if trimmed.contains("://") {
-        return Err(invalid("only unix sockets (unix:///path) are supported"));
-    } else {
-        trimmed
+    if trimmed.chars().any(char::is_control) {
+        return Err(invalid("it holds a control character"));
+    }
+    // The scheme is case-insensitive, as Go's url.Parse (cri-client) takes it.
+    let scheme = trimmed
+        .split_once(':')
+        .map(|(s, _)| s)
+        .filter(|s| !s.contains('/'));
+    let path = match scheme {
+        Some(s) if s.eq_ignore_ascii_case("unix") => {
+            let rest = &trimmed[s.len() + 1..];
+            match rest.strip_prefix("//") {
+                // `unix://localhost/path`: a host before the path, which a unix socket ignores.
+                Some(r) if !r.starts_with('/') && !r.is_empty() => {
+                    r.find('/').map_or(r, |at| &r[at..])
+                }
+                Some(r) => r,
+                None => rest,
+            }
+        }
+        Some(_) if trimmed.contains("://") => {
+            return Err(invalid("only unix sockets (unix:///path) are supported"));
+        }
+        _ => trimmed,
     };
     if !path.starts_with('/') {
         return Err(invalid("the socket path must be absolute"));
+    }
+    // `sun_path` holds 108 bytes with its NUL: a longer path cannot be connected to.
+    if path.len() > MAX_SOCKET_PATH_BYTES {
+        return Err(invalid(
+            "the socket path is longer than a unix socket address holds (107 bytes)",
+        ));
     }
     Ok((format!("unix://{path}"), PathBuf::from(path)))
 }
@@ -355,12 +380,24 @@ mod tests {
             ok(" unix:///run/x.sock\n"),
             ("unix:///run/x.sock".into(), "/run/x.sock".into())
         );
+        // The scheme in any case, and a host before the path, as Go's url.Parse reads them.
+        assert_eq!(
+            ok("UNIX:///run/x.sock"),
+            ("unix:///run/x.sock".into(), "/run/x.sock".into())
+        );
+        assert_eq!(
+            ok("unix://localhost/run/x.sock"),
+            ("unix:///run/x.sock".into(), "/run/x.sock".into())
+        );
+        let long = format!("/{}", "a".repeat(MAX_SOCKET_PATH_BYTES));
         for bad in [
             "",
             "tcp://127.0.0.1:1234",
             "npipe:////./pipe/x",
             "unix://relative.sock",
             "x.sock",
+            "unix:///run/x\0.sock",
+            long.as_str(),
         ] {
             let err = parse_endpoint(bad).unwrap_err();
             assert!(matches!(err, Error::InvalidEndpoint { .. }), "{bad}: {err}");

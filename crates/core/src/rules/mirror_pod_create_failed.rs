@@ -264,11 +264,45 @@ const UNREACHABLE: &[(&str, &str)] = &[
     ("connection reset by peer", "connection reset"),
     ("http2: client connection lost", "connection lost"),
     ("Client.Timeout exceeded", "request timeout"),
+    ("context deadline exceeded", "request timeout"),
+    (": EOF", "connection closed (EOF)"),
+    ("x509: ", "TLS: the API server's certificate is not trusted"),
     (
         "the server is currently unable to handle the request",
         "API server unavailable (503)",
     ),
 ];
+
+/// The longest gap between two refusals of one outage: the kubelet retries the mirror pod at
+/// every sync of the static pod (`syncFrequency`, 1 minute, and at once on a pod change), so a
+/// gap longer than a few syncs is two outages, not one.
+const SAME_OUTAGE: SignedDuration = SignedDuration::from_mins(5);
+
+/// The longest run of `group`'s records (their folded repeats included) with no gap over
+/// [`SAME_OUTAGE`]: how long the API server stayed out of reach at once.
+fn longest_outage(group: &[&LoggedEvent]) -> SignedDuration {
+    let mut times: Vec<Timestamp> = group
+        .iter()
+        .flat_map(|e| {
+            let folded = e.folded.as_ref().and_then(|f| f.span);
+            e.time
+                .into_iter()
+                .chain(folded.into_iter().flat_map(|(a, b)| [a, b]))
+        })
+        .collect();
+    times.sort_unstable();
+    let mut longest = SignedDuration::ZERO;
+    let mut start = times.first().copied();
+    for w in times.windows(2) {
+        if w[1].duration_since(w[0]) > SAME_OUTAGE {
+            start = Some(w[1]);
+        }
+        if let Some(s) = start {
+            longest = longest.max(w[1].duration_since(s));
+        }
+    }
+    longest
+}
 
 /// How long the kubelet may fail to reach the API server with its mirror pods before it is more
 /// than a start: a static API server comes up within a minute or two of its kubelet, and a
@@ -298,7 +332,7 @@ fn mirror_api_unreachable(
 ) -> Finding {
     let mut target = split_pod(pod);
     target.uid = static_uid(logs, pod).unwrap_or_default();
-    let lasting = span(group) >= API_UNREACHABLE_FOR;
+    let lasting = longest_outage(group) >= API_UNREACHABLE_FOR;
     let summary = if lasting {
         format!(
             "the kubelet cannot reach the API server to create the mirror pod of static pod {pod} ({how}, {}{}): \

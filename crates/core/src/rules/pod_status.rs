@@ -113,7 +113,9 @@ pub(super) fn pod_status_failing(logs: &Logs<'_>, view: &NodeView, out: &mut Vec
         let gone = not_found(err);
         let malformed = !gone && malformed_answer(err);
         // The CRI client's own line names the container whose answer it rejected.
-        let rejected = malformed
+        // The CRI client's own line of the same error names the container (`verify
+        // ContainerStatus failed`, `ContainerStatus from runtime service failed`).
+        let rejected = (!gone)
             .then(|| rejected_answer(logs, err, &group))
             .flatten();
         let container = group
@@ -139,7 +141,13 @@ pub(super) fn pod_status_failing(logs: &Logs<'_>, view: &NodeView, out: &mut Vec
                     .as_deref()
                     .map_or(String::new(), |c| format!(" for container {}", shown(c)))
             ),
-            (_, false) => "the runtime returned an error".to_string(),
+            (_, false) => format!(
+                "the runtime returned an error{} ({})",
+                container
+                    .as_deref()
+                    .map_or(String::new(), |c| format!(" for container {}", shown(c))),
+                err.chars().take(200).collect::<String>()
+            ),
         };
         let mut summary = format!(
             "the kubelet cannot read the container statuses{whose}: {what} ({}{}); GetPodStatus fails, \
@@ -160,6 +168,13 @@ pub(super) fn pod_status_failing(logs: &Logs<'_>, view: &NodeView, out: &mut Vec
                 "the runtime's answer is at fault, not the kubelet: crictl inspect {} shows the fields \
                  it returns; upgrade the runtime (its release notes for ContainerStatus) or restart it, \
                  and recreate the container if its stored state lacks the field",
+                container.as_deref().map_or("<id>", shown)
+            )
+        } else if !gone {
+            format!(
+                "the runtime's error is the cause: crictl inspect {} and the runtime's log (journalctl \
+                 -u containerd, -u crio or -u docker) for it; systemctl restart kubelet once it is fixed \
+                 (the kubelet reads the pod's containers afresh)",
                 container.as_deref().map_or("<id>", shown)
             )
         } else {

@@ -817,9 +817,30 @@ fn mirror_pods() {
             &[(FindingKind::MirrorPodCreateFailed, Severity::Info, "could not reach the API server to create the mirror pod of static pod kube-system/kube-apiserver-m (connection refused, 2 records")],
         ),
         case(
-            "the API server out of reach for 10 minutes: a warning",
-            &[unreachable("19:32:00.087516"), unreachable("19:42:00.101000")],
+            "the API server out of reach for 10 minutes at once (a refusal at every sync): a warning",
+            &[
+                unreachable("19:32:00.087516"),
+                unreachable("19:35:00.101000"),
+                unreachable("19:38:00.101000"),
+                unreachable("19:41:00.101000"),
+                unreachable("19:42:00.101000"),
+            ],
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "cannot reach the API server")],
+        ),
+        case(
+            "two short outages hours apart (a start, then an API server restart): no lasting one, an info",
+            &[
+                unreachable("19:32:00.087516"),
+                unreachable("19:32:30.000000"),
+                unreachable("23:32:00.000000"),
+                unreachable("23:32:40.000000"),
+            ],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Info, "could not reach the API server")],
+        ),
+        case(
+            "a connection closed (EOF) is no refusal either",
+            &[r#"E1230 19:32:00.087516    2673 kubelet.go:1508] Failed creating a mirror pod for "kube-apiserver-m_kube-system(0b5b0aeb538ecadb4e05c9a98ce4c885)": Post https://127.0.0.1:6443/api/v1/namespaces/kube-system/pods: EOF"#.to_string()],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Info, "(connection closed (EOF), 1 record)")],
         ),
     ]);
 }
@@ -1511,6 +1532,23 @@ fn pod_status_failing_by_outcome() {
                 FindingKind::PodStatusFailing,
                 Severity::Warning,
                 "the runtime's ContainerStatus answer for container d0f631ca1ddba lacks a field the kubelet requires (status.Image is not set): a runtime bug",
+            )],
+        ),
+        case(
+            "another runtime error: the container from the CRI client's line, the fix the runtime's",
+            &[
+                format!(
+                    r#"E0601 09:59:59.900000   19130 remote_runtime.go:415] "ContainerStatus from runtime service failed" err="rpc error: code = Unknown desc = readlink /var/lib/docker/overlay2/l: invalid argument" containerID="{C1}""#
+                ),
+                failed(
+                    "10:00:00.000000",
+                    "rpc error: code = Unknown desc = readlink /var/lib/docker/overlay2/l: invalid argument",
+                ),
+            ],
+            &[(
+                FindingKind::PodStatusFailing,
+                Severity::Warning,
+                "the runtime returned an error for container d0f631ca1ddba (rpc error: code = Unknown desc = readlink",
             )],
         ),
         case(
