@@ -537,3 +537,28 @@ fn yearless_times_take_the_year_of_dated_records() {
         "records from 2023-03-02T20:05:10Z to 2023-03-02T20:05:10Z; yearless times read in 2023, the year of the other log"
     );
 }
+
+/// `explain` reads a log given as a pipe (the standard input from one, `<(zcat …)`) once, every
+/// event kept: its rounds read a regular file again, and a pipe is empty the second time.
+#[test]
+fn explain_reads_a_piped_log_once() {
+    use std::io::Write as _;
+    let mut child = ok(std::process::Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args(["explain", "shop/cart-0", "--offline", "--kubelet-log", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn());
+    let mut stdin = child.stdin.take().expect("piped");
+    ok(stdin.write_all(
+        b"I1129 10:00:00.000000    1234 kubelet.go:2431] \"SyncLoop ADD\" source=\"api\" pods=[\"shop/cart-0\"]\n",
+    ));
+    drop(stdin);
+    let out = ok(child.wait_with_output());
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("SyncLoop ADD"), "{stdout}");
+}

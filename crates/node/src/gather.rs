@@ -103,12 +103,27 @@ pub async fn gather(opts: &SourceOptions) -> anyhow::Result<Gathered> {
 /// [`Gathered::events`] holds exactly the events `explain` over every event would show (but for
 /// a journal printed newest first, whose records the rounds see newest first: the same
 /// identity unless the rounds run out). Two reads of each log besides the first in the usual
-/// case: a round that grows the identity, one that confirms it.
+/// case: a round that grows the identity, one that confirms it. A log that is no regular file (a
+/// pipe) is read once, every event kept.
 ///
 /// # Errors
 /// As [`gather`].
 pub async fn gather_for_explain(opts: &SourceOptions, query: &str) -> anyhow::Result<Gathered> {
     use podcoroner_core::timeline::Identity;
+    // A log that cannot be read twice (a pipe: `--kubelet-log <(zcat …)`, or the standard input
+    // from one) is read once, keeping every event: the rounds would find it empty after the
+    // first.
+    let once_only = opts
+        .kubelet_logs
+        .iter()
+        .chain(&opts.runtime_logs)
+        .any(|s| match s {
+            podcoroner_logs::Source::File(p) => std::fs::metadata(p).is_ok_and(|m| !m.is_file()),
+            podcoroner_logs::Source::Journald { .. } => false,
+        });
+    if once_only {
+        return gather_with(opts, Keep::Every).await;
+    }
     let mut g = gather_with(opts, Keep::Nothing).await?;
     let logs: Vec<(LogKind, &podcoroner_logs::Source)> = opts
         .kubelet_logs
@@ -211,8 +226,10 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
             }
             _ => None,
         };
-        if let (Some((year, whose)), podcoroner_logs::Source::File(_)) = (year, &*source)
+        // Read again: only a regular file can be (a pipe is empty the second time).
+        if let (Some((year, whose)), podcoroner_logs::Source::File(path)) = (year, &*source)
             && read.span.is_some()
+            && std::fs::metadata(path).is_ok_and(|m| m.is_file())
         {
             log_years.push(Some(year));
             *read = read_log(source, *kind, Some(year))?;
