@@ -256,9 +256,26 @@ impl<'a> Logs<'a> {
                 all_uids.insert(uid);
                 logs.by_uid.entry(uid).or_default().push(i);
             }
-            // A line naming one pod and a UID names that pod's UID.
-            if let (Some(uid), [pod]) = (uid, ids.pods.as_slice())
-                && pod.uid.as_deref().is_none_or(|u| u == uid)
+            // A line naming one pod and a UID names that pod's UID. One pod named twice (the pod
+            // worker's `Error syncing pod` names it in its error as `<name>_<ns>(<uid>)` and in
+            // its `pod=` field) is one pod.
+            let one_pod = match ids.pods.as_slice() {
+                [pod] => Some(pod),
+                [first, rest @ ..] => rest
+                    .iter()
+                    .all(|p| {
+                        p.name == first.name
+                            && p.namespace == first.namespace
+                            && (p.uid.is_none() || first.uid.is_none() || p.uid == first.uid)
+                    })
+                    .then_some(first),
+                [] => None,
+            };
+            if let (Some(uid), Some(pod)) = (uid, one_pod)
+                && ids
+                    .pods
+                    .iter()
+                    .all(|p| p.uid.as_deref().is_none_or(|u| u == uid))
                 && let Some(ns) = &pod.namespace
             {
                 logs.names.entry(uid).or_insert((ns, &pod.name));

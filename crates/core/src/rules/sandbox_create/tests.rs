@@ -367,3 +367,32 @@ fn a_missing_runtime_handler_is_no_transient() {
     assert_eq!(crio.len(), 1, "{crio:#?}");
     assert!(crio[0].1.contains("no handler \"kata\""), "{crio:#?}");
 }
+
+/// A pod that got its sandbox after two failed attempts, in the kubelet's log alone: the pod
+/// worker names the pod twice (its error's `<name>_<ns>(<uid>)` and `pod=`), which links the
+/// name to the UID, so the name-only `Created PodSandbox for pod` line mends it.
+#[test]
+fn a_sandbox_created_after_the_failures_mends_them() {
+    let log = r#"
+I1201 09:59:55.000000    4321 kubelet.go:2515] "SyncLoop ADD" source="api" pods=["default/web-1"]
+E1201 10:00:00.000000    4321 remote_runtime.go:176] "RunPodSandbox from runtime service failed" err="rpc error: code = Unknown desc = failed to setup network for sandbox \"0101010101010101010101010101010101010101010101010101010101010101\": plugin type=\"calico\" failed (add): stat /var/lib/calico/nodename: no such file or directory: check that the calico/node container is running and has mounted /var/lib/calico/"
+E1201 10:00:00.000300    4321 kuberuntime_sandbox.go:72] "Failed to create sandbox for pod" err="rpc error: code = Unknown desc = failed to setup network for sandbox \"0101010101010101010101010101010101010101010101010101010101010101\": plugin type=\"calico\" failed (add): stat /var/lib/calico/nodename: no such file or directory: check that the calico/node container is running and has mounted /var/lib/calico/" pod="default/web-1"
+E1201 10:00:00.000500    4321 kuberuntime_manager.go:1166] "CreatePodSandbox for pod failed" err="rpc error: code = Unknown desc = failed to setup network for sandbox \"0101010101010101010101010101010101010101010101010101010101010101\": plugin type=\"calico\" failed (add): stat /var/lib/calico/nodename: no such file or directory: check that the calico/node container is running and has mounted /var/lib/calico/" pod="default/web-1"
+E1201 10:00:00.000900    4321 pod_workers.go:1298] "Error syncing pod, skipping" err="failed to \"CreatePodSandbox\" for \"web-1_default(11111111-2222-3333-4444-555555555555)\" with CreatePodSandboxError: \"Failed to create sandbox for pod \\\"web-1_default(11111111-2222-3333-4444-555555555555)\\\": rpc error: code = Unknown desc = failed to setup network for sandbox \\\"0101010101010101010101010101010101010101010101010101010101010101\\\": plugin type=\\\"calico\\\" failed (add): stat /var/lib/calico/nodename: no such file or directory: check that the calico/node container is running and has mounted /var/lib/calico/\"" pod="default/web-1" podUID="11111111-2222-3333-4444-555555555555"
+E1201 10:00:12.000000    4321 remote_runtime.go:176] "RunPodSandbox from runtime service failed" err="rpc error: code = Unknown desc = failed to setup network for sandbox \"0202020202020202020202020202020202020202020202020202020202020202\": plugin type=\"calico\" failed (add): stat /var/lib/calico/nodename: no such file or directory: check that the calico/node container is running and has mounted /var/lib/calico/"
+E1201 10:00:12.000300    4321 kuberuntime_sandbox.go:72] "Failed to create sandbox for pod" err="rpc error: code = Unknown desc = failed to setup network for sandbox \"0202020202020202020202020202020202020202020202020202020202020202\": plugin type=\"calico\" failed (add): stat /var/lib/calico/nodename: no such file or directory: check that the calico/node container is running and has mounted /var/lib/calico/" pod="default/web-1"
+E1201 10:00:12.000500    4321 kuberuntime_manager.go:1166] "CreatePodSandbox for pod failed" err="rpc error: code = Unknown desc = failed to setup network for sandbox \"0202020202020202020202020202020202020202020202020202020202020202\": plugin type=\"calico\" failed (add): stat /var/lib/calico/nodename: no such file or directory: check that the calico/node container is running and has mounted /var/lib/calico/" pod="default/web-1"
+E1201 10:00:12.000900    4321 pod_workers.go:1298] "Error syncing pod, skipping" err="failed to \"CreatePodSandbox\" for \"web-1_default(11111111-2222-3333-4444-555555555555)\" with CreatePodSandboxError: \"Failed to create sandbox for pod \\\"web-1_default(11111111-2222-3333-4444-555555555555)\\\": rpc error: code = Unknown desc = failed to setup network for sandbox \\\"0202020202020202020202020202020202020202020202020202020202020202\\\": plugin type=\\\"calico\\\" failed (add): stat /var/lib/calico/nodename: no such file or directory: check that the calico/node container is running and has mounted /var/lib/calico/\"" pod="default/web-1" podUID="11111111-2222-3333-4444-555555555555"
+I1201 10:00:30.000000    4321 kuberuntime_manager.go:1244] "Created PodSandbox for pod" podSandboxID="0303030303030303030303030303030303030303030303030303030303030303" pod="default/web-1"
+"#;
+    assert_eq!(create_findings(log), vec![]);
+    // Without the creation, the two attempts are a warning.
+    let failing: String = log
+        .lines()
+        .filter(|l| !l.contains("Created PodSandbox"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let found = create_findings(&failing);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].0, Severity::Warning);
+}
