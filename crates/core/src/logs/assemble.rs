@@ -8,7 +8,10 @@
 //! - hard wraps: a record cut into several lines by a terminal, pager or paste (cases 03, 09,
 //!   30, 36). A line that starts no known shape is joined to the record before it with nothing in
 //!   between, which restores a fixed-width wrap exactly; a wrap at a space that ate the space
-//!   (case 09, `found,` / `but`) loses it.
+//!   (case 09, `found,` / `but`) loses it. Words after a structured klog record that ended
+//!   whole (its quotes closed) are not joined unless they go on its fields (`key=…`, a quote, a
+//!   list's or struct's punctuation): a comment pasted after a line (`a b c`) is a record of its
+//!   own, not understood, rather than text that spoils the record's fields.
 //!
 //! - CRI container log format partial lines (`<RFC 3339> stdout|stderr P <text>`): the runtime
 //!   cut one line of the container's output at its buffer size; the text of the following lines
@@ -211,6 +214,13 @@ impl LineAssembler {
             }
             let join = match kind {
                 Kind::Block(at) => Some(('\n', &line[at..])),
+                // Words after a structured klog record that ended whole are no wrap of it: a
+                // comment pasted after the line (`a b c`), which would spoil its fields.
+                Kind::Wrapped(at)
+                    if ends_whole_structured(&self.pending) && !continues_fields(&line[at..]) =>
+                {
+                    None
+                }
                 Kind::Wrapped(at) => Some(('\0', &line[at..])),
                 Kind::Header(_) | Kind::Stray => None,
             };
@@ -372,6 +382,35 @@ fn at_column_0(line: &str) -> Option<Kind> {
     Some(Kind::Header(0))
 }
 
+/// Whether `record` is a structured klog record (`…] "<message>" key=value …`) that ends whole:
+/// its quotes closed, so a wrap did not cut it inside a value.
+fn ends_whole_structured(record: &str) -> bool {
+    let Some(at) = record.find("] \"") else {
+        return false;
+    };
+    let mut open = false;
+    let mut escaped = false;
+    for b in record[at + 2..].bytes() {
+        match b {
+            b'\\' if !escaped => {
+                escaped = true;
+                continue;
+            }
+            b'"' if !escaped => open = !open,
+            _ => {}
+        }
+        escaped = false;
+    }
+    !open
+}
+
+/// Whether `line` can go on a structured record's fields after a wrap between them: it opens
+/// with a `key=`, a quote, or the punctuation of a list or a struct.
+fn continues_fields(line: &str) -> bool {
+    let first = line.split(' ').next().unwrap_or("");
+    first.contains('=') || first.starts_with(['"', '[', ']', '{', '}', ',', '\\'])
+}
+
 /// What a continuation line is once its record's prefix is stripped: a klog block line, text
 /// (`Some(Wrapped)`), or `None` when nothing is left (a quoted blank line ends the record).
 fn continuation(rest: &str) -> Option<Kind> {
@@ -434,6 +473,31 @@ mod tests {
             out.push((r.text.to_owned(), r.first_line, r.lines));
         }
         out
+    }
+
+    #[test]
+    fn words_after_a_whole_structured_record_are_no_wrap_of_it() {
+        let record = r#"I1201 12:30:21.819561   21520 kubelet.go:2515] "SyncLoop ADD" source="api" pods=["shop/web-0"]"#;
+        // A comment pasted after the line: its own record (not understood, and said so).
+        let got = assemble(&format!("{record}
+a b c"));
+        assert_eq!(
+            got,
+            vec![(record.to_string(), 1, 1), ("a b c".to_string(), 2, 1)]
+        );
+        // A wrap inside a quoted value, or between fields, is joined as before.
+        let (head, tail) = record.split_at(record.len() - 9);
+        assert_eq!(
+            assemble(&format!("{head}
+{tail}")),
+            vec![(record.to_string(), 1, 2)]
+        );
+        let (head, tail) = record.split_at(record.find(" pods=").unwrap() + 1);
+        assert_eq!(
+            assemble(&format!("{head}
+{tail}")),
+            vec![(record.to_string(), 1, 2)]
+        );
     }
 
     #[test]
