@@ -536,6 +536,40 @@ fn yearless_times_take_the_year_of_dated_records() {
         detail("kubelet_log"),
         "records from 2023-03-02T20:05:10Z to 2023-03-02T20:05:10Z; yearless times read in 2023, the year of the other log"
     );
+    // A yearless line before the first dated one is read in that year too, and journalctl's
+    // header dates a log of yearless lines alone.
+    let diagnose_runtime = |text: &str| {
+        let path = dir.path().join("runtime.log");
+        ok(std::fs::write(&path, text));
+        let (_, out, err) = podcoroner(&args(&[
+            "diagnose",
+            "--offline",
+            "--runtime-log",
+            &path.display().to_string(),
+            "-o",
+            "json",
+        ]));
+        let report: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+        report["sources"]["runtime_log"]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(
+        diagnose_runtime(
+            "Jun 14 23:50:30 node1 systemd[1]: Starting containerd container runtime...\n\
+             Jun 14 23:50:30 node1 containerd[812]: time=\"2023-06-14T23:50:30.100000000Z\" level=info msg=\"starting containerd\"\n"
+        ),
+        "records from 2023-06-14T23:50:30Z to 2023-06-14T23:50:30.1Z; yearless times read in 2023, the year of its dated records"
+    );
+    assert_eq!(
+        diagnose_runtime(
+            "-- Logs begin at Wed 2023-06-14 20:00:01 UTC, end at Thu 2023-06-15 08:00:00 UTC. --\n\
+             Jun 14 23:50:29 node1 systemd[1]: Started kubelet: The Kubernetes Node Agent.\n"
+        ),
+        "records from 2023-06-14T23:50:29Z to 2023-06-14T23:50:29Z; yearless times read in 2023, the year of its dated records"
+    );
 }
 
 /// `explain` reads a log given as a pipe (the standard input from one, `<(zcat …)`) once, every

@@ -630,9 +630,10 @@ fn merge(
     if part.dated_year.is_some() {
         out.dated_year = part.dated_year;
     }
-    if part.yearless_year.is_some() {
-        out.yearless_year = part.yearless_year;
-    }
+    out.yearless_years = match (out.yearless_years, part.yearless_years) {
+        (Some((first, _)), Some((_, last))) => Some((first, last)),
+        (a, b) => a.or(b),
+    };
     let mut understanding = part.understanding;
     for f in &mut understanding.first_failed {
         f.0 += lines_before;
@@ -820,6 +821,13 @@ fn handle(
     opts: &StreamOpts<'_>,
     read: &mut LogRead,
 ) -> bool {
+    // journalctl's header dates the yearless lines after it (`-- Logs begin at Wed 2023-06-14
+    // 20:00:01 UTC, end at …`).
+    if text.starts_with("-- ")
+        && let Some(y) = journal_header_year(text)
+    {
+        read.dated_year = Some(y);
+    }
     let start = (text.len() <= AGAIN_MAX_RECORD_BYTES && AGAIN.with_borrow_mut(Again::wanted))
         .then(|| opening(text))
         .flatten();
@@ -841,7 +849,7 @@ fn handle(
         if dated {
             date_block(t, read);
         } else {
-            read.yearless_year = Some(year(t));
+            note_yearless(t, read);
         }
     }
     if !parsed.is_parsed() {
@@ -888,6 +896,36 @@ fn before_since(t: Timestamp, opts: &StreamOpts<'_>, read: &mut LogRead) -> bool
 /// Notes the year of a record whose time `t` carries its own: the block is dated by it.
 fn date_block(t: Timestamp, read: &mut LogRead) {
     read.dated_year = Some(year(t));
+}
+
+/// Notes the year a record whose time carries none was read in: the first and the last such.
+fn note_yearless(t: Timestamp, read: &mut LogRead) {
+    let y = year(t);
+    read.yearless_years = Some(read.yearless_years.map_or((y, y), |(first, _)| (first, y)));
+}
+
+/// The year journalctl's header gives (`-- Logs begin at Wed 2023-06-14 20:00:01 UTC, end at
+/// Thu 2023-06-15 08:00:00 UTC. --`; systemd 246 and later: `-- Journal begins at …, ends at
+/// … --`), when its start and end are in one year (a journal spanning a new year does not say
+/// which of its lines are in which).
+fn journal_header_year(text: &str) -> Option<i32> {
+    let rest = text
+        .strip_prefix("-- Logs begin at ")
+        .or_else(|| text.strip_prefix("-- Journal begins at "))?;
+    let years: Vec<i32> = rest
+        .split_whitespace()
+        .filter_map(|w| {
+            let (y, md) = w.split_once('-')?;
+            (y.len() == 4 && md.len() == 5)
+                .then(|| y.parse().ok())
+                .flatten()
+        })
+        .collect();
+    match years.as_slice() {
+        [y] => Some(*y),
+        [a, b] if a == b => Some(*a),
+        _ => None,
+    }
 }
 
 /// The UTC year of `t`.
@@ -944,7 +982,7 @@ fn handle_again(
         if k.carries_year() {
             date_block(t, read);
         } else {
-            read.yearless_year = Some(year(t));
+            note_yearless(t, read);
         }
         read.parsed += 1;
         if let Some((event, content_key)) = named {

@@ -167,13 +167,15 @@ pub struct LogRead {
     /// they run oldest first, as the rules expect. [`read_each`] hands them out as read.
     pub newest_first: bool,
     /// The year of the last record whose timestamp carries its own year (containerd's `time=`,
-    /// JSON `ts`/`time`, an RFC 3339 or journald envelope); `None` when every time was yearless
-    /// (klog, syslog), read in the year of the file's modification time.
+    /// JSON `ts`/`time`, an RFC 3339 or journald envelope), or that journalctl's header gives
+    /// (`-- Logs begin at … --`); `None` when every time was yearless (klog, syslog), read in
+    /// the year of the file's modification time.
     pub dated_year: Option<i32>,
-    /// The year the last record whose time carries no year (klog, syslog, journalctl's short
-    /// prefix) was read in: the year of its file's modification time, or the year given
-    /// ([`read_in_year`]); `None` when no such record was read.
-    pub yearless_year: Option<i32>,
+    /// The years the first and the last record whose time carries no year (klog, syslog,
+    /// journalctl's short prefix) were read in: the year of its file's modification time, or the
+    /// year given ([`read_in_year`]), a later one past a new year; `None` when no such record
+    /// was read.
+    pub yearless_years: Option<(i32, i32)>,
     /// The time of the first and last timestamped record read.
     pub span: Option<(Timestamp, Timestamp)>,
     /// Lines longer than [`MAX_LINE_BYTES`], cut to it (the rest of each is not read).

@@ -479,8 +479,10 @@ mod tests {
     fn words_after_a_whole_structured_record_are_no_wrap_of_it() {
         let record = r#"I1201 12:30:21.819561   21520 kubelet.go:2515] "SyncLoop ADD" source="api" pods=["shop/web-0"]"#;
         // A comment pasted after the line: its own record (not understood, and said so).
-        let got = assemble(&format!("{record}
-a b c"));
+        let got = assemble(&format!(
+            "{record}
+a b c"
+        ));
         assert_eq!(
             got,
             vec![(record.to_string(), 1, 1), ("a b c".to_string(), 2, 1)]
@@ -488,14 +490,18 @@ a b c"));
         // A wrap inside a quoted value, or between fields, is joined as before.
         let (head, tail) = record.split_at(record.len() - 9);
         assert_eq!(
-            assemble(&format!("{head}
-{tail}")),
+            assemble(&format!(
+                "{head}
+{tail}"
+            )),
             vec![(record.to_string(), 1, 2)]
         );
         let (head, tail) = record.split_at(record.find(" pods=").unwrap() + 1);
         assert_eq!(
-            assemble(&format!("{head}
-{tail}")),
+            assemble(&format!(
+                "{head}
+{tail}"
+            )),
             vec![(record.to_string(), 1, 2)]
         );
     }
