@@ -1931,6 +1931,61 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "78-k3s-multus-add-markdown-bold-5672",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2022,
+            records: 1,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "79-pleg-reinspection-docker-lower-id-47294",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2017,
+            records: 4,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "80-orphaned-volumes-not-a-directory-csi-114698",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2023,
+            records: 3,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "81-skip-delete-sources-not-ready-api-delivering-557",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2015,
+            records: 3,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "82-dockershim-calico-del-pod-desc-1",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2019,
+            records: 6,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {
