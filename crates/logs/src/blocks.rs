@@ -630,7 +630,7 @@ fn merge(
     if part.dated_year.is_some() {
         out.dated_year = part.dated_year;
     }
-    out.yearless_years = match (out.yearless_years, part.yearless_years) {
+    out.yearless_times = match (out.yearless_times, part.yearless_times) {
         (Some((first, _)), Some((_, last))) => Some((first, last)),
         (a, b) => a.or(b),
     };
@@ -898,10 +898,10 @@ fn date_block(t: Timestamp, read: &mut LogRead) {
     read.dated_year = Some(year(t));
 }
 
-/// Notes the year a record whose time carries none was read in: the first and the last such.
+/// Notes the time of a record whose time carries no year: the first and the last such (their
+/// years are read once, at the end: [`LogRead::yearless_years`]).
 fn note_yearless(t: Timestamp, read: &mut LogRead) {
-    let y = year(t);
-    read.yearless_years = Some(read.yearless_years.map_or((y, y), |(first, _)| (first, y)));
+    read.yearless_times = Some(read.yearless_times.map_or((t, t), |(first, _)| (first, t)));
 }
 
 /// The year journalctl's header gives (`-- Logs begin at Wed 2023-06-14 20:00:01 UTC, end at
@@ -929,7 +929,7 @@ fn journal_header_year(text: &str) -> Option<i32> {
 }
 
 /// The UTC year of `t`.
-fn year(t: Timestamp) -> i32 {
+pub(crate) fn year(t: Timestamp) -> i32 {
     i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year())
 }
 

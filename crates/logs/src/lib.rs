@@ -171,11 +171,11 @@ pub struct LogRead {
     /// (`-- Logs begin at … --`); `None` when every time was yearless (klog, syslog), read in
     /// the year of the file's modification time.
     pub dated_year: Option<i32>,
-    /// The years the first and the last record whose time carries no year (klog, syslog,
-    /// journalctl's short prefix) were read in: the year of its file's modification time, or the
-    /// year given ([`read_in_year`]), a later one past a new year; `None` when no such record
-    /// was read.
-    pub yearless_years: Option<(i32, i32)>,
+    /// The times the first and the last record whose time carries no year (klog, syslog,
+    /// journalctl's short prefix) were read at, in reading order: in the year of its file's
+    /// modification time, or the year given ([`read_in_year`]), a later one past a new year;
+    /// `None` when no such record was read. [`LogRead::yearless_years`] gives their years.
+    pub yearless_times: Option<(Timestamp, Timestamp)>,
     /// The time of the first and last timestamped record read.
     pub span: Option<(Timestamp, Timestamp)>,
     /// Lines longer than [`MAX_LINE_BYTES`], cut to it (the rest of each is not read).
@@ -185,6 +185,15 @@ pub struct LogRead {
     /// Rotated siblings left out or read only in part, with why (not a regular file, a broken
     /// link, a corrupt `.gz`): the source is read in part, the rest of it still counts.
     pub skipped: Vec<SkippedFile>,
+}
+
+impl LogRead {
+    /// The UTC years of [`LogRead::yearless_times`]: the years the first and the last record
+    /// whose time carries no year were read in.
+    pub fn yearless_years(&self) -> Option<(i32, i32)> {
+        self.yearless_times
+            .map(|(first, last)| (blocks::year(first), blocks::year(last)))
+    }
 }
 
 /// A rotated sibling that was not read, or only in part.

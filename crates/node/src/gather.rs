@@ -219,7 +219,7 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
     let dated = reads.iter().find_map(|r| r.3.dated_year);
     let mut log_years = Vec::new();
     for (name, source, kind, read) in &mut reads {
-        let year = match (dated, read.dated_year, read.yearless_years) {
+        let year = match (dated, read.dated_year, read.yearless_years()) {
             (Some(year), None, _) => Some((year, "the year of the other log")),
             // The first yearless record read in another year: all of them read again in the
             // log's own (a new year inside the log is found again on the way).

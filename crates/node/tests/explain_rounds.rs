@@ -44,9 +44,18 @@ fn the_pods_events_kept_give_the_timeline_of_every_event() {
         .collect();
     cases.sort();
     for log in cases {
-        let all = podcoroner_logs::read(&Source::File(log.clone()), LogKind::Kubelet, None)
-            .unwrap()
-            .events;
+        // Every event, read in the year gather reads them in: a log's yearless lines (syslog's
+        // prefix) in the year of its own dated records (dockerd's `time=`), when they differ.
+        let source = Source::File(log.clone());
+        let first = podcoroner_logs::read(&source, LogKind::Kubelet, None).unwrap();
+        let all = match (first.dated_year, first.yearless_years()) {
+            (Some(own), Some((read_in, _))) if own != read_in => {
+                podcoroner_logs::read_in_year(&source, LogKind::Kubelet, None, own)
+                    .unwrap()
+                    .events
+            }
+            _ => first.events,
+        };
         let mut queries = BTreeSet::new();
         for e in &all {
             let i = &e.event.ids;
