@@ -875,8 +875,11 @@ pub(super) fn incident(
         );
         fix = f;
         node_note = Some(format!(
-            "; the CNI plugin cannot run on this node (seen for sandbox {}), so every sandbox teardown fails",
-            logs.sandbox_key(nw).as_deref().map_or("?", shown)
+            "; the CNI plugin cannot run on this node (seen for {}), so every sandbox teardown fails",
+            logs.sandbox_key(nw).as_deref().map_or_else(
+                || "a sandbox the log does not name".to_string(),
+                |id| format!("sandbox {}", shown(id))
+            )
         ));
     }
     // The same plugin failing on ADD too: new pods cannot start either (case 22).
@@ -992,9 +995,12 @@ pub(super) fn incident(
             FindingKind::SandboxStopFailing,
             severity,
             format!(
-                "{} pod sandbox {}{} fails: {class} ({tally}){}{node_note}",
+                "{} {}{} fails: {class} ({tally}){}{node_note}",
                 if removal { "removing" } else { "stopping" },
-                sandbox.as_deref().map_or("?", shown),
+                sandbox.as_deref().map_or_else(
+                    || "a pod sandbox the log does not name".to_string(),
+                    |id| format!("pod sandbox {}", shown(id))
+                ),
                 of_pod(pod.as_ref()),
                 if by_gc {
                     "; the kubelet's GC retries it every minute and the sandbox leaks until the cause is fixed"

@@ -334,7 +334,8 @@ fn crio_cleanup_of_a_failed_add_is_the_adds() {
         vec![(FindingKind::SandboxCreateFailing, Severity::Info)],
         "{found:#?}"
     );
-    // A DEL 20 s after the ADD is no cleanup of it: a teardown failure of its own.
+    // A DEL 20 s after the ADD is no cleanup of it: a teardown failure of its own, of a sandbox
+    // the log does not name.
     let found = diagnose(&(add("10.209171") + &del("30.211266")));
     assert_eq!(
         found.iter().map(|f| (f.0, f.1)).collect::<Vec<_>>(),
@@ -342,6 +343,12 @@ fn crio_cleanup_of_a_failed_add_is_the_adds() {
             (FindingKind::SandboxStopFailing, Severity::Warning),
             (FindingKind::SandboxCreateFailing, Severity::Info),
         ],
+        "{found:#?}"
+    );
+    assert!(
+        found[0]
+            .2
+            .starts_with("stopping a pod sandbox the log does not name fails: CNI teardown"),
         "{found:#?}"
     );
 }
