@@ -752,57 +752,14 @@ fn classify_named<'p>(line: &'p ParsedLine<'_>, head: Head<'p>) -> Event<'p> {
         }
     }
 
-    // The PLEG's printf `PLEG: pod <name>/<namespace> failed reinspection: …` (generic.go
-    // relist): its pod, name first.
-    if kind == EventKind::PodContainerStatusesFailed
-        && ids.pods.is_empty()
-        && let Some(rest) = msg.strip_prefix("PLEG: pod ")
-        && let Some((pod, _)) = rest.split_once(" failed reinspection")
-        && let Some((name, namespace)) = pod.split_once('/')
-        && !name.is_empty()
-        && !namespace.is_empty()
-        && !pod.contains(' ')
-    {
-        ids.pods.push(ids::PodName {
-            namespace: Some(Cow::Borrowed(namespace)),
-            name: Cow::Borrowed(name),
-            uid: None,
-        });
-    }
-    // Multus names the pod in its error: `[<namespace>/<name>:<network>]: error adding container
-    // to network …` (v3), `[<namespace>/<name>/<uid>:<network>]: …` (v4).
-    if matches!(
-        kind,
-        EventKind::RunPodSandboxFailed | EventKind::CreatePodSandboxFailed
-    ) && ids.pods.is_empty()
-        && let Some((namespace, name, uid)) = multus_pod(error.unwrap_or(msg))
+    // A pod some lines write in their own words, when no field or ID shape named one.
+    if ids.pods.is_empty()
+        && let Some((namespace, name, uid)) = pod_in_words(kind, msg, error)
     {
         ids.pods.push(ids::PodName {
             namespace: Some(Cow::Borrowed(namespace)),
             name: Cow::Borrowed(name),
             uid: uid.map(Cow::Borrowed),
-        });
-    }
-    // dockershim's CNI lines name the pod `<namespace>_<name>/<sandbox id>` (cni.go podDesc,
-    // namespace first): `Error deleting <desc> from network <type>/<name>: …`, `Error adding
-    // <desc> to network …`.
-    if matches!(
-        kind,
-        EventKind::DestroyNetworkFailed | EventKind::RunPodSandboxFailed
-    ) && ids.pods.is_empty()
-        && let Some(desc) = msg
-            .strip_prefix("Error deleting ")
-            .or_else(|| msg.strip_prefix("Error adding "))
-            .and_then(|rest| rest.split_once(' ').map(|(desc, _)| desc))
-        && let Some((pod, _id)) = desc.split_once('/')
-        && let Some((namespace, name)) = pod.split_once('_')
-        && !namespace.is_empty()
-        && !name.is_empty()
-    {
-        ids.pods.push(ids::PodName {
-            namespace: Some(Cow::Borrowed(namespace)),
-            name: Cow::Borrowed(name),
-            uid: None,
         });
     }
     if matches!(
@@ -1272,6 +1229,47 @@ fn is_not_found(text: &str) -> bool {
         || contains!(text, "not found")
         || contains!(text, "ID does not exist")
         || contains!(text, "No such container")
+}
+
+/// The pod a line of `kind` writes in its own words, as (namespace, name, UID):
+/// - the PLEG's printf `PLEG: pod <name>/<namespace> failed reinspection: …` (generic.go
+///   relist), name first;
+/// - Multus's error of a sandbox creation ([`multus_pod`]);
+/// - dockershim's CNI lines, `Error deleting <desc> from network <type>/<name>: …` and `Error
+///   adding <desc> to network …`, whose `<desc>` is `<namespace>_<name>/<sandbox id>` (cni.go
+///   podDesc, namespace first).
+fn pod_in_words<'p>(
+    kind: EventKind,
+    msg: &'p str,
+    error: Option<&'p str>,
+) -> Option<(&'p str, &'p str, Option<&'p str>)> {
+    if matches!(
+        kind,
+        EventKind::RunPodSandboxFailed | EventKind::CreatePodSandboxFailed
+    ) && let Some(pod) = multus_pod(error.unwrap_or(msg))
+    {
+        return Some(pod);
+    }
+    let pod = match kind {
+        EventKind::PodContainerStatusesFailed => {
+            let (pod, _) = msg
+                .strip_prefix("PLEG: pod ")?
+                .split_once(" failed reinspection")?;
+            let (name, namespace) = pod.split_once('/').filter(|_| !pod.contains(' '))?;
+            (namespace, name, None)
+        }
+        EventKind::DestroyNetworkFailed | EventKind::RunPodSandboxFailed => {
+            let (desc, _) = msg
+                .strip_prefix("Error deleting ")
+                .or_else(|| msg.strip_prefix("Error adding "))?
+                .split_once(' ')?;
+            let (pod, _id) = desc.split_once('/')?;
+            let (namespace, name) = pod.split_once('_')?;
+            (namespace, name, None)
+        }
+        _ => return None,
+    };
+    (!pod.0.is_empty() && !pod.1.is_empty()).then_some(pod)
 }
 
 /// The pod Multus names in an ADD or DEL error: `[<namespace>/<name>:<network>]: error adding
