@@ -574,14 +574,21 @@ pub(super) fn dur(d: SignedDuration) -> String {
     }
 }
 
-/// The earliest and latest time of a group's records, those folded into them included.
-pub(super) fn time_range(group: &[&LoggedEvent]) -> Option<(Timestamp, Timestamp)> {
-    let times = group.iter().flat_map(|e| {
+/// The times of a group's records, and the first and last of the repeats folded into each.
+pub(super) fn record_times<'g>(
+    group: &'g [&LoggedEvent],
+) -> impl Iterator<Item = Timestamp> + Clone + 'g {
+    group.iter().flat_map(|e| {
         let folded = e.folded.as_ref().and_then(|f| f.span);
         e.time
             .into_iter()
             .chain(folded.into_iter().flat_map(|(a, b)| [a, b]))
-    });
+    })
+}
+
+/// The earliest and latest time of a group's records, those folded into them included.
+pub(super) fn time_range(group: &[&LoggedEvent]) -> Option<(Timestamp, Timestamp)> {
+    let times = record_times(group);
     Some((times.clone().min()?, times.max()?))
 }
 
@@ -631,6 +638,15 @@ pub(super) fn attempts(group: &[&LoggedEvent]) -> usize {
 
 pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// How a summary lists a pod: `namespace/name`, else its UID.
+pub(super) fn pod_label(p: &PodRef) -> String {
+    if p.name.is_empty() {
+        p.uid.clone()
+    } else {
+        format!("{}/{}", p.namespace, p.name)
+    }
 }
 
 /// `" of pod ns/name (uid)"` as far as known.

@@ -281,15 +281,7 @@ const SAME_OUTAGE: SignedDuration = SignedDuration::from_mins(5);
 /// The longest run of `group`'s records (their folded repeats included) with no gap over
 /// [`SAME_OUTAGE`]: how long the API server stayed out of reach at once.
 fn longest_outage(group: &[&LoggedEvent]) -> SignedDuration {
-    let mut times: Vec<Timestamp> = group
-        .iter()
-        .flat_map(|e| {
-            let folded = e.folded.as_ref().and_then(|f| f.span);
-            e.time
-                .into_iter()
-                .chain(folded.into_iter().flat_map(|(a, b)| [a, b]))
-        })
-        .collect();
+    let mut times: Vec<Timestamp> = record_times(group).collect();
     times.sort_unstable();
     let mut longest = SignedDuration::ZERO;
     let mut start = times.first().copied();

@@ -185,16 +185,7 @@ fn slow_creates(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         .values()
         .filter_map(|g| logs.pod_of(&NodeView::empty(), g, None, None))
         .collect();
-    let names: Vec<String> = pods
-        .iter()
-        .map(|p| {
-            if p.name.is_empty() {
-                p.uid.clone()
-            } else {
-                format!("{}/{}", p.namespace, p.name)
-            }
-        })
-        .collect();
+    let names: Vec<String> = pods.iter().map(pod_label).collect();
     // Other calls timing out beside them (the container GC, a status read) say the same.
     let others = timed_out(
         logs,

@@ -588,8 +588,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
 fn pod_names(pods: &[Waiting<'_>]) -> Vec<String> {
     pods.iter()
         .map(|w| match &w.pod {
-            Some(p) if !p.name.is_empty() => format!("{}/{}", p.namespace, p.name),
-            Some(p) => p.uid.clone(),
+            Some(p) => super::logs::pod_label(p),
             None => match w.failures.iter().find_map(|e| cut_metadata_name(&e.text)) {
                 Some(name) => {
                     format!("a pod the records do not name whole: its name begins {name}…")
