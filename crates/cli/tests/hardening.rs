@@ -499,75 +499,63 @@ fn offline_reports_name_the_logs_node_not_this_host() {
 #[test]
 fn yearless_times_take_the_year_of_dated_records() {
     let dir = ok(tempfile::tempdir());
-    let runtime = dir.path().join("crio.log");
-    ok(std::fs::write(
-        &runtime,
+    // Each log's text written to a file, `diagnose --offline -o json` on them, and each source's
+    // detail.
+    let details = |kubelet: Option<&str>, runtime: &str| -> serde_json::Value {
+        let mut a = vec!["diagnose".to_string(), "--offline".to_string()];
+        for (flag, text, file) in [
+            ("--kubelet-log", kubelet, "kubelet.log"),
+            ("--runtime-log", Some(runtime), "runtime.log"),
+        ] {
+            if let Some(text) = text {
+                let path = dir.path().join(file);
+                ok(std::fs::write(&path, text));
+                a.extend([flag.to_string(), path.display().to_string()]);
+            }
+        }
+        a.extend(["-o".to_string(), "json".to_string()]);
+        let (code, out, err) = podcoroner(&a);
+        assert_eq!(code, 0, "{err}");
+        let report: serde_json::Value = ok(serde_json::from_str(&out));
+        report["sources"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter_map(|(name, s)| Some((name.clone(), s["detail"].as_str()?.into())))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    let both = details(
+        Some(
+            "I0302 20:05:10.000000    4321 kubelet.go:2453] \"SyncLoop DELETE\" source=\"api\" pods=[\"shop/web-0\"]\n",
+        ),
         "Mar 02 20:04:59 node-a systemd[1]: Started Container Runtime Interface for OCI (CRI-O).\n\
          Mar 02 20:05:11 node-a crio[1364180]: time=\"2023-03-02 20:05:11.244414510Z\" level=info msg=\"Stopping pod sandbox: c826ce942387614e0910805bd1b9e26c7dc11140fc4ed6a5f0a69432e45e6f7f\"\n",
-    ));
-    let kubelet = dir.path().join("kubelet.log");
-    ok(std::fs::write(
-        &kubelet,
-        "I0302 20:05:10.000000    4321 kubelet.go:2453] \"SyncLoop DELETE\" source=\"api\" pods=[\"shop/web-0\"]\n",
-    ));
-    let (code, out, err) = podcoroner(&args(&[
-        "diagnose",
-        "--offline",
-        "--kubelet-log",
-        &kubelet.display().to_string(),
-        "--runtime-log",
-        &runtime.display().to_string(),
-        "-o",
-        "json",
-    ]));
-    assert_eq!(code, 0, "{err}");
-    let report: serde_json::Value = ok(serde_json::from_str(&out));
-    let detail = |name: &str| {
-        report["sources"][name]["detail"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    };
+    );
     assert_eq!(
-        detail("runtime_log"),
+        both["runtime_log"],
         "records from 2023-03-02T20:04:59Z to 2023-03-02T20:05:11.24441451Z; yearless times read in 2023, the year of its dated records"
     );
     assert_eq!(
-        detail("kubelet_log"),
+        both["kubelet_log"],
         "records from 2023-03-02T20:05:10Z to 2023-03-02T20:05:10Z; yearless times read in 2023, the year of the other log"
     );
     // A yearless line before the first dated one is read in that year too, and journalctl's
     // header dates a log of yearless lines alone.
-    let diagnose_runtime = |text: &str| {
-        let path = dir.path().join("runtime.log");
-        ok(std::fs::write(&path, text));
-        let (_, out, err) = podcoroner(&args(&[
-            "diagnose",
-            "--offline",
-            "--runtime-log",
-            &path.display().to_string(),
-            "-o",
-            "json",
-        ]));
-        let report: serde_json::Value =
-            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
-        report["sources"]["runtime_log"]["detail"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    };
     assert_eq!(
-        diagnose_runtime(
+        details(
+            None,
             "Jun 14 23:50:30 node1 systemd[1]: Starting containerd container runtime...\n\
              Jun 14 23:50:30 node1 containerd[812]: time=\"2023-06-14T23:50:30.100000000Z\" level=info msg=\"starting containerd\"\n"
-        ),
+        )["runtime_log"],
         "records from 2023-06-14T23:50:30Z to 2023-06-14T23:50:30.1Z; yearless times read in 2023, the year of its dated records"
     );
     assert_eq!(
-        diagnose_runtime(
+        details(
+            None,
             "-- Logs begin at Wed 2023-06-14 20:00:01 UTC, end at Thu 2023-06-15 08:00:00 UTC. --\n\
              Jun 14 23:50:29 node1 systemd[1]: Started kubelet: The Kubernetes Node Agent.\n"
-        ),
+        )["runtime_log"],
         "records from 2023-06-14T23:50:29Z to 2023-06-14T23:50:29Z; yearless times read in 2023, the year of its dated records"
     );
 }

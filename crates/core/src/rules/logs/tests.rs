@@ -58,6 +58,21 @@ fn case(
     }
 }
 
+/// [`case`] for runtime log lines.
+fn runtime_case(
+    name: &'static str,
+    runtime: Vec<String>,
+    want: &[(FindingKind, Severity, &'static str)],
+) -> Case {
+    Case {
+        name,
+        kubelet: vec![],
+        runtime,
+        view: NodeView::empty(),
+        want: want.to_vec(),
+    }
+}
+
 fn mentions(f: &Finding, word: &str) -> bool {
     let subject = format!("{:?} {:?} {:?}", f.pod, f.sandbox_id, f.container_id);
     subject.contains(word)
@@ -1167,22 +1182,13 @@ fn container_stop_failing_runtime_messages() {
             &format!("Stopping container {C1} with stop signal timed out. Killing..."),
         )
     };
-    let runtime = |name: &'static str,
-                   lines: Vec<String>,
-                   want: &[(FindingKind, Severity, &'static str)]| Case {
-        name,
-        kubelet: vec![],
-        runtime: lines,
-        view: NodeView::empty(),
-        want: want.to_vec(),
-    };
     check(vec![
-        runtime(
+        runtime_case(
             "not a finding: CRI-O's stop signal timing out once (SIGKILL follows)",
             vec![timed_out("10:00:00.000000")],
             &[],
         ),
-        runtime(
+        runtime_case(
             "CRI-O's stop signal timing out again and again: a kill that never ends",
             vec![
                 timed_out("10:00:00.000000"),
@@ -1195,7 +1201,7 @@ fn container_stop_failing_runtime_messages() {
                 "did not exit in time",
             )],
         ),
-        runtime(
+        runtime_case(
             "CRI-O's SIGKILL failing",
             vec![format!(
                 r#"time="2024-05-01T10:00:00.000000Z" level=error msg="Killing container {C1} failed: `/usr/bin/runc --root /run/runc kill {C1} KILL` failed: permission denied  : exit status 1""#
@@ -1206,7 +1212,7 @@ fn container_stop_failing_runtime_messages() {
                 "the kill failed",
             )],
         ),
-        runtime(
+        runtime_case(
             "CRI-O: the container's process in D state",
             vec![format!(
                 r#"time="2024-05-01T10:01:00.000000Z" level=error msg="Detected process (4242) blocked in uninterruptible sleep for more than 60 seconds for container {C1}""#
@@ -1265,7 +1271,7 @@ fn container_stop_failing_runtime_messages() {
             ],
             &[(FindingKind::ContainerStopFailing, Severity::Warning, C1)],
         ),
-        runtime(
+        runtime_case(
             "containerd 2.x: StopContainer failing on its SIGKILL",
             vec![format!(
                 r#"time="2024-05-01T10:00:00.000000000Z" level=error msg="StopContainer for \"{C1}\" failed" error="rpc error: code = Unknown desc = failed to kill container \"{C1}\": unknown error after kill: runc did not terminate successfully: exit status 1""#
@@ -1338,12 +1344,12 @@ fn a_cni_plugin_failing_on_add_too_is_said() {
             r#"time="2024-05-11T16:09:21.839669754Z" level=error msg="RunPodSandbox for &PodSandboxMetadata{{Name:coredns-f5cb5585b-s2bxk,Uid:{UID2},Namespace:kube-system,Attempt:0,}} failed, error" error="failed to setup network for sandbox \"{SB2}\": plugin type=\"{plugin}\" failed (add): netplugin failed with no error message: signal: killed""#
         )
     };
-    let runtime = |name: &'static str, lines: Vec<String>, word: &'static str| Case {
-        name,
-        kubelet: vec![],
-        runtime: lines,
-        view: NodeView::empty(),
-        want: vec![(FindingKind::SandboxStopFailing, Severity::Warning, word)],
+    let runtime = |name: &'static str, lines: Vec<String>, word: &'static str| {
+        runtime_case(
+            name,
+            lines,
+            &[(FindingKind::SandboxStopFailing, Severity::Warning, word)],
+        )
     };
     check(vec![
         runtime(
@@ -1684,17 +1690,8 @@ fn unanswered_stop_requests() {
     };
     let stopping = |t: &str, id: &str| crio(t, &format!("Stopping container: {id} (timeout: 30s)"));
     let stopped = |t: &str, id: &str| crio(t, &format!("Stopped container {id}: shop/web-0/web"));
-    let runtime = |name: &'static str,
-                   lines: Vec<String>,
-                   want: &[(FindingKind, Severity, &'static str)]| Case {
-        name,
-        kubelet: vec![],
-        runtime: lines,
-        view: NodeView::empty(),
-        want: want.to_vec(),
-    };
     check(vec![
-        runtime(
+        runtime_case(
             "asked twice 74 s apart, never stopped, the log holding other containers' answers: a warning",
             vec![
                 stopping("23:50:37.383837278", C1),
@@ -1708,7 +1705,7 @@ fn unanswered_stop_requests() {
                 "the runtime was asked to stop container d0f631ca1ddba 2 times (each with a 30s grace period) over 1m14s and never logged it stopped: a stop that does not end",
             )],
         ),
-        runtime(
+        runtime_case(
             "the same with no Stopped line in the log at all (a grep of the requests?): an info",
             vec![
                 stopping("23:50:37.383837278", C1),
@@ -1720,7 +1717,7 @@ fn unanswered_stop_requests() {
                 "or a log holding only the requests",
             )],
         ),
-        runtime(
+        runtime_case(
             "not a finding: stopped after the first request",
             vec![
                 stopping("23:50:37.383837278", C1),
@@ -1729,7 +1726,7 @@ fn unanswered_stop_requests() {
             ],
             &[],
         ),
-        runtime(
+        runtime_case(
             "not a finding: asked again within the grace period",
             vec![
                 stopping("23:50:37.383837278", C1),
