@@ -99,6 +99,60 @@ pub struct LineAssembler {
     /// The pending record is a CRI log line whose last part was `P` (partial): the stream
     /// (`stdout`/`stderr`) whose next line continues it.
     cri_partial: Option<&'static str>,
+    /// How far the pending record's quotes have been read ([`Quotes`]).
+    quotes: Quotes,
+}
+
+/// Whether a structured klog record (`…] "<message>" key=value …`) ends whole, read as the
+/// record grows: each byte once, however many lines are joined to it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Quotes {
+    /// The bytes of the pending record read so far.
+    read: usize,
+    /// Its `] "` (the end of the klog header) was met: the quotes are counted from there.
+    structured: bool,
+    /// A quote is open.
+    open: bool,
+    /// The byte before was an escaping backslash.
+    escaped: bool,
+}
+
+impl Quotes {
+    /// Whether `record` (the pending record, grown since the last call) is a structured klog
+    /// record whose quotes are all closed, so a wrap did not cut it inside a value.
+    fn whole_structured(&mut self, record: &str) -> bool {
+        if !self.structured {
+            // From a little before where the last search ended: `] "` may straddle it.
+            let from = self.read.saturating_sub(2);
+            // Bytes, not `str`: `from` may fall inside a character.
+            match record.as_bytes()[from..]
+                .windows(3)
+                .position(|w| w == b"] \"")
+            {
+                Some(at) => {
+                    self.structured = true;
+                    self.read = from + at + 2;
+                }
+                None => {
+                    self.read = record.len();
+                    return false;
+                }
+            }
+        }
+        for b in record.as_bytes()[self.read..].iter().copied() {
+            match b {
+                b'\\' if !self.escaped => {
+                    self.escaped = true;
+                    continue;
+                }
+                b'"' if !self.escaped => self.open = !self.open,
+                _ => {}
+            }
+            self.escaped = false;
+        }
+        self.read = record.len();
+        !self.open
+    }
 }
 
 impl Default for LineAssembler {
@@ -130,6 +184,7 @@ impl LineAssembler {
             max_record_bytes: max,
             prefix: Shape::default(),
             cri_partial: None,
+            quotes: Quotes::default(),
         }
     }
 
@@ -217,7 +272,8 @@ impl LineAssembler {
                 // Words after a structured klog record that ended whole are no wrap of it: a
                 // comment pasted after the line (`a b c`), which would spoil its fields.
                 Kind::Wrapped(at)
-                    if ends_whole_structured(&self.pending) && !continues_fields(&line[at..]) =>
+                    if self.quotes.whole_structured(&self.pending)
+                        && !continues_fields(&line[at..]) =>
                 {
                     None
                 }
@@ -255,6 +311,7 @@ impl LineAssembler {
             _ => None,
         };
         self.state = state;
+        self.quotes = Quotes::default();
         self.prefix.set(prefix);
         had.then_some(Record {
             text: &self.out,
@@ -382,28 +439,6 @@ fn at_column_0(line: &str) -> Option<Kind> {
     Some(Kind::Header(0))
 }
 
-/// Whether `record` is a structured klog record (`…] "<message>" key=value …`) that ends whole:
-/// its quotes closed, so a wrap did not cut it inside a value.
-fn ends_whole_structured(record: &str) -> bool {
-    let Some(at) = record.find("] \"") else {
-        return false;
-    };
-    let mut open = false;
-    let mut escaped = false;
-    for b in record[at + 2..].bytes() {
-        match b {
-            b'\\' if !escaped => {
-                escaped = true;
-                continue;
-            }
-            b'"' if !escaped => open = !open,
-            _ => {}
-        }
-        escaped = false;
-    }
-    !open
-}
-
 /// Whether `line` can go on a structured record's fields after a wrap between them: it opens
 /// with a `key=`, a quote, or the punctuation of a list or a struct.
 fn continues_fields(line: &str) -> bool {
@@ -503,6 +538,23 @@ a b c"
 {tail}"
             )),
             vec![(record.to_string(), 1, 2)]
+        );
+        // Wrapped again and again inside a value of two-byte characters (each join read once,
+        // from inside a character): one record, and the words after it are not.
+        let wide = r#"I1201 12:30:21.819561   21520 prober.go:1] "Probe failed" err="éééééééééé""#;
+        let cut = wide.find('é').unwrap();
+        let mut lines = vec![&wide[..cut + 2]];
+        lines.extend((0..9).map(|k| &wide[cut + 2 + 2 * k..cut + 4 + 2 * k]));
+        lines.push(&wide[cut + 20..]);
+        assert_eq!(lines.concat(), wide);
+        let n = lines.len() as u32;
+        lines.push("a b c");
+        assert_eq!(
+            assemble(&lines.join("\n")),
+            vec![
+                (wide.to_string(), 1, n),
+                ("a b c".to_string(), u64::from(n) + 1, 1)
+            ]
         );
     }
 
