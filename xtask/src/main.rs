@@ -157,6 +157,7 @@ const PREREQUISITES: &[Prerequisite] = &[
 
 fn test(args: &[String]) -> anyhow::Result<ExitCode> {
     ensure_prerequisites()?;
+    warn_if_disk_short(&target_dir(&workspace_root()));
     let archive = image(&ImageArgs::default()).context("building the image for its test")?;
     // The real-node tests (crates/cli/tests/real_node.rs) need kubelet, kube-apiserver and etcd:
     // built once from their Go modules, then seconds. Without Go this fails, never skips.
@@ -504,6 +505,41 @@ fn run(program: &str, args: &[&str]) -> anyhow::Result<()> {
         bail!("`{program} {}` failed with {status}", args.join(" "));
     }
     Ok(())
+}
+
+/// Free space a cold `cargo xtask test` needs in the target directory: the debug test binaries,
+/// the release build of the image, and the real node's Go build (measured about 9 GiB in all).
+const TEST_DISK_NEEDED_GIB: u64 = 12;
+
+/// Says on stderr when the filesystem holding `dir` (or its nearest existing parent) has less than
+/// [`TEST_DISK_NEEDED_GIB`] free, read from POSIX `df -Pk`: a full disk otherwise surfaces as a
+/// linker's bus error or `No space left on device` minutes into the build. A warning, not a
+/// refusal: a warm target needs far less.
+fn warn_if_disk_short(dir: &Path) {
+    let existing = dir
+        .ancestors()
+        .find(|d| d.exists())
+        .unwrap_or(Path::new("/"));
+    let Ok(out) = Command::new("df").arg("-Pk").arg(existing).output() else {
+        return;
+    };
+    // `df -P`: one header line, then `filesystem 1024-blocks used available capacity mount`.
+    let text = String::from_utf8_lossy(&out.stdout);
+    let available_kib = text
+        .lines()
+        .nth(1)
+        .and_then(|line| line.split_whitespace().nth(3))
+        .and_then(|field| field.parse::<u64>().ok());
+    if let Some(kib) = available_kib
+        && kib < TEST_DISK_NEEDED_GIB << 20
+    {
+        eprintln!(
+            "xtask: warning: {:.1} GiB free on the filesystem of {}; a cold test build writes \
+             about {TEST_DISK_NEEDED_GIB} GiB (free space, or set CARGO_TARGET_DIR elsewhere)",
+            kib as f64 / f64::from(1 << 20),
+            existing.display()
+        );
+    }
 }
 
 fn in_path(name: &str) -> bool {
