@@ -495,9 +495,12 @@ fn offline_reports_name_the_logs_node_not_this_host() {
 
 /// Yearless times (klog, journalctl's short prefix) are read in the file's modification year
 /// unless a dated record says otherwise: a log's own dated records (systemd's `Started …` line
-/// amid CRI-O's `time="2023-…"` ones, cri-o/cri-o#6699's paste), or the other log's.
+/// amid CRI-O's `time="2023-…"` ones, cri-o/cri-o#6699's paste), or the other log's. Their zone
+/// (UTC unless shown) is the one a record shows, a local time beside a zoned one: journalctl's
+/// prefix before cri-dockerd's `time="…+02:00"` (flannel-io/flannel#1798's paste), in the
+/// same log before it or in the other log.
 #[test]
-fn yearless_times_take_the_year_of_dated_records() {
+fn yearless_times_take_the_year_and_zone_of_dated_records() {
     let dir = ok(tempfile::tempdir());
     // Each log's text written to a file, `diagnose --offline -o json` on them, and each source's
     // detail.
@@ -557,6 +560,21 @@ fn yearless_times_take_the_year_of_dated_records() {
              Jun 14 23:50:29 node1 systemd[1]: Started kubelet: The Kubernetes Node Agent.\n"
         )["runtime_log"],
         "records from 2023-06-14T23:50:29Z to 2023-06-14T23:50:29Z; yearless times read in 2023, the year of its dated records"
+    );
+    let shown = "Aug 28 08:03:00 master cri-dockerd[14922]: time=\"2023-08-28T08:03:00+02:00\" level=info msg=\"Stop pulling image docker.io/flannel/flannel-cni-plugin:v1.2.0\"\n";
+    let kubelet = "Aug 28 08:02:58 master kubelet[48553]: E0828 08:02:58.445528   48553 kubelet.go:2855] \"Container runtime network not ready\" networkReady=\"NetworkReady=false reason:NetworkPluginNotReady message:docker: network plugin is not ready: cni config uninitialized\"\n";
+    assert_eq!(
+        details(None, &format!("{kubelet}{shown}"))["runtime_log"],
+        "records from 2023-08-28T06:02:58.445528Z to 2023-08-28T06:03:00Z; yearless times read in 2023, the year of its dated records; zone-less times read in UTC+02:00, the zone its records show (a local time beside a zoned one)"
+    );
+    let both = details(Some(kubelet), shown);
+    assert_eq!(
+        both["kubelet_log"],
+        "records from 2023-08-28T06:02:58.445528Z to 2023-08-28T06:02:58.445528Z; yearless times read in 2023, the year of the other log; zone-less times read in UTC+02:00, the zone runtime_log shows (a local time beside a zoned one)"
+    );
+    assert_eq!(
+        both["runtime_log"],
+        "records from 2023-08-28T06:03:00Z to 2023-08-28T06:03:00Z"
     );
 }
 

@@ -630,6 +630,10 @@ fn merge(
     if part.dated_year.is_some() {
         out.dated_year = part.dated_year;
     }
+    if out.zone_shown.is_none() {
+        out.zoneless_before_zone |= part.zoneless_before_zone;
+        out.zone_shown = part.zone_shown;
+    }
     out.yearless_times = match (out.yearless_times, part.yearless_times) {
         (Some((first, _)), Some((_, last))) => Some((first, last)),
         (a, b) => a.or(b),
@@ -836,8 +840,12 @@ fn handle(
     {
         return k.carries_year();
     }
+    let offset_before = ctx.offset;
     let skimmed = parse_unless_unnamed(text, ctx);
     let parsed = skimmed.line;
+    if ctx.offset != offset_before && read.zone_shown.is_none() {
+        read.zone_shown = Some(ctx.offset);
+    }
     let dated = parsed.time.is_some() && carries_year(&parsed);
     if let Some(t) = parsed.time
         && before_since(t, opts, read)
@@ -899,9 +907,13 @@ fn date_block(t: Timestamp, read: &mut LogRead) {
 }
 
 /// Notes the time of a record whose time carries no year: the first and the last such (their
-/// years are read once, at the end: [`LogRead::yearless_years`]).
+/// years are read once, at the end: [`LogRead::yearless_years`]), and whether one was read
+/// before the log showed its zone (such times carry no zone either).
 fn note_yearless(t: Timestamp, read: &mut LogRead) {
     read.yearless_times = Some(read.yearless_times.map_or((t, t), |(first, _)| (first, t)));
+    if read.zone_shown.is_none() {
+        read.zoneless_before_zone = true;
+    }
 }
 
 /// The year journalctl's header gives (`-- Logs begin at Wed 2023-06-14 20:00:01 UTC, end at

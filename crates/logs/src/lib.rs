@@ -173,9 +173,18 @@ pub struct LogRead {
     pub dated_year: Option<i32>,
     /// The times the first and the last record whose time carries no year (klog, syslog,
     /// journalctl's short prefix) were read at, in reading order: in the year of its file's
-    /// modification time, or the year given ([`read_in_year`]), a later one past a new year;
+    /// modification time, or the year given ([`read_as`]), a later one past a new year;
     /// `None` when no such record was read. [`LogRead::yearless_years`] gives their years.
     pub yearless_times: Option<(Timestamp, Timestamp)>,
+    /// The UTC offset the first record that showed the node's zone set: a zone-less time beside
+    /// a zoned one of the same moment (journalctl's local `Aug 28 08:03:00` prefix before
+    /// containerd's or cri-dockerd's `time="2023-08-28T08:03:00+02:00"`), from which on the
+    /// log's zone-less times are read in it; `None` when no record showed one.
+    pub zone_shown: Option<jiff::tz::Offset>,
+    /// A record whose time carries no zone (klog, syslog) was read before
+    /// [`LogRead::zone_shown`] (or, when none was shown, at all): in the offset the read started
+    /// from (UTC, or [`ReadAs::offset`]).
+    pub zoneless_before_zone: bool,
     /// The time of the first and last timestamped record read.
     pub span: Option<(Timestamp, Timestamp)>,
     /// Lines longer than [`MAX_LINE_BYTES`], cut to it (the rest of each is not read).
@@ -194,6 +203,19 @@ impl LogRead {
         self.yearless_times
             .map(|(first, last)| (blocks::year(first), blocks::year(last)))
     }
+}
+
+/// How a log's times without a year or a zone (klog headers, syslog and journalctl prefixes) are
+/// read, when something outside the log says better than the log's file: what [`read_as`] and
+/// the readers taking one are given. The default reads them as [`read`] does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadAs {
+    /// The year of the first yearless time; `None`: the year of the file's modification time.
+    /// Journald sources carry their year and ignore it.
+    pub year: Option<i32>,
+    /// The UTC offset zone-less times are read in until a record shows the zone
+    /// ([`LogRead::zone_shown`]); `None`: UTC.
+    pub offset: Option<jiff::tz::Offset>,
 }
 
 /// A rotated sibling that was not read, or only in part.
@@ -230,21 +252,22 @@ pub fn read(source: &Source, log: LogKind, since: Option<Timestamp>) -> Result<L
     Ok(out)
 }
 
-/// [`read`], with the yearless timestamps of a file read in `year` instead of the year of its
-/// modification time: a yearless log (klog, syslog) copied beside a log whose times carry
-/// their year ([`LogRead::dated_year`]) is read in that year, so the two line up. Journald
-/// sources carry their year already and ignore it.
+/// [`read`], with the yearless and zone-less timestamps of a file read as `read_as` says instead
+/// of in the year of its modification time and in UTC: a yearless log (klog, syslog) copied
+/// beside a log whose times carry their year ([`LogRead::dated_year`]) is read in that year,
+/// and a log of a node whose zone another log shows ([`LogRead::zone_shown`]) in that zone, so
+/// the two line up.
 ///
 /// # Errors
 /// As [`read`].
-pub fn read_in_year(
+pub fn read_as(
     source: &Source,
     log: LogKind,
     since: Option<Timestamp>,
-    year: i32,
+    read_as: ReadAs,
 ) -> Result<LogRead> {
     let mut events = Vec::new();
-    let mut out = read_source(source, log, since, Some(year), &mut |e| events.push(e))?;
+    let mut out = read_source(source, log, since, read_as, &mut |e| events.push(e))?;
     if newest_first(&events) {
         events.reverse();
         out.newest_first = true;
@@ -253,7 +276,7 @@ pub fn read_in_year(
     Ok(out)
 }
 
-/// [`read`] (or [`read_in_year`] with `year`) for a diagnosis: the events go through a
+/// [`read`] (or [`read_as`] with `read_as`) for a diagnosis: the events go through a
 /// [`Fold`](podcoroner_core::rules::fold::Fold) as they are read, which keeps what the rules
 /// read and folds the middle records of a pod's runs of readiness and startup records, so a
 /// healthy node's log costs memory by pods, not by lines. [`LogRead::folded`] counts what it
@@ -266,11 +289,11 @@ pub fn read_for_diagnosis(
     source: &Source,
     log: LogKind,
     since: Option<Timestamp>,
-    year: Option<i32>,
+    read_as: ReadAs,
 ) -> Result<LogRead> {
     let mut fold = podcoroner_core::rules::fold::Fold::new();
     let mut order = TimeOrder::default();
-    let mut out = read_source(source, log, since, year, &mut |e| {
+    let mut out = read_source(source, log, since, read_as, &mut |e| {
         order.see(e.time);
         fold.push(e);
     })?;
@@ -285,7 +308,7 @@ pub fn read_for_diagnosis(
     Ok(out)
 }
 
-/// [`read`] (or [`read_in_year`] with `year`) keeping no event: what `collect` needs of a log
+/// [`read`] (or [`read_as`] with `read_as`) keeping no event: what `collect` needs of a log
 /// whose window it copies (its counts and span, whether it was understood), in memory bounded
 /// by the blocks in flight whatever the log's size. [`LogRead::events`] stays empty.
 ///
@@ -295,10 +318,10 @@ pub fn read_counts(
     source: &Source,
     log: LogKind,
     since: Option<Timestamp>,
-    year: Option<i32>,
+    read_as: ReadAs,
 ) -> Result<LogRead> {
     let mut order = TimeOrder::default();
-    let mut out = read_source(source, log, since, year, &mut |e| order.see(e.time))?;
+    let mut out = read_source(source, log, since, read_as, &mut |e| order.see(e.time))?;
     out.newest_first = order.newest_first();
     Ok(out)
 }
@@ -359,31 +382,32 @@ pub fn read_each(
     since: Option<Timestamp>,
     mut on_event: impl FnMut(LoggedEvent),
 ) -> Result<LogRead> {
-    read_source(source, log, since, None, &mut on_event)
+    read_source(source, log, since, ReadAs::default(), &mut on_event)
 }
 
-/// [`read_each`], with the yearless timestamps of a file read in `year` when given (as
-/// [`read_in_year`] reads them).
+/// [`read_each`], with the yearless and zone-less timestamps of a file read as `read_as` says
+/// (as [`read_as`] reads them).
 ///
 /// # Errors
 /// As [`read`].
-pub fn read_each_in_year(
+pub fn read_each_as(
     source: &Source,
     log: LogKind,
     since: Option<Timestamp>,
-    year: Option<i32>,
+    read_as: ReadAs,
     mut on_event: impl FnMut(LoggedEvent),
 ) -> Result<LogRead> {
-    read_source(source, log, since, year, &mut on_event)
+    read_source(source, log, since, read_as, &mut on_event)
 }
 
 fn read_source(
     source: &Source,
     log: LogKind,
     since: Option<Timestamp>,
-    year_override: Option<i32>,
+    read_as: ReadAs,
     sink: &mut dyn FnMut(LoggedEvent),
 ) -> Result<LogRead> {
+    let year_override = read_as.year;
     let mut out = LogRead::default();
     match source {
         Source::File(path) => {
@@ -394,6 +418,7 @@ fn read_source(
                 let origin = file.display().to_string();
                 let opts = blocks::StreamOpts::new(&origin, log, since);
                 let mut ctx = ParseContext::new(year);
+                ctx.offset = read_as.offset.unwrap_or(jiff::tz::Offset::UTC);
                 if year_override.is_none() {
                     ctx.not_after = modified_at(&file);
                 }

@@ -631,7 +631,16 @@ fn a_yearless_log_is_read_in_the_year_of_a_dated_one() {
     let c = read(&Source::File(containerd), LogKind::Runtime, None).unwrap();
     assert_eq!(k.dated_year, None);
     assert_eq!(c.dated_year, Some(2023));
-    let again = read_in_year(&Source::File(kubelet), LogKind::Kubelet, None, 2023).unwrap();
+    let again = read_as(
+        &Source::File(kubelet),
+        LogKind::Kubelet,
+        None,
+        ReadAs {
+            year: Some(2023),
+            offset: None,
+        },
+    )
+    .unwrap();
     assert_eq!(
         again.events[0].time.unwrap().to_string(),
         "2023-05-12T11:18:48.474993Z"

@@ -1094,8 +1094,9 @@ fn diagnose(dir: &Path, run: &Run) -> Diagnosed {
         for f in files {
             pin_modified(&dir.join(f));
             // As `diagnose` reads: through the fold.
-            let got = read_for_diagnosis(&Source::File(dir.join(f)), kind, None, None)
-                .unwrap_or_else(|e| panic!("{f}: {e}"));
+            let got =
+                read_for_diagnosis(&Source::File(dir.join(f)), kind, None, Default::default())
+                    .unwrap_or_else(|e| panic!("{f}: {e}"));
             events.extend(got.events);
         }
     }
@@ -1385,7 +1386,7 @@ fn repeated_logs_diagnose_the_same_through_the_fold() {
                     fs::write(&path, text.repeat(REPEATS)).unwrap();
                     pin_modified(&path);
                     let source = Source::File(path);
-                    let got = read_for_diagnosis(&source, kind, None, None).unwrap();
+                    let got = read_for_diagnosis(&source, kind, None, Default::default()).unwrap();
                     let all = podcoroner_logs::read(&source, kind, None).unwrap();
                     assert_eq!(
                         got.events.len() as u64 + got.folded,

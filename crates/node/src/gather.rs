@@ -61,9 +61,17 @@ pub struct Gathered {
     pub raw_pods: Option<Vec<Pod>>,
     /// The classified events of the kubelet's and the runtime's logs, in reading order.
     pub events: Vec<LoggedEvent>,
-    /// The year each log's yearless times were read in, when not its file's (kubelet logs, then
-    /// runtime logs, as given): what a second read of them must use.
-    pub(crate) log_years: Vec<Option<i32>>,
+    /// How each log's yearless and zone-less times were read (kubelet logs, then runtime logs,
+    /// as given): what a second read of them must use.
+    pub(crate) log_reads: Vec<podcoroner_logs::ReadAs>,
+}
+
+/// `offset` as ISO 8601 writes it: `+02:00`, `-05:30`.
+fn offset_text(offset: jiff::tz::Offset) -> String {
+    let seconds = offset.seconds();
+    let sign = if seconds < 0 { '-' } else { '+' };
+    let minutes = seconds.unsigned_abs() / 60;
+    format!("{sign}{:02}:{:02}", minutes / 60, minutes % 60)
 }
 
 /// The source name of the `index`th (from 0) log of `kind` given: `kubelet_log` or
@@ -141,8 +149,8 @@ pub async fn gather_for_explain(opts: &SourceOptions, query: &str) -> anyhow::Re
             identity.grow_from_view(&g.view);
         }
         let mut kept = Vec::new();
-        for ((kind, source), year) in logs.iter().zip(&g.log_years) {
-            podcoroner_logs::read_each_in_year(source, *kind, opts.since, *year, |e| {
+        for ((kind, source), read_as) in logs.iter().zip(&g.log_reads) {
+            podcoroner_logs::read_each_as(source, *kind, opts.since, *read_as, |e| {
                 let named = if last {
                     identity.names_event(&e)
                 } else {
@@ -194,11 +202,10 @@ pub async fn gather_for_diagnosis(opts: &SourceOptions) -> anyhow::Result<Gather
 }
 
 async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathered> {
-    let read_log = |source: &podcoroner_logs::Source, kind, year| match (keep, year) {
-        (Keep::Folded, _) => podcoroner_logs::read_for_diagnosis(source, kind, opts.since, year),
-        (Keep::Nothing, _) => podcoroner_logs::read_counts(source, kind, opts.since, year),
-        (Keep::Every, Some(year)) => podcoroner_logs::read_in_year(source, kind, opts.since, year),
-        (Keep::Every, None) => podcoroner_logs::read(source, kind, opts.since),
+    let read_log = |source: &podcoroner_logs::Source, kind, read_as| match keep {
+        Keep::Folded => podcoroner_logs::read_for_diagnosis(source, kind, opts.since, read_as),
+        Keep::Nothing => podcoroner_logs::read_counts(source, kind, opts.since, read_as),
+        Keep::Every => podcoroner_logs::read_as(source, kind, opts.since, read_as),
     };
     let mut sources = BTreeMap::new();
     let mut events = Vec::new();
@@ -209,7 +216,8 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
     ] {
         for (i, source) in logs.iter().enumerate() {
             let name = log_source_name(kind, i);
-            reads.push((name, source, kind, read_log(source, kind, None)?));
+            let first = read_log(source, kind, podcoroner_logs::ReadAs::default())?;
+            reads.push((name, source, kind, first));
         }
     }
     // A yearless log (klog, syslog) beside one whose times carry their year is read in that
@@ -217,7 +225,13 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
     // So is a log's own yearless records (journalctl's short prefix on a line with no time of
     // its own: systemd's `Started …`) beside its dated ones.
     let dated = reads.iter().find_map(|r| r.3.dated_year);
-    let mut log_years = Vec::new();
+    // So are the zone-less times of a node whose zone a log shows (journalctl's local prefix
+    // before containerd's `time="…+02:00"`): the log's own before it showed it, and the other
+    // logs' (a kubelet log beside that runtime log), read in UTC first.
+    let node_zone = reads
+        .iter()
+        .find_map(|r| r.3.zone_shown.map(|z| (z, r.0.clone())));
+    let mut log_reads = Vec::new();
     for (name, source, kind, read) in &mut reads {
         let year = match (dated, read.dated_year, read.yearless_years()) {
             (Some(year), None, _) => Some((year, "the year of the other log")),
@@ -228,18 +242,40 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
             }
             _ => None,
         };
+        let zone = match (read.zone_shown, &node_zone) {
+            (Some(own), _) if read.zoneless_before_zone => {
+                Some((own, "the zone its records show".to_string()))
+            }
+            (None, Some((zone, whose))) if read.zoneless_before_zone => {
+                Some((*zone, format!("the zone {whose} shows")))
+            }
+            _ => None,
+        };
+        let read_as = podcoroner_logs::ReadAs {
+            year: year.map(|(y, _)| y),
+            offset: zone.as_ref().map(|(z, _)| *z),
+        };
         // Read again: only a regular file can be (a pipe is empty the second time).
-        if let (Some((year, whose)), podcoroner_logs::Source::File(path)) = (year, &*source)
+        if read_as != podcoroner_logs::ReadAs::default()
+            && let podcoroner_logs::Source::File(path) = &*source
             && read.span.is_some()
             && std::fs::metadata(path).is_ok_and(|m| m.is_file())
         {
-            log_years.push(Some(year));
-            *read = read_log(source, *kind, Some(year))?;
+            log_reads.push(read_as);
+            *read = read_log(source, *kind, read_as)?;
             let mut s = log_status(source, *kind, read);
-            s.note_last(format!("yearless times read in {year}, {whose}"));
+            if let Some((year, whose)) = year {
+                s.note_last(format!("yearless times read in {year}, {whose}"));
+            }
+            if let Some((zone, whose)) = zone {
+                s.note_last(format!(
+                    "zone-less times read in UTC{}, {whose} (a local time beside a zoned one)",
+                    offset_text(zone)
+                ));
+            }
             sources.insert(name.clone(), s);
         } else {
-            log_years.push(None);
+            log_reads.push(podcoroner_logs::ReadAs::default());
             sources.insert(name.clone(), log_status(source, *kind, read));
         }
     }
@@ -275,7 +311,7 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
             runtime: None,
             raw_pods: None,
             events,
-            log_years,
+            log_reads,
         });
     }
     let (manifests, status) = read_manifests(&opts.manifest_dir)?;
@@ -353,7 +389,7 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
         runtime: Some(runtime),
         raw_pods,
         events,
-        log_years,
+        log_reads,
     })
 }
 

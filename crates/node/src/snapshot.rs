@@ -509,7 +509,7 @@ fn read_with(dir: &Path, fold: bool) -> anyhow::Result<Snapshot> {
             }
             let source = podcoroner_logs::Source::File(path);
             let read = if fold {
-                podcoroner_logs::read_for_diagnosis(&source, kind, None, None)?
+                podcoroner_logs::read_for_diagnosis(&source, kind, None, Default::default())?
             } else {
                 podcoroner_logs::read(&source, kind, None)?
             };
@@ -582,7 +582,7 @@ mod tests {
             runtime: None,
             raw_pods: None,
             events: vec![],
-            log_years: vec![],
+            log_reads: vec![],
         }
     }
 

@@ -44,17 +44,24 @@ fn the_pods_events_kept_give_the_timeline_of_every_event() {
         .collect();
     cases.sort();
     for log in cases {
-        // Every event, read in the year gather reads them in: a log's yearless lines (syslog's
-        // prefix) in the year of its own dated records (dockerd's `time=`), when they differ.
+        // Every event, read in the year and zone gather reads them in: a log's yearless lines
+        // (syslog's prefix) in the year of its own dated records (dockerd's `time=`), when they
+        // differ; its zone-less lines before a record showed the zone, in that zone.
         let source = Source::File(log.clone());
         let first = podcoroner_logs::read(&source, LogKind::Kubelet, None).unwrap();
-        let all = match (first.dated_year, first.yearless_years()) {
-            (Some(own), Some((read_in, _))) if own != read_in => {
-                podcoroner_logs::read_in_year(&source, LogKind::Kubelet, None, own)
-                    .unwrap()
-                    .events
-            }
-            _ => first.events,
+        let read_as = podcoroner_logs::ReadAs {
+            year: match (first.dated_year, first.yearless_years()) {
+                (Some(own), Some((read_in, _))) if own != read_in => Some(own),
+                _ => None,
+            },
+            offset: first.zone_shown.filter(|_| first.zoneless_before_zone),
+        };
+        let all = if read_as == podcoroner_logs::ReadAs::default() {
+            first.events
+        } else {
+            podcoroner_logs::read_as(&source, LogKind::Kubelet, None, read_as)
+                .unwrap()
+                .events
         };
         let mut queries = BTreeSet::new();
         for e in &all {

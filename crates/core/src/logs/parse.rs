@@ -124,7 +124,10 @@ fn shown_offset(p: &ParsedLine<'_>, ctx: &ParseContext) -> Option<jiff::tz::Offs
         (false, true) => (env_time, inner_time),
         _ => return None,
     };
-    // `naive` was read as local time in `ctx.offset`: it is off by the zone's difference.
+    // `naive` was read as local time in `ctx.offset`: it is off by the zone's difference. It
+    // carries no year either (a klog header, a syslog prefix): read in the zoned time's year
+    // (or the one beside it, across a new year), not the context's guess.
+    let naive = same_year(naive, zoned, ctx.offset);
     let diff = naive.as_second() - zoned.as_second();
     let quarter = (diff as f64 / 900.0).round() as i64 * 900;
     if (diff - quarter).abs() > 120 || quarter == 0 {
@@ -135,6 +138,21 @@ fn shown_offset(p: &ParsedLine<'_>, ctx: &ParseContext) -> Option<jiff::tz::Offs
         return None;
     }
     jiff::tz::Offset::from_seconds(i32::try_from(seconds).ok()?).ok()
+}
+
+/// `naive` (a yearless time read in `offset`) in the year, of the zoned time's and the two beside
+/// it, that puts it nearest `zoned`; `naive` as it is when none can be.
+fn same_year(
+    naive: jiff::Timestamp,
+    zoned: jiff::Timestamp,
+    offset: jiff::tz::Offset,
+) -> jiff::Timestamp {
+    let (n, z) = (offset.to_datetime(naive), offset.to_datetime(zoned));
+    [z.year() - 1, z.year(), z.year() + 1]
+        .into_iter()
+        .filter_map(|y| offset.to_timestamp(n.with().year(y).build().ok()?).ok())
+        .min_by_key(|t| (t.as_second() - zoned.as_second()).abs())
+        .unwrap_or(naive)
 }
 
 /// Whether the `time="…"` of a logfmt record carries its zone (`Z`, `+03:00`, `-0500`), as

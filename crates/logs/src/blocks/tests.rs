@@ -51,6 +51,12 @@ fn assert_same(got: &LogRead, want: &LogRead, what: &str) {
         "{what}: understanding"
     );
     assert_eq!(got.dated_year, want.dated_year, "{what}: dated_year");
+    assert_eq!(got.yearless_times, want.yearless_times, "{what}: yearless");
+    assert_eq!(got.zone_shown, want.zone_shown, "{what}: zone_shown");
+    assert_eq!(
+        got.zoneless_before_zone, want.zoneless_before_zone,
+        "{what}: zoneless_before_zone"
+    );
     assert_eq!(
         got.unparsed_samples, want.unparsed_samples,
         "{what}: samples"
