@@ -1986,6 +1986,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "83-k3s-sandbox-does-not-exist-38344",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2020,
+            records: 4,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

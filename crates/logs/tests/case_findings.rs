@@ -1037,6 +1037,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "83-k3s-sandbox-does-not-exist-38344",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            never: &[K::StuckTerminatingPod, K::SandboxStopFailing],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "benign: sandboxes containerd no longer has, answered NotFound in its old words",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -1229,6 +1229,10 @@ fn is_not_found(text: &str) -> bool {
         || contains!(text, "not found")
         || contains!(text, "ID does not exist")
         || contains!(text, "No such container")
+        // containerd's CRI plugin failing to look an ID up in its store: `not found` from 1.4,
+        // `does not exist` before (rancher/rancher#38344, k3s of 2020), both with `code =
+        // Unknown` until containerd 1.4 sent NotFound.
+        || contains!(text, "an error occurred when try to find")
 }
 
 /// The pod a line of `kind` writes in its own words, as (namespace, name, UID):

@@ -188,13 +188,21 @@ pub(super) fn cause_rank(c: Cause) -> u8 {
     }
 }
 
-/// The most telling cause of a group and the event that says it (the latest among equals).
+/// The most telling cause of a group and the event that says it (the latest among equals). A
+/// record that carries no error tells least of all: the kubelet's `Failed to stop sandbox
+/// {"containerd" "<id>"}` (killPodWithSyncResult up to 1.20; `"Failed to stop sandbox"
+/// podSandboxID=…` after) follows the CRI client's line that has the error, and its cause,
+/// Other, is only that it says none.
 pub(super) fn best_cause<'e>(group: &[&'e LoggedEvent]) -> Option<(Cause, &'e LoggedEvent)> {
+    let telling = |c: Cause, e: &LoggedEvent| match (c, &e.event.error) {
+        (Cause::Other, None) => 0,
+        _ => 1 + cause_rank(c),
+    };
     group
         .iter()
         .filter_map(|e| e.event.cause.map(|c| (c, *e)))
         .fold(None, |best, (c, e)| match best {
-            Some((b, _)) if cause_rank(b) > cause_rank(c) => best,
+            Some((b, be)) if telling(b, be) > telling(c, e) => best,
             _ => Some((c, e)),
         })
 }
