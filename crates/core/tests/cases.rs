@@ -1997,6 +1997,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "84-crio-118-error-reserving-pod-name-capitalised-3571",
+        files: &[File {
+            name: "runtime.log",
+            year: 2020,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

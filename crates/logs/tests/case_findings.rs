@@ -1047,6 +1047,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "benign: sandboxes containerd no longer has, answered NotFound in its old words",
     },
+    Case {
+        slug: "84-crio-118-error-reserving-pod-name-capitalised-3571",
+        runs: &[Run {
+            runtime: &["runtime.log"],
+            never: &[K::LeakedSandbox],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -873,22 +873,47 @@ fn classify_named<'p>(line: &'p ParsedLine<'_>, head: Head<'p>) -> Event<'p> {
     }
 }
 
-/// The wordings of [`messages::FAMILIES`] by the first byte of what they start with, in table
-/// order: a message is compared with the few that can fit.
+/// The wordings of [`messages::FAMILIES`] by the first byte of what they start with, in either
+/// case ([`starts_with_words`]), in table order: a message is compared with the few that can
+/// fit.
 static BY_FIRST_BYTE: LazyLock<Vec<Vec<&'static Wording>>> = LazyLock::new(|| {
     let mut index = vec![Vec::new(); 256];
     for w in messages::wordings() {
-        index[usize::from(w.starts.as_bytes()[0])].push(w);
+        for first in both_cases(w.starts.as_bytes()[0]) {
+            index[usize::from(first)].push(w);
+        }
     }
     index
 });
+
+/// `b`, and its other case when it is an ASCII letter.
+fn both_cases(b: u8) -> impl Iterator<Item = u8> {
+    let other = if b.is_ascii_lowercase() {
+        b.to_ascii_uppercase()
+    } else {
+        b.to_ascii_lowercase()
+    };
+    std::iter::once(b).chain((other != b).then_some(other))
+}
+
+/// Whether `s` starts with `words`, its first letter in either case: the same words are a log
+/// message, capitalised, and an error, lower-case (Go's convention), and move between the two
+/// across versions (CRI-O 1.18's warning `Error reserving pod name …`, `error reserving pod
+/// name …` in an error from 1.19; kubelet's `Failed to …` and `failed to …`).
+fn starts_with_words(s: &str, words: &str) -> bool {
+    let (s, w) = (s.as_bytes(), words.as_bytes());
+    s.len() >= w.len()
+        && !w.is_empty()
+        && s[0].eq_ignore_ascii_case(&w[0])
+        && s[1..w.len()] == w[1..]
+}
 
 /// The first wording `s` fits, in table order.
 fn match_msg(s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> Option<Hit> {
     let first = *s.as_bytes().first()?;
     BY_FIRST_BYTE[usize::from(first)]
         .iter()
-        .find(|w| s.starts_with(w.starts) && holds(w, s, line, err))
+        .find(|w| starts_with_words(s, w.starts) && holds(w, s, line, err))
         .and_then(|w| hit(w.kind, w.starts))
 }
 
@@ -966,7 +991,7 @@ pub(crate) fn may_name(skimmed: &ParsedLine<'_>) -> bool {
         None => escaped,
         Some(&first) => UNESCAPED_STARTS[usize::from(first)]
             .iter()
-            .any(|w| words.starts_with(w) || (escaped && w.starts_with(words))),
+            .any(|w| starts_with_words(words, w) || (escaped && starts_with_words(w, words))),
     };
     // A message that a cut of the record's pairs may make [`cut_message`] read as the start
     // of a structured message.
@@ -1008,14 +1033,17 @@ fn before_escapes(s: &str) -> &str {
     &s[..end]
 }
 
-/// `words` by their first byte, once each (an empty one left out).
+/// `words` by their first byte in either case ([`starts_with_words`]), once each (an empty one
+/// left out).
 fn by_first_byte(words: impl Iterator<Item = &'static str>) -> Vec<Vec<&'static str>> {
     let mut index: Vec<Vec<&'static str>> = vec![Vec::new(); 256];
     for w in words {
         if let Some(&first) = w.as_bytes().first() {
-            let slot = &mut index[usize::from(first)];
-            if !slot.contains(&w) {
-                slot.push(w);
+            for first in both_cases(first) {
+                let slot = &mut index[usize::from(first)];
+                if !slot.contains(&w) {
+                    slot.push(w);
+                }
             }
         }
     }
@@ -1062,9 +1090,32 @@ pub fn message_keys() -> &'static [&'static str] {
                 keys.push(k);
             }
         }
+        // A wording's words with their first letter in the other case ([`starts_with_words`]).
+        let starts: Vec<&'static str> = messages::wordings()
+            .filter(|w| messages::key_of(w) == w.starts.split('"').next().unwrap_or(w.starts))
+            .map(messages::key_of)
+            .collect();
+        for k in starts {
+            if let Some(other) = other_case_first(k)
+                && !keys.contains(&other)
+            {
+                keys.push(other);
+            }
+        }
         keys
     });
     &KEYS
+}
+
+/// `words` with its first letter in the other case, leaked once (the catalogue's keys live as
+/// long as the program); `None` when it does not start with an ASCII letter.
+fn other_case_first(words: &'static str) -> Option<&'static str> {
+    let first = *words.as_bytes().first()?;
+    let other = both_cases(first).nth(1)?;
+    let mut s = String::with_capacity(words.len());
+    s.push(char::from(other));
+    s.push_str(&words[1..]);
+    Some(Box::leak(s.into_boxed_str()))
 }
 
 /// A structured message cut by the end of its line (case 05: `"ContainerStatus from runtime
@@ -1184,6 +1235,7 @@ fn cause_of(err: &str, cut: bool) -> Cause {
     if has!("device or resource busy")
         || has!("is reserved for")
         || has!("error reserving pod name")
+        || has!("Error reserving pod name")
         || has!("failed to reserve")
         || has!("already in removing state")
     {

@@ -162,7 +162,8 @@ impl Ctx<'_> {
 /// CRI-O's `ReservePodName` failure, `error reserving pod name k8s_<name>_<ns>_<uid>_<attempt>
 /// for id <id>: name is reserved`: `<id>` is the new `RunPodSandbox`'s, the holder is not named.
 pub(super) fn crio_name_reservation(e: &LoggedEvent) -> bool {
-    e.text.contains("error reserving pod name")
+    // CRI-O 1.18 logged it as a warning of its own, capitalised.
+    e.text.contains("error reserving pod name") || e.text.contains("Error reserving pod name")
 }
 
 /// containerd's CRI plugin (`sandbox_run.go`, `RunPodSandbox`): "failed to reserve sandbox name
