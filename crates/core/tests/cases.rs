@@ -2008,6 +2008,28 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "85-kubelet-13-docker-down-at-start-28577",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2016,
+            records: 18,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "86-containerd-socket-refused-bottlerocket-2512",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2023,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -586,6 +586,24 @@ pub(super) fn record_times<'g>(
     })
 }
 
+/// The longest run of `group`'s records (their folded repeats included) with no gap over
+/// `gap`: how long one outage lasted, when records less than `gap` apart are one.
+pub(super) fn longest_run(group: &[&LoggedEvent], gap: SignedDuration) -> SignedDuration {
+    let mut times: Vec<Timestamp> = record_times(group).collect();
+    times.sort_unstable();
+    let mut longest = SignedDuration::ZERO;
+    let mut start = times.first().copied();
+    for w in times.windows(2) {
+        if w[1].duration_since(w[0]) > gap {
+            start = Some(w[1]);
+        }
+        if let Some(s) = start {
+            longest = longest.max(w[1].duration_since(s));
+        }
+    }
+    longest
+}
+
 /// The earliest and latest time of a group's records, those folded into them included.
 pub(super) fn time_range(group: &[&LoggedEvent]) -> Option<(Timestamp, Timestamp)> {
     let times = record_times(group);

@@ -281,19 +281,7 @@ const SAME_OUTAGE: SignedDuration = SignedDuration::from_mins(5);
 /// The longest run of `group`'s records (their folded repeats included) with no gap over
 /// [`SAME_OUTAGE`]: how long the API server stayed out of reach at once.
 fn longest_outage(group: &[&LoggedEvent]) -> SignedDuration {
-    let mut times: Vec<Timestamp> = record_times(group).collect();
-    times.sort_unstable();
-    let mut longest = SignedDuration::ZERO;
-    let mut start = times.first().copied();
-    for w in times.windows(2) {
-        if w[1].duration_since(w[0]) > SAME_OUTAGE {
-            start = Some(w[1]);
-        }
-        if let Some(s) = start {
-            longest = longest.max(w[1].duration_since(s));
-        }
-    }
-    longest
+    longest_run(group, SAME_OUTAGE)
 }
 
 /// How long the kubelet may fail to reach the API server with its mirror pods before it is more

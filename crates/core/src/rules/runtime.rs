@@ -94,12 +94,18 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             EventKind::CreateContainerFailed,
         ],
     );
+    // syncLoop's "container runtime is down" without the PLEG: the runtime's Status failing.
+    let (pleg, runtime_down): (Vec<&LoggedEvent>, Vec<&LoggedEvent>) = pleg
+        .into_iter()
+        .partition(|e| e.text.contains("PLEG") || !e.text.contains("container runtime is down"));
     if pleg.is_empty() {
         slow_creates(logs, out);
+        not_answering(logs, &runtime_down, out);
         return;
     }
     let down = pleg
         .iter()
+        .chain(&runtime_down)
         .any(|e| e.text.contains("container runtime is down"));
     let mut all: Vec<&LoggedEvent> = pleg.iter().chain(timeouts.iter()).copied().collect();
     all.sort_by_key(|e| e.time);
@@ -136,6 +142,124 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             .to_string(),
     );
     f.evidence = quote(&all);
+    out.push(f);
+}
+
+/// Whether a failed CRI call `e` never reached the runtime, or found it hung: its socket
+/// refuses or is gone (`code = Unavailable`, `connection refused`, `dial unix …: no such file or
+/// directory`), or the kubelet's own checks of it fail (`Container runtime sanity check
+/// failed`, the PLEG's `GenericPLEG: Unable to retrieve pods`).
+fn runtime_unreachable(e: &LoggedEvent) -> bool {
+    if !e.event.kind.is_failure() {
+        return false;
+    }
+    let t = &e.text;
+    t.contains("Container runtime sanity check failed")
+        || t.contains("GenericPLEG: Unable to retrieve pods")
+        || ((t.contains("code = Unavailable") || t.contains("code =Unavailable"))
+            && (t.contains("connection refused")
+                || t.contains("no such file or directory")
+                || t.contains("error reading from server")
+                || t.contains("transport is closing")))
+        || (t.contains("dial unix") && t.contains(".sock") && t.contains("connection refused"))
+        || t.contains("Cannot connect to the Docker daemon")
+        || t.contains("cannot connect to Docker endpoint")
+}
+
+/// Whether `e` shows the runtime answering: a sandbox or container it started, stopped or
+/// removed, a container state change the PLEG saw.
+fn runtime_answered(e: &LoggedEvent) -> bool {
+    use EventKind::*;
+    match e.event.kind {
+        RunPodSandboxDone | StopPodSandboxDone | RemovePodSandboxDone | StopContainerDone
+        | RemoveContainerDone | ContainerFinished | SandboxLoaded => true,
+        Pleg(t) | PlegRelist(t) => t != crate::logs::PlegType::Other,
+        _ => false,
+    }
+}
+
+/// How long the runtime may not answer, then answer again, and be only an info: a runtime
+/// restarted (an upgrade, a config change) is unreachable for seconds.
+const RUNTIME_RESTART: SignedDuration = SignedDuration::from_mins(1);
+/// How long syncLoop's "container runtime is down" may last with no call failing beside it: the
+/// kubelet checks the runtime's Status every 5 s, the first right after it starts.
+const STARTUP_RUNTIME_DOWN: SignedDuration = SignedDuration::from_secs(30);
+
+/// The time from the first to the last of `events` (zero for fewer than two with a time).
+fn span_of(events: &[&LoggedEvent]) -> SignedDuration {
+    let times = events.iter().filter_map(|e| e.time);
+    match (times.clone().min(), times.max()) {
+        (Some(a), Some(b)) => b.duration_since(a),
+        _ => SignedDuration::ZERO,
+    }
+}
+
+/// Records of the runtime not answering less than this apart are one outage.
+const OUTAGE_GAP: SignedDuration = SignedDuration::from_mins(5);
+
+/// `kubelet.go` `updateRuntimeUp` and `syncLoop`, the CRI client: the runtime does not answer
+/// the kubelet (its socket refuses, or its Status fails) while the PLEG has not yet gone
+/// unhealthy. A warning when it lasts over [`RUNTIME_RESTART`] or the log holds no answer of
+/// the runtime after it (still down when the log ends); an info when it answered again within
+/// [`RUNTIME_RESTART`] (a restart). `runtime_down`: syncLoop's "container runtime is down"
+/// records.
+fn not_answering(logs: &Logs<'_>, runtime_down: &[&LoggedEvent], out: &mut Vec<Finding>) {
+    let unreachable: Vec<&LoggedEvent> =
+        logs.all.iter().filter(|e| runtime_unreachable(e)).collect();
+    // syncLoop says the runtime is down from a kubelet's start until its first Status check
+    // (kubelets before 1.13 did for a second or two, seen in case 67): alone, its records count
+    // only when they run past that.
+    if unreachable.is_empty() && span_of(runtime_down) < STARTUP_RUNTIME_DOWN {
+        return;
+    }
+    let mut down: Vec<&LoggedEvent> = unreachable
+        .into_iter()
+        .chain(runtime_down.iter().copied())
+        .collect();
+    down.sort_by_key(|e| e.time);
+    let longest = longest_run(&down, OUTAGE_GAP);
+    let last = record_times(&down).max();
+    let answered = last.is_some_and(|last| {
+        logs.all
+            .iter()
+            .any(|e| e.time.is_some_and(|t| t > last) && runtime_answered(e))
+    });
+    let severity = if answered && longest < RUNTIME_RESTART {
+        Severity::Info
+    } else {
+        Severity::Warning
+    };
+    let why = down
+        .iter()
+        .find(|e| !e.text.contains("container runtime is down"))
+        .map_or_else(
+            || "container runtime is down".to_string(),
+            |e| super::teardown::error_text(e),
+        );
+    let mut f = finding(
+        FindingKind::RuntimeUnhealthy,
+        severity,
+        format!(
+            "the container runtime does not answer the kubelet ({why}; {}{}){}: no pod on this \
+             node is started, stopped or inspected while it does not",
+            plural(records(&down), "record", "records"),
+            over(&down),
+            if answered {
+                format!(", then answered again (the longest outage {})", human(longest))
+            } else {
+                ", and nothing after shows it answering again".to_string()
+            },
+        ),
+        "kubelet.go updateRuntimeUp (`Container runtime sanity check failed`, every 5 s) and syncLoop \
+         (`Skipping pod synchronization` with `container runtime is down`); the CRI client's calls \
+         fail with Unavailable while the runtime's socket refuses; past 3 minutes the PLEG goes \
+         unhealthy and the node NotReady",
+        "systemctl status containerd (or crio, docker): is it running? journalctl -u containerd for why \
+         it stopped or hangs (a crash, a full disk, a hung shim); once crictl info answers, the kubelet \
+         resumes by itself"
+            .to_string(),
+    );
+    f.evidence = quote(&down);
     out.push(f);
 }
 

@@ -179,6 +179,9 @@ const fn structured_as(
 const RUNTIME_FAILED: &str = "from runtime service failed";
 const SOURCES_NOT_READY: &str = "sources aren't ready yet";
 const PLEG_UNHEALTHY: &str = "PLEG is not healthy";
+/// syncLoop's runtime error while the runtime's Status fails or says it is not ready
+/// (`runtimeState.runtimeErrors`).
+const RUNTIME_DOWN: &str = "container runtime is down";
 
 /// Every message family.
 pub const FAMILIES: &[Family] = &[
@@ -489,7 +492,34 @@ pub const FAMILIES: &[Family] = &[
                 Cond::Has(PLEG_UNHEALTHY),
                 PlegUnhealthy,
             ),
+            // Without the PLEG: the runtime's Status failing (updateRuntimeUp) or not ready.
+            with(
+                "Skipping pod synchronization",
+                Cond::HasOrErr(RUNTIME_DOWN),
+                PlegUnhealthy,
+            ),
         ],
+    },
+    Family {
+        source: "kubelet.go updateRuntimeUp: the runtime's Status (Version before 1.6) failing every 5 s",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "updateRuntimeUp: glog.Errorf `Container runtime sanity check failed: %v`",
+                "1.2-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "updateRuntimeUp: ErrorS `Container runtime sanity check failed`",
+                "1.21-1.34",
+            ),
+        ],
+        wordings: &[w(
+            "Container runtime sanity check failed",
+            RuntimeCallFailed,
+        )],
     },
     Family {
         // kubernetes pkg/kubelet/remote/remote_runtime.go CreateContainer: `glog.Errorf`/
@@ -1175,8 +1205,16 @@ pub const FAMILIES: &[Family] = &[
                 "generateEvents: klog.V(4).InfoS `GenericPLEG` podUID containerID oldState newState",
                 "1.21-1.34",
             ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/pleg/generic.go",
+                "relist: glog.Errorf (klog from 1.13) `GenericPLEG: Unable to retrieve pods: %v`; ErrorS `GenericPLEG: Unable to retrieve pods` from 1.21",
+                "1.3-1.34",
+            ),
         ],
         wordings: &[
+            // relist's ListPodSandbox and ListContainers failing: the runtime does not answer.
+            w("GenericPLEG: Unable to retrieve pods", RuntimeCallFailed),
             w("GenericPLEG: ", PlegRelist(PlegType::Other)),
             with("GenericPLEG", Cond::Exact, PlegRelist(PlegType::Other)),
         ],

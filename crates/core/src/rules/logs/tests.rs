@@ -1020,6 +1020,37 @@ fn node_level_rules() {
             &[(FindingKind::RuntimeUnhealthy, Severity::Critical, "PLEG is not healthy")],
         ),
         case(
+            "the runtime's socket refusing, nothing after it answering: a warning (bottlerocket-os/bottlerocket#2512)",
+            &[r#"Jan 07 05:55:22 ip-10-20-3-58 kubelet[1375]: E0107 05:55:22.518981    1375 remote_runtime.go:711] "ExecSync cmd from runtime service failed" err="rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing dial unix /run/containerd/containerd.sock: connect: connection refused\"" containerID="d0f631ca1ddba8db3bcfcb9e057cdc98d0379f1bee00e75a545147a27dadd982" cmd=[/bin/sh -c true]"#.to_string()],
+            &[(FindingKind::RuntimeUnhealthy, Severity::Warning, "connection refused")],
+        ),
+        case(
+            "the runtime's Status failing and every sync skipped (kubelet 1.3x): a warning",
+            &[
+                r#"E0405 20:10:50.759597    1825 log.go:32] "Status from runtime service failed" err="rpc error: code = DeadlineExceeded desc = context deadline exceeded""#.to_string(),
+                r#"E0405 20:10:50.759653    1825 kubelet.go:3115] "Container runtime sanity check failed" err="rpc error: code = DeadlineExceeded desc = context deadline exceeded""#.to_string(),
+                r#"E0405 20:10:50.761182    1825 kubelet.go:2525] "Skipping pod synchronization" err="container runtime is down""#.to_string(),
+            ],
+            &[(FindingKind::RuntimeUnhealthy, Severity::Warning, "context deadline exceeded")],
+        ),
+        case(
+            "the runtime restarted: refused for 10 s, then a container started (the PLEG saw it): an info",
+            &[
+                r#"E0107 05:55:22.518981    1375 kubelet.go:3115] "Container runtime sanity check failed" err="rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: dial unix /run/containerd/containerd.sock: connect: connection refused\"""#.to_string(),
+                r#"E0107 05:55:32.518981    1375 kubelet.go:3115] "Container runtime sanity check failed" err="rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while dialing: dial unix /run/containerd/containerd.sock: connect: connection refused\"""#.to_string(),
+                format!(r#"I0107 05:55:40.000000    1375 kubelet.go:2453] "SyncLoop (PLEG): event for pod" pod="shop/web-0" event={{"ID":"{UID1}","Type":"ContainerStarted","Data":"{C1}"}}"#),
+            ],
+            &[(FindingKind::RuntimeUnhealthy, Severity::Info, "answered again")],
+        ),
+        case(
+            "not a finding: syncLoop's 'container runtime is down' for 1.5 s after a start (kubelet 1.12, case 67)",
+            &[
+                r#"I0705 13:07:12.370298   32911 kubelet.go:1799] skipping pod synchronization - [container runtime is down]"#.to_string(),
+                r#"I0705 13:07:13.772840   32911 kubelet.go:1799] skipping pod synchronization - [container runtime is down]"#.to_string(),
+            ],
+            &[],
+        ),
+        case(
             "not a finding: runtime calls timing out without PLEG trouble",
             &[r#"E0102 06:32:23.862407  250135 remote_runtime.go:434] Status from runtime service failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded"#.to_string()],
             &[],
