@@ -2030,6 +2030,19 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "87-mirror-pod-forbidden-service-account-103587",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2021,
+            records: 3,
+            unparsed: &[2],
+            why: "a blank line between the records",
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

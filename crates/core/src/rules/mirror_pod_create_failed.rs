@@ -119,6 +119,11 @@ enum Forbidden {
     /// Pod Security admission: `violates PodSecurity "<level>:<version>": …` (the namespace's
     /// `pod-security.kubernetes.io/enforce` label).
     PodSecurity(String),
+    /// The static pod's spec uses what no mirror pod may: the ServiceAccount admission's `a mirror
+    /// pod may not reference service accounts` (or `secrets`), NodeRestriction's `node "<n>" can
+    /// not create pods that reference secrets, configmaps, or persistentvolumeclaims` (`… that use
+    /// …`). The manifest is at fault, not the node's rights.
+    MirrorPodSpec(String),
     /// The namespace is being deleted: `unable to create new content in namespace <ns> because
     /// it is being terminated`.
     Terminating(String),
@@ -134,7 +139,12 @@ impl Forbidden {
             .trim()
             .trim_end_matches(['"', '\\']);
         let reason: String = reason.chars().take(200).collect();
-        if reason.contains("can only create pods with spec.nodeName")
+        if reason.contains("a mirror pod may not reference")
+            || reason.contains("can not create pods that reference")
+            || reason.contains("can not create pods that use")
+        {
+            Forbidden::MirrorPodSpec(reason)
+        } else if reason.contains("can only create pods with spec.nodeName")
             || reason.contains("can only create mirror pods")
             || reason.contains("NodeRestriction")
         {
@@ -162,6 +172,9 @@ impl Forbidden {
                 )
             }
             Forbidden::PodSecurity(r) => format!("forbidden by Pod Security admission ({r})"),
+            Forbidden::MirrorPodSpec(r) => {
+                format!("the static pod's spec uses what no mirror pod may ({r})")
+            }
             Forbidden::Terminating(r) => format!("its namespace is being deleted ({r})"),
             Forbidden::Other(r) if r.is_empty() => "forbidden".to_string(),
             Forbidden::Other(r) => format!("forbidden: {r}"),
@@ -184,6 +197,11 @@ impl Forbidden {
                 "kubectl get ns {ns} --show-labels (pod-security.kubernetes.io/enforce): exempt the \
                  namespace or loosen its level, or fix the static pod's manifest"
             ),
+            Forbidden::MirrorPodSpec(_) => "remove it from the static pod's manifest (in the \
+                 kubelet's staticPodPath): a static pod may not name a service account \
+                 (serviceAccountName) nor use secrets, config maps or persistent volume claims; \
+                 the kubelet runs the pod, but the API server never shows it"
+                .to_string(),
             Forbidden::Terminating(_) => format!(
                 "kubectl get ns {ns} -o yaml (its finalizers): the mirror pod is created once the \
                  namespace is gone and made again"

@@ -773,6 +773,11 @@ fn mirror_pods() {
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "forbidden by Pod Security admission (violates PodSecurity \"restricted:latest\": hostNetwork=true)")],
         ),
         case(
+            "forbidden for its spec (a service account): the manifest is at fault (kubernetes/kubernetes#103587)",
+            &[r#"Jul 08 15:55:05 init1 kubelet[4229]: E0708 15:55:05.343771    4229 kubelet.go:1683] "Failed creating a mirror pod for" err="pods \"test5-init1\" is forbidden: a mirror pod may not reference service accounts" pod="default/test5-init1""#.to_string()],
+            &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "the static pod's spec uses what no mirror pod may (a mirror pod may not reference service accounts)")],
+        ),
+        case(
             "refused by an admission webhook: the webhook named (bottlerocket-os/bottlerocket#1409)",
             &[r#"E0324 00:46:36.333789    3307 kubelet.go:1690] Failed creating a mirror pod for "c-node_default(18df3f29b7ba9816f25786dcb540583a)": admission webhook "mpod.vpc.k8s.aws" denied the request: Webhood encountered error to Get or List object from k8s cache."#.to_string()],
             &[(FindingKind::MirrorPodCreateFailed, Severity::Warning, "admission webhook mpod.vpc.k8s.aws")],
