@@ -2043,6 +2043,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "88-pod-syncs-deadline-exceeded-45419",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2020,
+            records: 7,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

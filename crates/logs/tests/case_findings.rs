@@ -1084,6 +1084,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "88-pod-syncs-deadline-exceeded-45419",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            never: &[K::ContainerStopFailing, K::StuckTerminatingPod],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -100,6 +100,7 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         .partition(|e| e.text.contains("PLEG") || !e.text.contains("container runtime is down"));
     if pleg.is_empty() {
         slow_creates(logs, out);
+        slow_syncs(logs, out);
         not_answering(logs, &runtime_down, out);
         return;
     }
@@ -353,6 +354,76 @@ fn slow_creates(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     }
     f.evidence = quote(&creates);
     f.evidence.extend(quote(&others));
+    out.push(f);
+}
+
+/// A pod's syncs timing out again and again this long is the runtime's doing, not one slow call:
+/// the runtime request timeout is 2 minutes, so two such syncs a minute apart are two calls.
+const SYNCS_TIMING_OUT: SignedDuration = SignedDuration::from_mins(1);
+
+/// The warning of [`runtime_unhealthy`] without PLEG trouble: a pod worker's syncs failing with
+/// the runtime's bare `DeadlineExceeded` (`Error syncing pod …, skipping: rpc error: code =
+/// DeadlineExceeded`; `pod_workers.go` with the error of `GetPodStatus`, the status read
+/// before every sync), twice or more over [`SYNCS_TIMING_OUT`] for one pod: the runtime does
+/// not answer for that pod, so the kubelet neither starts nor stops its containers
+/// (kubernetes/kubernetes#45419, the node going NotReady soon after). A sync that names its
+/// step (`failed to "CreatePodSandbox"`) is the step's rule's.
+fn slow_syncs(logs: &Logs<'_>, out: &mut Vec<Finding>) {
+    let mut by_pod: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
+    for e in timed_out(logs, &[EventKind::ErrorSyncingPod]) {
+        let err = e.event.error.as_deref().unwrap_or(&e.text);
+        if err
+            .trim_start()
+            .starts_with("rpc error: code = DeadlineExceeded")
+            && let Some(k) = super::sandbox_create::pod_key(logs, e)
+        {
+            by_pod.entry(k).or_default().push(e);
+        }
+    }
+    by_pod.retain(|_, g| g.len() >= 2 && span_of(g) >= SYNCS_TIMING_OUT);
+    if by_pod.is_empty() {
+        return;
+    }
+    let all: Vec<&LoggedEvent> = by_pod.values().flatten().copied().collect();
+    let pods: Vec<PodRef> = by_pod
+        .values()
+        .filter_map(|g| logs.pod_of(&NodeView::empty(), g, None, None))
+        .collect();
+    let names: Vec<String> = by_pod
+        .values()
+        .zip(pods.iter().map(pod_label))
+        .map(|(g, name)| {
+            format!(
+                "{name}: {} over {}",
+                plural(records(g), "sync", "syncs"),
+                human(span_of(g))
+            )
+        })
+        .collect();
+    let mut f = finding(
+        FindingKind::RuntimeUnhealthy,
+        Severity::Warning,
+        format!(
+            "the runtime times out on the syncs of {} ({}): the kubelet cannot read {} status \
+             (DeadlineExceeded), so it neither starts nor stops {} containers",
+            plural(by_pod.len(), "pod", "pods"),
+            names.join(", "),
+            if by_pod.len() == 1 { "its" } else { "their" },
+            if by_pod.len() == 1 { "its" } else { "their" },
+        ),
+        "pod_workers.go managePodLoop: syncPod reads the pod's status from the runtime (GetPodStatus: \
+         ListPodSandbox, PodSandboxStatus, ContainerStatus) first; each call runs out of the runtime \
+         request timeout (2m) and the worker logs \"Error syncing pod, skipping\" and retries; the PLEG \
+         relists through the same runtime and goes unhealthy next",
+        "crictl pods and crictl ps --pod <pod sandbox id> for the pod (which call hangs?); the runtime's \
+         log around these times (journalctl -u containerd, -u crio or -u docker): a hung shim or \
+         container, a slow disk; restart the runtime if it persists"
+            .to_string(),
+    );
+    if let [pod] = pods.as_slice() {
+        f.pod = Some(pod.clone());
+    }
+    f.evidence = quote(&all);
     out.push(f);
 }
 

@@ -1056,6 +1056,19 @@ fn node_level_rules() {
             &[],
         ),
         case(
+            "not a finding: one sync timing out (kubernetes/kubernetes#45419's first)",
+            &[format!(r#"E0602 04:37:05.580912   28263 pod_workers.go:191] Error syncing pod {UID1} ("web-0_shop({UID1})"), skipping: rpc error: code = DeadlineExceeded desc = context deadline exceeded"#)],
+            &[],
+        ),
+        case(
+            "not a finding: one sync's timeout logged twice at once",
+            &[
+                format!(r#"E0602 04:37:05.580912   28263 pod_workers.go:191] Error syncing pod {UID1} ("web-0_shop({UID1})"), skipping: rpc error: code = DeadlineExceeded desc = context deadline exceeded"#),
+                format!(r#"E0602 04:37:05.580990   28263 pod_workers.go:191] Error syncing pod {UID1} ("web-0_shop({UID1})"), skipping: rpc error: code = DeadlineExceeded desc = context deadline exceeded"#),
+            ],
+            &[],
+        ),
+        case(
             "not a finding: runtime calls timing out without PLEG trouble",
             &[r#"E0102 06:32:23.862407  250135 remote_runtime.go:434] Status from runtime service failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded"#.to_string()],
             &[],
