@@ -2054,6 +2054,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "89-dockertools-termination-failed-within-grace-31219",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2016,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

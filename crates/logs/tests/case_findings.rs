@@ -1094,6 +1094,15 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "89-dockertools-termination-failed-within-grace-31219",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -1288,6 +1288,8 @@ fn is_not_found(text: &str) -> bool {
 }
 
 /// The pod a line of `kind` writes in its own words, as (namespace, name, UID):
+/// - dockertools' container name `"<id> <container> <namespace>/<pod>"` in its kill and stop
+///   records;
 /// - the PLEG's printf `PLEG: pod <name>/<namespace> failed reinspection: …` (generic.go
 ///   relist), name first;
 /// - Multus's error of a sandbox creation ([`multus_pod`]);
@@ -1313,6 +1315,16 @@ fn pod_in_words<'p>(
                 .split_once(" failed reinspection")?;
             let (name, namespace) = pod.split_once('/').filter(|_| !pod.contains(' '))?;
             (namespace, name, None)
+        }
+        // dockertools (1.2-1.5) names a container `"<id> <container> <namespace>/<pod>"`:
+        // `Killing container "…" with 600 second grace period`, `Container "…" termination
+        // failed after 2m0s: …`.
+        EventKind::KillingContainer | EventKind::StopContainerFailed => {
+            let quoted = msg.split('"').nth(1)?;
+            let mut words = quoted.split(' ');
+            let (id, _container, pod) = (words.next()?, words.next()?, words.next()?);
+            let (namespace, name) = pod.split_once('/')?;
+            (words.next().is_none() && ids::is_full_id(id)).then_some((namespace, name, None))?
         }
         EventKind::DestroyNetworkFailed | EventKind::RunPodSandboxFailed => {
             let (desc, _) = msg

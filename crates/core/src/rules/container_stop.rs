@@ -24,6 +24,11 @@ pub(super) enum StopCause {
     /// WebAssembly shim such as containerd-shim-spin), so every StopContainer fails before it
     /// kills.
     SigtermRefused,
+    /// The kubelet's call timed out before the grace period its kill gave ran out
+    /// (dockertools' `termination failed after 2m0s` of a kill `with 600 second grace
+    /// period`): the runtime was still waiting, after SIGTERM, for the process to exit, and
+    /// SIGKILL had not been sent. Set by [`container_stop_failing`] from the kill's record.
+    GaveUpBeforeGrace,
     /// Anything else.
     Other,
 }
@@ -69,6 +74,10 @@ impl StopCause {
             StopCause::SigtermRefused => {
                 "the runtime's shim refuses the stop signal (only SIGKILL is supported)"
             }
+            StopCause::GaveUpBeforeGrace => {
+                "the kubelet's call timed out before the grace period ran out (SIGTERM sent, \
+                 SIGKILL not yet)"
+            }
             StopCause::Other => "the runtime returned an error",
         }
     }
@@ -91,6 +100,13 @@ impl StopCause {
                 "the container's runtime handler (its RuntimeClass's shim) accepts only SIGKILL: \
                  set the image's STOPSIGNAL to SIGKILL (or, from 1.33, the container's lifecycle.stopSignal), \
                  or upgrade the shim; crictl stop -t 0 {short_id} kills it now"
+            ),
+            StopCause::GaveUpBeforeGrace => format!(
+                "the container may yet stop within its grace period (crictl ps -a | grep \
+                 {short_id}); the pod worker kills it again at its next sync. A grace period \
+                 longer than the kubelet's runtime request timeout (--runtime-request-timeout, \
+                 2m) makes every slow stop fail so: shorten the pod's \
+                 terminationGracePeriodSeconds, or make the process exit on SIGTERM"
             ),
             StopCause::KillFailed | StopCause::Timeout | StopCause::Other => format!(
                 "{common}; a D-state process waits on a hung NFS/FUSE/CSI mount (grep the pod \
@@ -154,15 +170,28 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
             .map(|e| StopCause::of(e.event.error.as_deref().unwrap_or(&e.text)))
             .min()
             .unwrap_or(StopCause::Other);
+        let early = (cause == StopCause::Timeout)
+            .then(|| failed_within_grace(logs, &id, &group))
+            .flatten();
+        let cause = if early.is_some() {
+            StopCause::GaveUpBeforeGrace
+        } else {
+            cause
+        };
         let shown = shown(&id).to_string();
         let pod = logs.pod_of(view, &group, None, None);
         let mut f = finding(
             FindingKind::ContainerStopFailing,
             Severity::Warning,
             format!(
-                "the runtime fails to stop container {shown}{}: {} ({}, {}{})",
+                "the runtime fails to stop container {shown}{}: {}{} ({}, {}{})",
                 of_pod(pod.as_ref()),
                 cause.says(),
+                early.map_or(String::new(), |(waited, grace)| format!(
+                    ": it failed {} after a kill with a {} s grace period",
+                    human(waited),
+                    grace.as_secs()
+                )),
                 plural(records(&group), "attempt", "attempts"),
                 plural(records(&group), "record", "records"),
                 over(&group)
@@ -177,6 +206,32 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
         f.evidence = quote(&group);
         out.push(f);
     }
+}
+
+/// When the first failure of `group` (container `id`) came before the grace period of the kill
+/// before it ran out: (the time from that kill, its grace period). The kill is the kubelet's
+/// `Killing container … with <n> second grace period` (`gracePeriod=<n>`).
+fn failed_within_grace(
+    logs: &Logs<'_>,
+    id: &str,
+    group: &[&LoggedEvent],
+) -> Option<(SignedDuration, SignedDuration)> {
+    let failed = group
+        .iter()
+        .filter(|e| e.event.kind == EventKind::StopContainerFailed)
+        .filter_map(|e| e.time)
+        .min()?;
+    let (killed, grace) = logs
+        .of(&[EventKind::KillingContainer])
+        .filter(|k| logs.container_key(k).as_deref() == Some(id))
+        .filter_map(|k| Some((k.time?, k.event.grace_period_secs()?)))
+        .filter(|(t, _)| *t <= failed)
+        .max_by_key(|(t, _)| *t)?;
+    let (waited, grace) = (
+        failed.duration_since(killed),
+        SignedDuration::from_secs(grace),
+    );
+    (waited < grace).then_some((waited, grace))
 }
 
 /// Whether the CRI view lists container `id` as not running: it did stop.

@@ -298,6 +298,12 @@ pub const FAMILIES: &[Family] = &[
                 "1.21-1.34",
             ),
             cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/dockertools/docker_manager.go",
+                "killContainer: glog.Warningf `Container %q termination failed after %s: %v` (the name `<id> <container> <namespace>/<pod>`)",
+                "1.2-1.5",
+            ),
+            cite(
                 "containerd/containerd",
                 "internal/cri/server/container_stop.go",
                 "stopContainer: `failed to stop container %q`, `failed to kill container %q`, `an error occurs during waiting for container %q to be killed` (the error of `StopContainer for %q failed`)",
@@ -352,6 +358,13 @@ pub const FAMILIES: &[Family] = &[
             with(
                 "Container \"",
                 Cond::Has("termination failed with gracePeriod"),
+                StopContainerFailed,
+            ),
+            // dockertools (1.2-1.5): `Container "<id> <name> <ns>/<pod>" termination failed
+            // after <duration>: <err>`.
+            with(
+                "Container \"",
+                Cond::Has("termination failed after"),
                 StopContainerFailed,
             ),
             // SyncPod killing a container it must restart (its StopContainer failed).
