@@ -2065,6 +2065,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "90-dockershim-calico-add-netns-gone-72044",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2018,
+            records: 5,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

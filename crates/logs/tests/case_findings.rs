@@ -1103,6 +1103,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "90-dockershim-calico-add-netns-gone-72044",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            never: &[K::SandboxStopFailing, K::StuckTerminatingPod],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

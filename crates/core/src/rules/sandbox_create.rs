@@ -80,6 +80,10 @@ enum AddFailure {
     /// The plugin wrote no error libcni could read: it crashed or was killed (`netplugin failed
     /// with no error message: signal: killed`, CRI-O's CNI timeout or the OOM killer).
     NoErrorMessage,
+    /// The sandbox's network namespace was gone when the plugin came to it (`failed to Statfs
+    /// "/proc/<pid>/ns/net": no such file or directory`): its infra container exited at once,
+    /// or the sandbox was being removed (kubernetes/kubernetes#72044, a cron job's pod).
+    NetnsGone,
     /// The error says no more.
     Other,
 }
@@ -119,6 +123,10 @@ fn classify(e: &LoggedEvent) -> Class {
         return Class::NameReserved(holder.unwrap_or_default());
     }
     if err.contains("failed to setup network")
+        // dockershim: `failed to set up sandbox container "<id>" network for pod "<name>":
+        // NetworkPlugin cni failed to set up pod "<name>_<ns>" network: …`.
+        || err.contains("failed to set up sandbox container")
+        || err.contains("NetworkPlugin cni failed to set up pod")
         || err.contains("(add)")
         || err.contains("cni plugin not initialized")
         || err.contains("failed to find plugin")
@@ -129,6 +137,7 @@ fn classify(e: &LoggedEvent) -> Class {
             CniFailure::AgentNotRunning => AddFailure::AgentNotRunning,
             CniFailure::DatastoreUnreachable => AddFailure::DatastoreUnreachable,
             CniFailure::PluginNoErrorMessage => AddFailure::NoErrorMessage,
+            CniFailure::MissingNetns => AddFailure::NetnsGone,
             _ => AddFailure::Other,
         };
         return Class::CniAdd(cni_plugin(&err).map(str::to_string), why);
@@ -232,10 +241,13 @@ pub(super) fn pod_key(logs: &Logs<'_>, e: &LoggedEvent) -> Option<String> {
     })
 }
 
-/// The sandbox a creation failure names: `failed to setup network for sandbox "<id>"` (the
-/// sandbox the runtime made before the ADD failed), else the record's sandbox ID.
+/// The sandbox a creation failure names: `failed to setup network for sandbox "<id>"`
+/// (dockershim: `failed to set up sandbox container "<id>" network`; the sandbox the runtime
+/// made before the ADD failed), else the record's sandbox ID.
 fn failed_sandbox(e: &LoggedEvent) -> Option<String> {
-    quoted_after(&error_text(e), "network for sandbox ")
+    let err = error_text(e);
+    quoted_after(&err, "network for sandbox ")
+        .or_else(|| quoted_after(&err, "failed to set up sandbox container "))
         .map(str::to_string)
         .or_else(|| e.event.ids.sandbox_id.as_deref().map(str::to_string))
 }
@@ -672,6 +684,8 @@ fn describe(class: &Class) -> (String, &'static str, String) {
                         ": the plugin cannot reach its datastore or the API server",
                     AddFailure::NoErrorMessage =>
                         ": the plugin failed with no error message (crashed or killed?)",
+                    AddFailure::NetnsGone =>
+                        ": the sandbox's network namespace was already gone (its infra container exited, or the sandbox was being removed)",
                     AddFailure::Other => "",
                 }
             ),
