@@ -2076,6 +2076,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "91-crio-del-cniversion-missing-9557",
+        files: &[File {
+            name: "runtime.log",
+            year: 2019,
+            records: 5,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

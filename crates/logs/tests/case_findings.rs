@@ -1113,6 +1113,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "91-crio-del-cniversion-missing-9557",
+        runs: &[Run {
+            runtime: &["runtime.log"],
+            never: &[K::SandboxCreateFailing],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -449,6 +449,11 @@ pub enum CniFailure {
     /// 27; any plugin whose control plane is down). Every teardown on the node fails until it is
     /// back, but the node itself is fine.
     DatastoreUnreachable,
+    /// The network's CNI config is one the plugin or libcni cannot use: a `cniVersion` missing
+    /// or not supported (`failed to convert major version part ""`, `incompatible CNI versions`,
+    /// `plugin … does not support config version`; cilium/cilium#9557: a conflist without
+    /// `cniVersion`). Every ADD and DEL with it fails until the config is fixed.
+    BadConfig,
 }
 
 impl Cause {
@@ -630,7 +635,9 @@ fn head<'p>(line: &'p ParsedLine<'_>) -> Option<Head<'p>> {
     // messages carry their error in the `error` field, their text before it being the message.
     let printf = match line.format {
         Format::KlogStructured | Format::Json => false,
-        Format::Logfmt => msg.starts_with("Error "),
+        // So is one that is a Go error itself, `failed to <do>: %v` (CRI-O's `failed to destroy
+        // network for pod sandbox <name>(<id>): <err>`).
+        Format::Logfmt => msg.starts_with("Error ") || msg.starts_with("failed to "),
         _ => true,
     };
     let whole_msg = matches!(
@@ -1202,6 +1209,11 @@ pub(crate) fn cni_failure(err: &str) -> CniFailure {
     {
         // After a missing binary: libcni says `no error message` for a failed exec too.
         CniFailure::PluginNoErrorMessage
+    } else if has!("failed to convert major version part")
+        || has!("incompatible CNI versions")
+        || has!("does not support config version")
+    {
+        CniFailure::BadConfig
     } else if has!("netns")
         || has!("Statfs")
         || has!("network namespace")
@@ -1290,6 +1302,8 @@ fn is_not_found(text: &str) -> bool {
 /// The pod a line of `kind` writes in its own words, as (namespace, name, UID):
 /// - dockertools' container name `"<id> <container> <namespace>/<pod>"` in its kill and stop
 ///   records;
+/// - CRI-O's sandbox name in `failed to destroy network for pod sandbox
+///   k8s_<name>_<namespace>_<uid>_<attempt>(<id>)`;
 /// - the PLEG's printf `PLEG: pod <name>/<namespace> failed reinspection: …` (generic.go
 ///   relist), name first;
 /// - Multus's error of a sandbox creation ([`multus_pod`]);
@@ -1325,6 +1339,14 @@ fn pod_in_words<'p>(
             let (id, _container, pod) = (words.next()?, words.next()?, words.next()?);
             let (namespace, name) = pod.split_once('/')?;
             (words.next().is_none() && ids::is_full_id(id)).then_some((namespace, name, None))?
+        }
+        EventKind::DestroyNetworkFailed
+            if let Some((_, name)) = msg.split_once("pod sandbox k8s_") =>
+        {
+            let (name, _id) = name.split_once('(')?;
+            let mut parts = name.split('_');
+            let (name, namespace, uid) = (parts.next()?, parts.next()?, parts.next()?);
+            (namespace, name, Some(uid).filter(|u| ids::is_pod_uid(u)))
         }
         EventKind::DestroyNetworkFailed | EventKind::RunPodSandboxFailed => {
             let (desc, _) = msg

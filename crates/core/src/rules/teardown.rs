@@ -101,6 +101,12 @@ pub fn cause_class(cause: crate::logs::Cause) -> (&'static str, &'static str) {
              /var/lib/calico mounted, kube-flannel writing /run/flannel/subnet.env): kubectl get pods \
              -A -o wide --field-selector spec.nodeName=<node>",
         ),
+        Cause::CniTeardown(CniFailure::BadConfig) => (
+            "CNI teardown: the network's CNI config is not usable (its cniVersion)",
+            "fix the network's config in /etc/cni/net.d: set a cniVersion the plugin supports (in \
+             the .conflist, and in the template its installer writes it from); every ADD and DEL \
+             with it fails until then",
+        ),
         Cause::CniTeardown(CniFailure::DestroyNetwork) => (
             "CNI teardown: failed to destroy network",
             "read the CNI plugin's own log for the DEL of this sandbox",
@@ -465,6 +471,12 @@ pub(super) fn teardown_failures(
                 };
                 if teardown_caller(n).is_none() || !close(&all[i], n) {
                     break;
+                }
+                // A line naming no sandbox either (CRI-O's ocicni `Error deleting network`, then
+                // `Error while removing pod from CNI network`, then the `failed to destroy network
+                // for pod sandbox k8s_…(<id>)` naming it) is stepped over: it joins too.
+                if logs.sandbox_key(n).is_none() {
+                    continue;
                 }
                 // Its incident: every failure of its sandbox is in one (`by_key`).
                 let Some(kj) = logs

@@ -1113,6 +1113,12 @@ pub const FAMILIES: &[Family] = &[
                 "deleteFromNetwork: logrus.Errorf `Error deleting network: %v` (CRI-O's CNI DEL; later the vendored github.com/cri-o/ocicni's TearDownPodWithContext returns `Error while removing pod from CNI network %q: %s`, which CRI-O logs)",
                 "1.0-1.31",
             ),
+            cite(
+                "cri-o/cri-o",
+                "server/sandbox_network.go",
+                "networkStop: `failed to destroy network for pod sandbox %s(%s): %v` sb.Name() (k8s_<name>_<ns>_<uid>_<attempt>) sb.ID(), logged by its caller at warning",
+                "1.16-1.34",
+            ),
         ],
         wordings: &[
             w("Error deleting network", DestroyNetworkFailed),
@@ -1131,6 +1137,11 @@ pub const FAMILIES: &[Family] = &[
             ),
             w(
                 "failed to destroy network for sandbox",
+                DestroyNetworkFailed,
+            ),
+            // CRI-O names the sandbox `k8s_<name>_<ns>_<uid>_<attempt>(<id>)`.
+            w(
+                "failed to destroy network for pod sandbox ",
                 DestroyNetworkFailed,
             ),
             with(
