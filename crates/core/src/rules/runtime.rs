@@ -147,22 +147,27 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
 }
 
 /// Whether a failed CRI call `e` never reached the runtime, or found it hung: its socket
-/// refuses or is gone (`code = Unavailable`, `connection refused`, `dial unix …: no such file or
+/// refuses or is gone (`code = Unavailable` with `connection refused`, `no such file or
 /// directory`), or the kubelet's own checks of it fail (`Container runtime sanity check
 /// failed`, the PLEG's `GenericPLEG: Unable to retrieve pods`).
 fn runtime_unreachable(e: &LoggedEvent) -> bool {
-    if !e.event.kind.is_failure() {
+    // The calls that say so are the CRI client's (a call refused, the Status check, the PLEG's
+    // listing); the other failures of an outage say it again.
+    if e.event.kind != EventKind::RuntimeCallFailed {
         return false;
     }
     let t = &e.text;
+    // The runtime's own socket refusing is gRPC's Unavailable; a CNI plugin's socket refusing
+    // (multus-shim's, cilium.sock) comes back inside the runtime's answer as `code = Unknown`,
+    // and is the plugin's (trial 6).
+    let unavailable = (t.contains("code = Unavailable") || t.contains("code =Unavailable"))
+        && (t.contains("connection refused")
+            || t.contains("no such file or directory")
+            || t.contains("error reading from server")
+            || t.contains("transport is closing"));
     t.contains("Container runtime sanity check failed")
         || t.contains("GenericPLEG: Unable to retrieve pods")
-        || ((t.contains("code = Unavailable") || t.contains("code =Unavailable"))
-            && (t.contains("connection refused")
-                || t.contains("no such file or directory")
-                || t.contains("error reading from server")
-                || t.contains("transport is closing")))
-        || (t.contains("dial unix") && t.contains(".sock") && t.contains("connection refused"))
+        || unavailable
         || t.contains("Cannot connect to the Docker daemon")
         || t.contains("cannot connect to Docker endpoint")
 }
@@ -205,8 +210,10 @@ const OUTAGE_GAP: SignedDuration = SignedDuration::from_mins(5);
 /// [`RUNTIME_RESTART`] (a restart). `runtime_down`: syncLoop's "container runtime is down"
 /// records.
 fn not_answering(logs: &Logs<'_>, runtime_down: &[&LoggedEvent], out: &mut Vec<Finding>) {
-    let unreachable: Vec<&LoggedEvent> =
-        logs.all.iter().filter(|e| runtime_unreachable(e)).collect();
+    let unreachable: Vec<&LoggedEvent> = logs
+        .of(&[EventKind::RuntimeCallFailed])
+        .filter(|e| runtime_unreachable(e))
+        .collect();
     // syncLoop says the runtime is down from a kubelet's start until its first Status check
     // (kubelets before 1.13 did for a second or two, seen in case 67): alone, its records count
     // only when they run past that.
