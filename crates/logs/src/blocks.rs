@@ -634,6 +634,10 @@ fn merge(
         out.zoneless_before_zone |= part.zoneless_before_zone;
         out.zone_shown = part.zone_shown;
     }
+    if out.first_dated_year.is_none() {
+        out.yearless_before_dated = out.yearless_before_dated.or(part.yearless_before_dated);
+        out.first_dated_year = part.first_dated_year;
+    }
     out.yearless_times = match (out.yearless_times, part.yearless_times) {
         (Some((first, _)), Some((_, last))) => Some((first, last)),
         (a, b) => a.or(b),
@@ -903,7 +907,9 @@ fn before_since(t: Timestamp, opts: &StreamOpts<'_>, read: &mut LogRead) -> bool
 
 /// Notes the year of a record whose time `t` carries its own: the block is dated by it.
 fn date_block(t: Timestamp, read: &mut LogRead) {
-    read.dated_year = Some(year(t));
+    let y = year(t);
+    read.dated_year = Some(y);
+    read.first_dated_year.get_or_insert(y);
 }
 
 /// Notes the time of a record whose time carries no year: the first and the last such (their
@@ -914,13 +920,16 @@ fn note_yearless(t: Timestamp, read: &mut LogRead) {
     if read.zone_shown.is_none() {
         read.zoneless_before_zone = true;
     }
+    if read.first_dated_year.is_none() && read.yearless_before_dated.is_none() {
+        read.yearless_before_dated = Some(t);
+    }
 }
 
 /// The year journalctl's header gives (`-- Logs begin at Wed 2023-06-14 20:00:01 UTC, end at
 /// Thu 2023-06-15 08:00:00 UTC. --`; systemd 246 and later: `-- Journal begins at …, ends at
 /// … --`), when its start and end are in one year (a journal spanning a new year does not say
 /// which of its lines are in which).
-fn journal_header_year(text: &str) -> Option<i32> {
+pub(crate) fn journal_header_year(text: &str) -> Option<i32> {
     let rest = text
         .strip_prefix("-- Logs begin at ")
         .or_else(|| text.strip_prefix("-- Journal begins at "))?;
@@ -1193,7 +1202,7 @@ fn classified(parsed: &ParsedLine<'_>) -> Option<(Arc<Event<'static>>, u64)> {
 
 /// Whether a record's time carries its own year: an RFC 3339, CRI or journald envelope, a JSON
 /// time, or logfmt's `time=` (klog and syslog times have none), whatever envelope is around it.
-fn carries_year(p: &podcoroner_core::logs::ParsedLine<'_>) -> bool {
+pub(crate) fn carries_year(p: &podcoroner_core::logs::ParsedLine<'_>) -> bool {
     let env = p.envelope.as_ref().map(|e| e.kind);
     matches!(
         env,

@@ -181,6 +181,12 @@ pub struct LogRead {
     /// containerd's or cri-dockerd's `time="2023-08-28T08:03:00+02:00"`), from which on the
     /// log's zone-less times are read in it; `None` when no record showed one.
     pub zone_shown: Option<jiff::tz::Offset>,
+    /// The year of the first record whose time carries its year, in reading order.
+    pub first_dated_year: Option<i32>,
+    /// The time the first record with a yearless time was read at, when it came before any
+    /// record whose time carries its year ([`LogRead::first_dated_year`]).
+    pub yearless_before_dated: Option<Timestamp>,
+
     /// A record whose time carries no zone (klog, syslog) was read before
     /// [`LogRead::zone_shown`] (or, when none was shown, at all): in the offset the read started
     /// from (UTC, or [`ReadAs::offset`]).
@@ -197,6 +203,22 @@ pub struct LogRead {
 }
 
 impl LogRead {
+    /// The year of the log's first dated record, when yearless records before it were read in
+    /// another year: the year to read the log again in, so that they line up with it (those
+    /// after it are read in the year of the dated records before them already).
+    pub fn year_before_dated(&self) -> Option<i32> {
+        match (self.first_dated_year, self.yearless_before_dated) {
+            (Some(first_dated), Some(t)) => (blocks::year(t) != first_dated).then_some(first_dated),
+            (Some(_), None) => None,
+            // No dated record, only journalctl's header (`-- Logs begin at …`): its year dates
+            // the yearless records.
+            (None, _) => {
+                let (own, (first, _)) = (self.dated_year?, self.yearless_years()?);
+                (own != first).then_some(own)
+            }
+        }
+    }
+
     /// The UTC years of [`LogRead::yearless_times`]: the years the first and the last record
     /// whose time carries no year were read in.
     pub fn yearless_years(&self) -> Option<(i32, i32)> {
@@ -759,6 +781,122 @@ fn is_gzip(path: &Path) -> bool {
 /// The year a file's yearless timestamps most likely belong to: its modification year (the
 /// first of them more than a day after the modification time is read in the year before,
 /// [`ParseContext::not_after`]).
+/// How much of a file [`peek`] looks at.
+const PEEK_BYTES: u64 = 1 << 20;
+
+/// What the start of a log file says of how to read its times ([`times_at_start`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Peek {
+    /// The year of its first record whose time carries its year (containerd's `time=`, an
+    /// RFC 3339 prefix, JSON), or of journalctl's header.
+    pub year: Option<i32>,
+    /// The first zone a record shows ([`LogRead::zone_shown`]).
+    pub zone: Option<jiff::tz::Offset>,
+}
+
+/// How the first regular file of `source` (its oldest rotated sibling; not a pipe, a gzip or a
+/// journal) says its times are to be read, from its first MiB parsed as the reader parses it,
+/// then only the lines that may carry a year or show a zone as far as 64 MiB: the year of its
+/// first dated record or journalctl's header, when not the file's modification year, and the
+/// first zone a record shows. [`ReadAs`] from these reads a log whose yearless or zone-less
+/// records sit among dated or zoned ones in their year and zone from the start, rather than in
+/// the modification year and UTC and then again (`node::gather`).
+pub fn times_at_start(source: &Source) -> Peek {
+    let Source::File(path) = source else {
+        return Peek::default();
+    };
+    let Some(first) = rotated_siblings(path).files.into_iter().next() else {
+        return Peek::default();
+    };
+    if !std::fs::metadata(&first).is_ok_and(|m| m.is_file()) {
+        return Peek::default();
+    }
+    let mut found = peek(&first);
+    found.year = found.year.filter(|&y| y != year_of(&first));
+    found
+}
+
+/// The first MiB of `path` parsed as the reader parses it, for [`Peek`]; nothing for a
+/// compressed or unreadable file. A log whose yearless or zone-less records (klog, journalctl's
+/// short prefix) sit among dated or zoned ones is so read in their year and zone from the
+/// start, not once in its modification year and UTC and then again.
+fn peek(path: &Path) -> Peek {
+    use std::io::Read as _;
+    let mut found = Peek::default();
+    let mut head = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(PEEK_BYTES).read_to_end(&mut head));
+    if is_gzip(path) || read.is_err() {
+        return found;
+    }
+    let text = String::from_utf8_lossy(&head);
+    let mut ctx = ParseContext::new(year_of(path));
+    let mut asm = podcoroner_core::logs::LineAssembler::new();
+    // The last line may be cut by the peek's end: left out.
+    let whole = text.rfind('\n').map_or("", |end| &text[..end]);
+    for line in whole.split('\n') {
+        if line.starts_with("-- ")
+            && let Some(y) = blocks::journal_header_year(line)
+        {
+            found.year.get_or_insert(y);
+        }
+        let Some(rec) = asm.push(line) else { continue };
+        let before = ctx.offset;
+        let p = parse(rec.text, &mut ctx);
+        if ctx.offset != before {
+            found.zone.get_or_insert(ctx.offset);
+        }
+        if let Some(t) = p.time
+            && blocks::carries_year(&p)
+        {
+            found.year.get_or_insert(blocks::year(t));
+        }
+        if found.year.is_some() && found.zone.is_some() {
+            return found;
+        }
+    }
+    // On, as far as [`PEEK_FAR_BYTES`], only the lines that may carry a year or show a zone (a
+    // `time=`, a JSON time, journald's, an RFC 3339 prefix): a kubelet log whose first containerd
+    // line comes after many MiB of klog is read in their year and zone too, not read twice.
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return found;
+    };
+    let mut at = whole.len() as u64 + 1;
+    let mut chunk = Vec::new();
+    while at < PEEK_FAR_BYTES && (found.year.is_none() || found.zone.is_none()) {
+        chunk.clear();
+        let read = std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(at))
+            .and_then(|_| (&mut f).take(PEEK_BYTES).read_to_end(&mut chunk));
+        let Some(end) = read.ok().and_then(|_| memchr::memrchr(b'\n', &chunk)) else {
+            break;
+        };
+        at += end as u64 + 1;
+        for line in chunk[..end].split(|&b| b == b'\n') {
+            let marked = memchr::memmem::find(line, b"time").is_some()
+                || memchr::memmem::find(line, b"\"ts\"").is_some()
+                || memchr::memmem::find(line, b"__REALTIME").is_some()
+                || (line.len() > 10 && line[..4].iter().all(u8::is_ascii_digit) && line[4] == b'-');
+            if !marked {
+                continue;
+            }
+            let line = String::from_utf8_lossy(line);
+            let before = ctx.offset;
+            let p = parse(&line, &mut ctx);
+            if ctx.offset != before {
+                found.zone.get_or_insert(ctx.offset);
+            }
+            if let Some(t) = p.time
+                && blocks::carries_year(&p)
+            {
+                found.year.get_or_insert(blocks::year(t));
+            }
+        }
+    }
+    found
+}
+
+/// How far into a file [`peek`] looks for the lines that may carry a year or show a zone.
+const PEEK_FAR_BYTES: u64 = 64 << 20;
+
 fn year_of(path: &Path) -> i32 {
     let t = modified_at(path).unwrap_or_else(Timestamp::now);
     i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year())

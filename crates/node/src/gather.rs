@@ -216,8 +216,19 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
     ] {
         for (i, source) in logs.iter().enumerate() {
             let name = log_source_name(kind, i);
-            let first = read_log(source, kind, podcoroner_logs::ReadAs::default())?;
-            reads.push((name, source, kind, first));
+            // The year and zone the file's start shows, so that it is read once in them.
+            let start = podcoroner_logs::times_at_start(source);
+            let start_as = podcoroner_logs::ReadAs {
+                year: start.year,
+                offset: start.zone,
+            };
+            let mut first = read_log(source, kind, start_as)?;
+            if let Some(zone) = start.zone {
+                // Read in it from the first record on: shown before any zone-less time.
+                first.zone_shown = Some(zone);
+                first.zoneless_before_zone = false;
+            }
+            reads.push((name, source, kind, first, start_as));
         }
     }
     // A yearless log (klog, syslog) beside one whose times carry their year is read in that
@@ -232,14 +243,13 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
         .iter()
         .find_map(|r| r.3.zone_shown.map(|z| (z, r.0.clone())));
     let mut log_reads = Vec::new();
-    for (name, source, kind, read) in &mut reads {
-        let year = match (dated, read.dated_year, read.yearless_years()) {
+    for (name, source, kind, read, start_as) in &mut reads {
+        let year = match (dated, read.dated_year, read.year_before_dated()) {
             (Some(year), None, _) => Some((year, "the year of the other log")),
-            // The first yearless record read in another year: all of them read again in the
-            // log's own (a new year inside the log is found again on the way).
-            (_, Some(own), Some((first, _))) if own != first => {
-                Some((own, "the year of its dated records"))
-            }
+            // Yearless records before the first dated one read in another year (the file's
+            // start held none to read them in from the first): read again in its year (those
+            // after it follow the dated records already).
+            (_, _, Some(own)) => Some((own, "the year of its dated records")),
             _ => None,
         };
         let zone = match (read.zone_shown, &node_zone) {
@@ -252,34 +262,43 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
             _ => None,
         };
         let read_as = podcoroner_logs::ReadAs {
-            year: year.map(|(y, _)| y),
-            offset: zone.as_ref().map(|(z, _)| *z),
+            year: year.map(|(y, _)| y).or(start_as.year),
+            offset: zone.as_ref().map(|(z, _)| *z).or(start_as.offset),
         };
         // Read again: only a regular file can be (a pipe is empty the second time).
-        if read_as != podcoroner_logs::ReadAs::default()
-            && let podcoroner_logs::Source::File(path) = &*source
-            && read.span.is_some()
-            && std::fs::metadata(path).is_ok_and(|m| m.is_file())
-        {
-            log_reads.push(read_as);
+        let again = read_as != *start_as
+            && matches!(&**source, podcoroner_logs::Source::File(path)
+                if std::fs::metadata(path).is_ok_and(|m| m.is_file()))
+            && read.span.is_some();
+        if again {
             *read = read_log(source, *kind, read_as)?;
-            let mut s = log_status(source, *kind, read);
-            if let Some((year, whose)) = year {
+        }
+        let read_as = if again { read_as } else { *start_as };
+        log_reads.push(read_as);
+        let mut s = log_status(source, *kind, read);
+        match (year.filter(|_| again), read_as.year) {
+            (Some((year, whose)), _) => {
                 s.note_last(format!("yearless times read in {year}, {whose}"));
             }
-            if let Some((zone, whose)) = zone {
-                s.note_last(format!(
-                    "zone-less times read in UTC{}, {whose} (a local time beside a zoned one)",
-                    offset_text(zone)
-                ));
-            }
-            sources.insert(name.clone(), s);
-        } else {
-            log_reads.push(podcoroner_logs::ReadAs::default());
-            sources.insert(name.clone(), log_status(source, *kind, read));
+            (None, Some(year)) => s.note_last(format!(
+                "yearless times read in {year}, the year of its dated records"
+            )),
+            (None, None) => {}
         }
+        let zone = zone.filter(|_| again).or_else(|| {
+            read_as
+                .offset
+                .map(|z| (z, "the zone its records show".to_string()))
+        });
+        if let Some((zone, whose)) = zone {
+            s.note_last(format!(
+                "zone-less times read in UTC{}, {whose} (a local time beside a zoned one)",
+                offset_text(zone)
+            ));
+        }
+        sources.insert(name.clone(), s);
     }
-    for (_, _, _, read) in reads {
+    for (_, _, _, read, _) in reads {
         // Moved, not copied, when it is the only log.
         if events.is_empty() {
             events = read.events;

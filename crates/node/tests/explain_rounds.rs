@@ -50,10 +50,7 @@ fn the_pods_events_kept_give_the_timeline_of_every_event() {
         let source = Source::File(log.clone());
         let first = podcoroner_logs::read(&source, LogKind::Kubelet, None).unwrap();
         let read_as = podcoroner_logs::ReadAs {
-            year: match (first.dated_year, first.yearless_years()) {
-                (Some(own), Some((read_in, _))) if own != read_in => Some(own),
-                _ => None,
-            },
+            year: first.year_before_dated(),
             offset: first.zone_shown.filter(|_| first.zoneless_before_zone),
         };
         let all = if read_as == podcoroner_logs::ReadAs::default() {

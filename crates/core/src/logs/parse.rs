@@ -127,7 +127,12 @@ fn shown_offset(p: &ParsedLine<'_>, ctx: &ParseContext) -> Option<jiff::tz::Offs
     // `naive` was read as local time in `ctx.offset`: it is off by the zone's difference. It
     // carries no year either (a klog header, a syslog prefix): read in the zoned time's year
     // (or the one beside it, across a new year), not the context's guess.
-    let naive = same_year(naive, zoned, ctx.offset);
+    // Zones are at most 14 h from UTC: a larger gap is a year read wrong.
+    let naive = if (naive.as_second() - zoned.as_second()).abs() > 15 * 3600 {
+        same_year(naive, zoned, ctx.offset)
+    } else {
+        naive
+    };
     let diff = naive.as_second() - zoned.as_second();
     let quarter = (diff as f64 / 900.0).round() as i64 * 900;
     if (diff - quarter).abs() > 120 || quarter == 0 {

@@ -161,6 +161,15 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
                 || e.event.kind == EventKind::ErrorSyncingPod
         }) || records(g) >= KILL_LOOP_RECORDS
     });
+    // The kubelet's kills by container, with their grace periods, once for every group.
+    let mut kills: HashMap<String, Vec<(Timestamp, i64)>> = HashMap::new();
+    for k in logs.of(&[EventKind::KillingContainer]) {
+        if let (Some(key), Some(t), Some(grace)) =
+            (logs.container_key(k), k.time, k.event.grace_period_secs())
+        {
+            kills.entry(key).or_default().push((t, grace));
+        }
+    }
     for (id, group) in groups {
         if exited(view, &id) {
             continue;
@@ -171,7 +180,7 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
             .min()
             .unwrap_or(StopCause::Other);
         let early = (cause == StopCause::Timeout)
-            .then(|| failed_within_grace(logs, &id, &group))
+            .then(|| failed_within_grace(kills.get(&id).map_or(&[][..], Vec::as_slice), &group))
             .flatten();
         let cause = if early.is_some() {
             StopCause::GaveUpBeforeGrace
@@ -208,12 +217,12 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
     }
 }
 
-/// When the first failure of `group` (container `id`) came before the grace period of the kill
-/// before it ran out: (the time from that kill, its grace period). The kill is the kubelet's
-/// `Killing container … with <n> second grace period` (`gracePeriod=<n>`).
+/// When the first failure of `group` came before the grace period of the kill before it ran
+/// out: (the time from that kill, its grace period). `kills`: the container's kills by the
+/// kubelet, `Killing container … with <n> second grace period` (`gracePeriod=<n>`), as (time,
+/// grace period in seconds).
 fn failed_within_grace(
-    logs: &Logs<'_>,
-    id: &str,
+    kills: &[(Timestamp, i64)],
     group: &[&LoggedEvent],
 ) -> Option<(SignedDuration, SignedDuration)> {
     let failed = group
@@ -221,10 +230,9 @@ fn failed_within_grace(
         .filter(|e| e.event.kind == EventKind::StopContainerFailed)
         .filter_map(|e| e.time)
         .min()?;
-    let (killed, grace) = logs
-        .of(&[EventKind::KillingContainer])
-        .filter(|k| logs.container_key(k).as_deref() == Some(id))
-        .filter_map(|k| Some((k.time?, k.event.grace_period_secs()?)))
+    let (killed, grace) = kills
+        .iter()
+        .copied()
         .filter(|(t, _)| *t <= failed)
         .max_by_key(|(t, _)| *t)?;
     let (waited, grace) = (
