@@ -2087,6 +2087,19 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "92-rfc5424-syslog-runpodsandbox-timeout",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2024,
+            records: 7,
+            unparsed: &[2, 4, 6],
+            why: "blank lines between the records",
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

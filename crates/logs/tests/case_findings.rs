@@ -1123,6 +1123,15 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "92-rfc5424-syslog-runpodsandbox-timeout",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

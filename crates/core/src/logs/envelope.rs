@@ -110,10 +110,51 @@ pub(crate) fn scan(s: &str) -> Option<Scan> {
             sc.pid = pid;
             sc.body_start = Some(body_start.min(s.len()));
         }
-        // No `ident:`; the rest is the message.
-        None => sc.body_start = Some(ident_start),
+        None => match rfc5424(s, ident_start).filter(|_| kind == EnvelopeKind::SyslogRfc3339) {
+            Some((app_end, pid, body_start)) => {
+                sc.ident = Some((ident_start, app_end));
+                sc.pid = pid;
+                sc.body_start = Some(body_start);
+            }
+            // No `ident:`; the rest is the message.
+            None => sc.body_start = Some(ident_start),
+        },
     }
     Some(sc)
+}
+
+/// RFC 5424's `APP-NAME PROCID MSGID STRUCTURED-DATA MSG` after the time and host, its empty
+/// fields `-` (rsyslog's `RSYSLOG_SyslogProtocol23Format`, syslog-ng, log shippers:
+/// `2024-02-07T02:49:40.739405+00:00 NodeA kubelet 24578 - -  E0207 …`): where the app name
+/// ends, the PID, and where the message starts (after any blanks). `None` unless the PROCID is
+/// digits or `-` and the STRUCTURED-DATA `-` or `[…]`: a message of words is no such header.
+fn rfc5424(s: &str, start: usize) -> Option<(usize, Option<u32>, usize)> {
+    let b = s.as_bytes();
+    let word_end = |from: usize| {
+        b.get(from..)?
+            .iter()
+            .position(|&c| c == b' ')
+            .map(|o| from + o)
+            .filter(|&end| end > from)
+    };
+    let app_end = word_end(start)?;
+    let pid_end = word_end(app_end + 1)?;
+    let pid = match &s[app_end + 1..pid_end] {
+        "-" => None,
+        procid => Some(parse_u32(procid)?),
+    };
+    let msgid_end = word_end(pid_end + 1)?;
+    let sd = msgid_end + 1;
+    let sd_end = match b.get(sd)? {
+        b'-' => sd + 1,
+        b'[' => sd + b[sd..].windows(2).position(|w| w == b"] ")? + 1,
+        _ => return None,
+    };
+    if b.get(sd_end) != Some(&b' ') {
+        return None;
+    }
+    let body = sd_end + b[sd_end..].iter().take_while(|&&c| c == b' ').count();
+    Some((app_end, pid, body))
 }
 
 /// Detects a syslog or RFC 3339 envelope at the start of `s` and parses its message. Returns the
