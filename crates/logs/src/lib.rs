@@ -778,58 +778,44 @@ fn is_gzip(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "gz")
 }
 
-/// The year a file's yearless timestamps most likely belong to: its modification year (the
-/// first of them more than a day after the modification time is read in the year before,
-/// [`ParseContext::not_after`]).
-/// How much of a file [`peek`] looks at.
+/// How much of a file [`peek`] parses in full.
 const PEEK_BYTES: u64 = 1 << 20;
 
-/// What the start of a log file says of how to read its times ([`times_at_start`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Peek {
-    /// The year of its first record whose time carries its year (containerd's `time=`, an
-    /// RFC 3339 prefix, JSON), or of journalctl's header.
-    pub year: Option<i32>,
-    /// The first zone a record shows ([`LogRead::zone_shown`]).
-    pub zone: Option<jiff::tz::Offset>,
-}
-
-/// How the first regular file of `source` (its oldest rotated sibling; not a pipe, a gzip or a
-/// journal) says its times are to be read, from its first MiB parsed as the reader parses it,
-/// then only the lines that may carry a year or show a zone as far as 64 MiB: the year of its
-/// first dated record or journalctl's header, when not the file's modification year, and the
-/// first zone a record shows. [`ReadAs`] from these reads a log whose yearless or zone-less
-/// records sit among dated or zoned ones in their year and zone from the start, rather than in
-/// the modification year and UTC and then again (`node::gather`).
-pub fn times_at_start(source: &Source) -> Peek {
+/// How a regular file of `source` (its oldest rotated sibling; not a pipe, a gzip or a journal)
+/// says its times are to be read, from its first MiB parsed as the reader parses it, then only
+/// the lines that may carry a year or show a zone as far as 64 MiB: the year of its first dated
+/// record or journalctl's header, when not the file's modification year, and the first zone a
+/// record shows ([`LogRead::zone_shown`]). Read in these, a log whose yearless or zone-less
+/// records sit among dated or zoned ones is read in their year and zone from the start, rather
+/// than in the modification year and UTC and then again (`node::gather`). The default for
+/// anything else.
+pub fn times_at_start(source: &Source) -> ReadAs {
     let Source::File(path) = source else {
-        return Peek::default();
+        return ReadAs::default();
     };
     let Some(first) = rotated_siblings(path).files.into_iter().next() else {
-        return Peek::default();
+        return ReadAs::default();
     };
-    if !std::fs::metadata(&first).is_ok_and(|m| m.is_file()) {
-        return Peek::default();
+    if !std::fs::metadata(&first).is_ok_and(|m| m.is_file()) || is_gzip(&first) {
+        return ReadAs::default();
     }
     let mut found = peek(&first);
     found.year = found.year.filter(|&y| y != year_of(&first));
     found
 }
 
-/// The first MiB of `path` parsed as the reader parses it, for [`Peek`]; nothing for a
-/// compressed or unreadable file. A log whose yearless or zone-less records (klog, journalctl's
-/// short prefix) sit among dated or zoned ones is so read in their year and zone from the
-/// start, not once in its modification year and UTC and then again.
-fn peek(path: &Path) -> Peek {
+/// [`times_at_start`] of one file: the year of its first dated record (or journalctl's header)
+/// and the first zone a record shows, each `None` when not found.
+fn peek(path: &Path) -> ReadAs {
     use std::io::Read as _;
-    let mut found = Peek::default();
+    let mut found = ReadAs::default();
+    let mut ctx = ParseContext::new(year_of(path));
     let mut head = Vec::new();
     let read = std::fs::File::open(path).and_then(|f| f.take(PEEK_BYTES).read_to_end(&mut head));
-    if is_gzip(path) || read.is_err() {
+    if read.is_err() {
         return found;
     }
     let text = String::from_utf8_lossy(&head);
-    let mut ctx = ParseContext::new(year_of(path));
     let mut asm = podcoroner_core::logs::LineAssembler::new();
     // The last line may be cut by the peek's end: left out.
     let whole = text.rfind('\n').map_or("", |end| &text[..end]);
@@ -839,18 +825,9 @@ fn peek(path: &Path) -> Peek {
         {
             found.year.get_or_insert(y);
         }
-        let Some(rec) = asm.push(line) else { continue };
-        let before = ctx.offset;
-        let p = parse(rec.text, &mut ctx);
-        if ctx.offset != before {
-            found.zone.get_or_insert(ctx.offset);
-        }
-        if let Some(t) = p.time
-            && blocks::carries_year(&p)
+        if let Some(rec) = asm.push(line)
+            && note_times(rec.text, &mut ctx, &mut found)
         {
-            found.year.get_or_insert(blocks::year(t));
-        }
-        if found.year.is_some() && found.zone.is_some() {
             return found;
         }
     }
@@ -862,7 +839,7 @@ fn peek(path: &Path) -> Peek {
     };
     let mut at = whole.len() as u64 + 1;
     let mut chunk = Vec::new();
-    while at < PEEK_FAR_BYTES && (found.year.is_none() || found.zone.is_none()) {
+    while at < PEEK_FAR_BYTES {
         chunk.clear();
         let read = std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(at))
             .and_then(|_| (&mut f).take(PEEK_BYTES).read_to_end(&mut chunk));
@@ -875,28 +852,36 @@ fn peek(path: &Path) -> Peek {
                 || memchr::memmem::find(line, b"\"ts\"").is_some()
                 || memchr::memmem::find(line, b"__REALTIME").is_some()
                 || (line.len() > 10 && line[..4].iter().all(u8::is_ascii_digit) && line[4] == b'-');
-            if !marked {
-                continue;
-            }
-            let line = String::from_utf8_lossy(line);
-            let before = ctx.offset;
-            let p = parse(&line, &mut ctx);
-            if ctx.offset != before {
-                found.zone.get_or_insert(ctx.offset);
-            }
-            if let Some(t) = p.time
-                && blocks::carries_year(&p)
-            {
-                found.year.get_or_insert(blocks::year(t));
+            if marked && note_times(&String::from_utf8_lossy(line), &mut ctx, &mut found) {
+                return found;
             }
         }
     }
     found
 }
 
+/// Parses one record for [`peek`], noting in `found` the zone it shows and the year its time
+/// carries, where `found` has none yet; true once `found` has both.
+fn note_times(text: &str, ctx: &mut ParseContext, found: &mut ReadAs) -> bool {
+    let before = ctx.offset;
+    let p = parse(text, ctx);
+    if ctx.offset != before {
+        found.offset.get_or_insert(ctx.offset);
+    }
+    if let Some(t) = p.time
+        && blocks::carries_year(&p)
+    {
+        found.year.get_or_insert(blocks::year(t));
+    }
+    found.year.is_some() && found.offset.is_some()
+}
+
 /// How far into a file [`peek`] looks for the lines that may carry a year or show a zone.
 const PEEK_FAR_BYTES: u64 = 64 << 20;
 
+/// The year a file's yearless timestamps most likely belong to: its modification year (the
+/// first of them more than a day after the modification time is read in the year before,
+/// [`ParseContext::not_after`]).
 fn year_of(path: &Path) -> i32 {
     let t = modified_at(path).unwrap_or_else(Timestamp::now);
     i32::from(t.to_zoned(jiff::tz::TimeZone::UTC).year())

@@ -217,13 +217,9 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
         for (i, source) in logs.iter().enumerate() {
             let name = log_source_name(kind, i);
             // The year and zone the file's start shows, so that it is read once in them.
-            let start = podcoroner_logs::times_at_start(source);
-            let start_as = podcoroner_logs::ReadAs {
-                year: start.year,
-                offset: start.zone,
-            };
+            let start_as = podcoroner_logs::times_at_start(source);
             let mut first = read_log(source, kind, start_as)?;
-            if let Some(zone) = start.zone {
+            if let Some(zone) = start_as.offset {
                 // Read in it from the first record on: shown before any zone-less time.
                 first.zone_shown = Some(zone);
                 first.zoneless_before_zone = false;

@@ -915,6 +915,14 @@ fn starts_with_words(s: &str, words: &str) -> bool {
         && s[1..w.len()] == w[1..]
 }
 
+/// Whether `s` contains `words`, their first letter in either case ([`starts_with_words`]).
+/// `words` starts with an ASCII letter.
+pub(crate) fn contains_words(s: &str, words: &str) -> bool {
+    let (first, rest) = words.as_bytes().split_first().expect("words are not empty");
+    memchr::memmem::find_iter(s.as_bytes(), rest)
+        .any(|i| i > 0 && s.as_bytes()[i - 1].eq_ignore_ascii_case(first))
+}
+
 /// The first wording `s` fits, in table order.
 fn match_msg(s: &str, line: &ParsedLine<'_>, err: Option<&str>) -> Option<Hit> {
     let first = *s.as_bytes().first()?;
@@ -1246,8 +1254,7 @@ fn cause_of(err: &str, cut: bool) -> Cause {
     }
     if has!("device or resource busy")
         || has!("is reserved for")
-        || has!("error reserving pod name")
-        || has!("Error reserving pod name")
+        || contains_words(err, "error reserving pod name")
         || has!("failed to reserve")
         || has!("already in removing state")
     {

@@ -163,7 +163,7 @@ impl Ctx<'_> {
 /// for id <id>: name is reserved`: `<id>` is the new `RunPodSandbox`'s, the holder is not named.
 pub(super) fn crio_name_reservation(e: &LoggedEvent) -> bool {
     // CRI-O 1.18 logged it as a warning of its own, capitalised.
-    e.text.contains("error reserving pod name") || e.text.contains("Error reserving pod name")
+    crate::logs::catalogue::contains_words(&e.text, "error reserving pod name")
 }
 
 /// containerd's CRI plugin (`sandbox_run.go`, `RunPodSandbox`): "failed to reserve sandbox name

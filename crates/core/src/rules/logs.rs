@@ -616,6 +616,8 @@ pub(super) fn records(group: &[&LoggedEvent]) -> usize {
     usize::try_from(group.iter().map(|e| e.records()).sum::<u64>()).unwrap_or(usize::MAX)
 }
 
+/// The time from a group's earliest to its latest record, folded repeats included (zero for
+/// fewer than two times).
 pub(super) fn span(group: &[&LoggedEvent]) -> SignedDuration {
     time_range(group).map_or(SignedDuration::ZERO, |(a, b)| b.duration_since(a))
 }

@@ -191,15 +191,6 @@ const RUNTIME_RESTART: SignedDuration = SignedDuration::from_mins(1);
 /// kubelet checks the runtime's Status every 5 s, the first right after it starts.
 const STARTUP_RUNTIME_DOWN: SignedDuration = SignedDuration::from_secs(30);
 
-/// The time from the first to the last of `events` (zero for fewer than two with a time).
-fn span_of(events: &[&LoggedEvent]) -> SignedDuration {
-    let times = events.iter().filter_map(|e| e.time);
-    match (times.clone().min(), times.max()) {
-        (Some(a), Some(b)) => b.duration_since(a),
-        _ => SignedDuration::ZERO,
-    }
-}
-
 /// Records of the runtime not answering less than this apart are one outage.
 const OUTAGE_GAP: SignedDuration = SignedDuration::from_mins(5);
 
@@ -217,7 +208,7 @@ fn not_answering(logs: &Logs<'_>, runtime_down: &[&LoggedEvent], out: &mut Vec<F
     // syncLoop says the runtime is down from a kubelet's start until its first Status check
     // (kubelets before 1.13 did for a second or two, seen in case 67): alone, its records count
     // only when they run past that.
-    if unreachable.is_empty() && span_of(runtime_down) < STARTUP_RUNTIME_DOWN {
+    if unreachable.is_empty() && span(runtime_down) < STARTUP_RUNTIME_DOWN {
         return;
     }
     let mut down: Vec<&LoggedEvent> = unreachable
@@ -387,7 +378,7 @@ fn slow_syncs(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             by_pod.entry(k).or_default().push(e);
         }
     }
-    by_pod.retain(|_, g| g.len() >= 2 && span_of(g) >= SYNCS_TIMING_OUT);
+    by_pod.retain(|_, g| g.len() >= 2 && span(g) >= SYNCS_TIMING_OUT);
     if by_pod.is_empty() {
         return;
     }
@@ -403,7 +394,7 @@ fn slow_syncs(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             format!(
                 "{name}: {} over {}",
                 plural(records(g), "sync", "syncs"),
-                human(span_of(g))
+                human(span(g))
             )
         })
         .collect();

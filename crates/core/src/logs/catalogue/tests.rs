@@ -1441,3 +1441,19 @@ fn containerd_stop_timeout_and_closed_shim_wordings() {
     assert_eq!(e.kind, EventKind::StopContainerFailed);
     assert_eq!(e.ids.container_id.as_deref(), Some(C_6CF7));
 }
+
+#[test]
+fn contains_words_takes_the_first_letter_in_either_case() {
+    let w = "error reserving pod name";
+    assert!(contains_words(
+        "W1 Error reserving pod name k8s_a_b_c_0 for id 1",
+        w
+    ));
+    assert!(contains_words(
+        "rpc error: error reserving pod name k8s_a",
+        w
+    ));
+    assert!(!contains_words("rpc error: Xrror reserving pod name", w));
+    assert!(!contains_words("rror reserving pod name", w));
+    assert!(!contains_words("error reserving pod", w));
+}
