@@ -831,9 +831,7 @@ fn handle(
 ) -> bool {
     // journalctl's header dates the yearless lines after it (`-- Logs begin at Wed 2023-06-14
     // 20:00:01 UTC, end at …`).
-    if text.starts_with("-- ")
-        && let Some(y) = journal_header_year(text)
-    {
+    if let Some(y) = journal_header_year(text) {
         read.dated_year = Some(y);
     }
     let start = (text.len() <= AGAIN_MAX_RECORD_BYTES && AGAIN.with_borrow_mut(Again::wanted))
@@ -928,9 +926,10 @@ fn note_yearless(t: Timestamp, read: &mut LogRead) {
 /// The year journalctl's header gives (`-- Logs begin at Wed 2023-06-14 20:00:01 UTC, end at
 /// Thu 2023-06-15 08:00:00 UTC. --`; systemd 246 and later: `-- Journal begins at …, ends at
 /// … --`), when its start and end are in one year (a journal spanning a new year does not say
-/// which of its lines are in which).
+/// which of its lines are in which). Pasted, it may be indented.
 pub(crate) fn journal_header_year(text: &str) -> Option<i32> {
     let rest = text
+        .trim_start_matches([' ', '\t'])
         .strip_prefix("-- Logs begin at ")
         .or_else(|| text.strip_prefix("-- Journal begins at "))?;
     let years: Vec<i32> = rest

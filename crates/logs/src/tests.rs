@@ -646,3 +646,21 @@ fn a_yearless_log_is_read_in_the_year_of_a_dated_one() {
         "2023-05-12T11:18:48.474993Z"
     );
 }
+
+#[test]
+fn an_indented_journalctl_header_dates_the_log_and_is_no_record() {
+    // deckhouse/deckhouse#336: the header pasted with its block's indentation.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubelet.log");
+    std::fs::write(
+        &path,
+        "  -- Logs begin at Wed 2021-11-17 13:38:23 MSK, end at Tue 2021-11-30 16:48:44 MSK. --\n\
+         Nov 30 16:20:18 kube-master-3 kubelet[1977858]: I1130 16:20:18.795210 1977863 kubelet_pods.go:1247] Killing unwanted pod \"upmeter-kbgrc\"\n",
+    )
+    .unwrap();
+    let got = read(&Source::File(path.clone()), LogKind::Kubelet, None).unwrap();
+    assert_eq!(got.dated_year, Some(2021));
+    assert_eq!(got.understanding.not_understood, 0);
+    assert_eq!(got.understanding.non_records, 1);
+    assert_eq!(times_at_start(&Source::File(path)).year, Some(2021));
+}

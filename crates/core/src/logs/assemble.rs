@@ -481,10 +481,12 @@ fn is_block_line(s: &str) -> bool {
 
 /// A shell prompt or command echo: the first word ends in `$`, `#` or `>`
 /// (`user@node-a:~>`, `bash-5.1#`, `#`, `$`; not a lone `>`, a Markdown quote), a
-/// journalctl `-- ` meta line, or the terminal's echo of a control key alone on its line (`^C`
+/// journalctl `-- ` meta line (indented too, as pasted), or the terminal's echo of a control key alone on its line (`^C`
 /// ending a pasted `journalctl -f`, `^Z`, `^D`).
 pub(crate) fn is_prompt(line: &str) -> bool {
-    if line.starts_with("-- ") || matches!(line.trim(), "^C" | "^Z" | "^D" | "^\\") {
+    if line.trim_start_matches([' ', '\t']).starts_with("-- ")
+        || matches!(line.trim(), "^C" | "^Z" | "^D" | "^\\")
+    {
         return true;
     }
     let first = line.split([' ', '\t']).next().unwrap_or("");

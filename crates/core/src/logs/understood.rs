@@ -157,6 +157,15 @@ mod tests {
     }
 
     #[test]
+    fn journalctl_meta_lines_pasted_indented_are_no_records() {
+        // deckhouse/deckhouse#336: the header pasted with the indentation of its block.
+        let header = "  -- Logs begin at Wed 2021-11-17 13:38:23 MSK, end at Tue 2021-11-30 16:48:44 MSK. --";
+        assert_eq!(non_record(header), Some(NonRecord::Prompt));
+        assert_eq!(non_record("\t-- No entries --"), Some(NonRecord::Prompt));
+        assert_eq!(non_record("  --help"), None);
+    }
+
+    #[test]
     fn verdicts() {
         let mut u = Understanding::default();
         assert_eq!(u.verdict(), Verdict::Empty);
