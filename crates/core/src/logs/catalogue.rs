@@ -442,7 +442,10 @@ pub enum CniFailure {
     /// calico/node container is running and has mounted /var/lib/calico/` (projectcalico
     /// cni-plugin `cmdAdd`/`cmdDel`, `%s: check that the calico/node container is running …`),
     /// flannel's `open /run/flannel/subnet.env: no such file or directory` (flannel-io
-    /// cni-plugin `loadFlannelSubnetEnv`, the file flanneld writes when it starts).
+    /// cni-plugin `loadFlannelSubnetEnv`, the file flanneld writes when it starts), and a
+    /// thin plugin whose daemon refuses it: multus-shim's `dial unix /run/multus/multus.sock:
+    /// connect: connection refused` (the multus daemon), the AWS VPC CNI's `dial tcp
+    /// 127.0.0.1:50051` (ipamd).
     AgentNotRunning,
     /// The plugin cannot reach its datastore or the API server: `dial tcp <addr>: … connection
     /// refused`, `i/o timeout`, `no route to host` inside the CNI error (Calico on etcd, case
@@ -1184,6 +1187,20 @@ pub fn classify_cause(err: &str) -> Cause {
     cause_of(err, false)
 }
 
+/// Whether a CNI error says the plugin's node agent refused it: a UNIX socket (multus-shim's
+/// `dial unix /run/multus/multus.sock`, cilium's, Antrea's, kube-ovn's) or a loopback port (the
+/// AWS VPC CNI's ipamd, `dial tcp 127.0.0.1:50051`) refusing or not there. Not a remote address:
+/// that is a datastore ([`CniFailure::DatastoreUnreachable`]).
+fn agent_refused(err: &str) -> bool {
+    let refused =
+        contains!(err, "connection refused") || contains!(err, "no such file or directory");
+    refused
+        && (contains!(err, "dial unix ")
+            || contains!(err, "dial tcp 127.0.0.1:")
+            || contains!(err, "dial tcp [::1]:")
+            || contains!(err, "dial tcp localhost:"))
+}
+
 /// What kind of CNI failure an error names (the error of a CNI DEL, and of an ADD: the plugin
 /// missing, its agent down or its datastore unreachable fail both alike).
 pub(crate) fn cni_failure(err: &str) -> CniFailure {
@@ -1204,6 +1221,7 @@ pub(crate) fn cni_failure(err: &str) -> CniFailure {
     } else if has!("calico/nodename: no such file")
         || has!("check that the calico/node container is running")
         || has!("/run/flannel/subnet.env: no such file")
+        || agent_refused(err)
     {
         CniFailure::AgentNotRunning
     } else if has!("dial tcp")

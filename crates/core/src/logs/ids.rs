@@ -643,6 +643,15 @@ fn context(b: &[u8], start: usize) -> Ctx {
         if has(b"sandbox") {
             return Ctx::Sandbox;
         }
+        // A runtime's name types nothing: the kubelet's `kubecontainer.ContainerID` prints as
+        // `{"containerd" "<id>"}` for a sandbox as for a container (`Failed to stop sandbox
+        // {"containerd" "<id>"}`), and `containerd` is no `container`.
+        if [&b"containerd"[..], b"docker", b"cri", b"o"]
+            .iter()
+            .any(|r| lower(r))
+        {
+            continue;
+        }
         if has(b"container") || lower(b"data") {
             return Ctx::Container;
         }
@@ -846,6 +855,19 @@ mod tests {
                 .pods
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_runtime_type_before_an_id_types_nothing() {
+        // kubelet 1.18 `killPodWithSyncResult` (case 83): `kubecontainer.ContainerID` of a sandbox
+        for ty in ["containerd", "docker", "cri-o"] {
+            let t = format!(r#"Failed to stop sandbox {{"{ty}" "{SB}"}}"#);
+            let ids = scan(&t, None, false);
+            assert_eq!(ids.sandbox_id.as_deref(), Some(SB), "{ty}");
+            assert_eq!(ids.container_id, None, "{ty}");
+        }
+        let t = format!(r#"Failed to stop container {{"containerd" "{SB}"}}"#);
+        assert_eq!(scan(&t, None, false).container_id.as_deref(), Some(SB));
     }
 
     #[test]

@@ -283,7 +283,7 @@ pub(super) fn enrich_with(findings: &mut [Finding], logs: &Logs<'_>) {
             .of(&[EventKind::PodWorkerNotTerminated])
             .any(|e| e.event.ids.pod_uid.as_deref() == Some(uid.as_str()));
         if let Some((cause, said)) = best_cause(&failures) {
-            let (class, fix) = failure_class(cause, said, Some(&id));
+            let (class, fix) = failure_class(cause, said, Some(&id), logs.runtime);
             f.evidence.push(Evidence::new(
                 source_of(failures[0]),
                 format!(

@@ -202,6 +202,8 @@ pub(crate) struct Logs<'a> {
     pub(super) by_uid: FastMap<&'a str, Vec<usize>>,
     /// The positions of the events whose first pod is this one ([`pod_name_key`]).
     pub(super) by_name: FastMap<NameKey<'a>, Vec<usize>>,
+    /// The first container runtime (containerd, CRI-O, dockerd) whose own records the logs hold.
+    pub(super) runtime: Option<crate::logs::Component>,
 }
 
 /// The positions in `at` (ascending) before `i`.
@@ -227,6 +229,7 @@ impl<'a> Logs<'a> {
             by_kind: FastMap::default(),
             by_uid: FastMap::default(),
             by_name: FastMap::default(),
+            runtime: None,
         };
         // (namespace, name, UID) already in `uids`.
         let mut named: HashSet<(&str, &str, &str), foldhash::fast::RandomState> =
@@ -237,6 +240,12 @@ impl<'a> Logs<'a> {
         let mut all_uids: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
         for (i, e) in all.iter().enumerate() {
             logs.by_kind.entry(e.event.kind).or_default().push(i);
+            if logs.runtime.is_none()
+                && let Some(c @ (Component::Containerd | Component::Crio | Component::Docker)) =
+                    e.event.component
+            {
+                logs.runtime = Some(c);
+            }
             let ids = &e.event.ids;
             for id in [
                 ids.sandbox_id.as_deref(),

@@ -139,7 +139,8 @@ fn sandbox_create_failing_must_not() {
     assert!(
         sc[0].summary.starts_with(
             "a pod sandbox creation failed once: the CNI ADD fails (plugin calico): the plugin's \
-             node agent is not running (the file it writes at its start is missing) (shop/api-a)"
+             node agent is not running (the file it writes at its start is missing, or it refuses \
+             the plugin's calls) (shop/api-a)"
         ),
         "{}",
         sc[0].summary

@@ -679,7 +679,7 @@ fn describe(class: &Class) -> (String, &'static str, String) {
                 match why {
                     AddFailure::PluginMissing => ": the plugin's binary is not in the CNI bin path",
                     AddFailure::AgentNotRunning =>
-                        ": the plugin's node agent is not running (the file it writes at its start is missing)",
+                        ": the plugin's node agent is not running (the file it writes at its start is missing, or it refuses the plugin's calls)",
                     AddFailure::DatastoreUnreachable =>
                         ": the plugin cannot reach its datastore or the API server",
                     AddFailure::NoErrorMessage =>

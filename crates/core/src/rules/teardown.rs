@@ -6,6 +6,7 @@
 use super::logs::*;
 #[allow(unused_imports)]
 use super::*;
+use crate::logs::Component;
 
 /// The `SandboxStopFailing` finding for a `StopPodSandbox` of `sandbox` that failed with `error`
 /// (as `podcoroner gc` saw it, or as the kubelet logged it), with its classified cause.
@@ -98,7 +99,8 @@ pub fn cause_class(cause: crate::logs::Cause) -> (&'static str, &'static str) {
         Cause::CniTeardown(CniFailure::AgentNotRunning) => (
             "CNI teardown: the CNI plugin's node agent is not running",
             "check that the CNI plugin's node agent runs and is ready on this node (calico-node with \
-             /var/lib/calico mounted, kube-flannel writing /run/flannel/subnet.env): kubectl get pods \
+             /var/lib/calico mounted, kube-flannel writing /run/flannel/subnet.env, the multus or \
+             cilium daemon serving the socket the plugin dials, aws-node's ipamd): kubectl get pods \
              -A -o wide --field-selector spec.nodeName=<node>",
         ),
         Cause::CniTeardown(CniFailure::BadConfig) => (
@@ -280,6 +282,7 @@ pub(super) fn failure_class(
     cause: Cause,
     e: &LoggedEvent,
     sandbox: Option<&str>,
+    node_runtime: Option<Component>,
 ) -> (String, String) {
     let (class, fix) = cause_class(cause);
     let err = e.event.error.as_deref().unwrap_or(&e.text);
@@ -385,9 +388,43 @@ pub(super) fn failure_class(
                 ),
             );
         }
+        Cause::Other => {
+            let unit =
+                runtime_unit(e, node_runtime).unwrap_or("containerd (or -u crio, -u docker)");
+            return (
+                class.to_string(),
+                format!(
+                    "read the runtime's log for this sandbox (journalctl -u {unit} | grep {id})"
+                ),
+            );
+        }
         _ => {}
     }
     (class.to_string(), fix.to_string())
+}
+
+/// The systemd unit of the runtime a record names or was written by: the kubelet's
+/// `Failed to stop sandbox {"docker" "<id>"}` (`kubecontainer.ContainerID`'s type), a
+/// `docker://`, `cri-o://` or `containerd://` container ID, or the runtime's own line. `None`
+/// when it names none and `node_runtime` (the runtime whose records the logs hold,
+/// [`Logs::runtime`]) is none.
+fn runtime_unit(e: &LoggedEvent, node_runtime: Option<Component>) -> Option<&'static str> {
+    let t = &e.text;
+    let by_type = [
+        ("docker", "docker"),
+        ("cri-o", "crio"),
+        ("containerd", "containerd"),
+    ]
+    .into_iter()
+    .find(|(ty, _)| t.contains(&format!("{{\"{ty}\" ")) || t.contains(&format!("{ty}://")));
+    by_type
+        .map(|(_, unit)| unit)
+        .or(match e.event.component.or(node_runtime) {
+            Some(Component::Docker) => Some("docker"),
+            Some(Component::Crio) => Some("crio"),
+            Some(Component::Containerd) => Some("containerd"),
+            _ => None,
+        })
 }
 
 /// Groups every sandbox and pod teardown failure into incidents and reports each once:
@@ -859,7 +896,7 @@ pub(super) fn incident(
         FindingKind::SandboxStopFailing
     };
 
-    let (mut class, mut fix) = failure_class(cause, said, sandbox.as_deref());
+    let (mut class, mut fix) = failure_class(cause, said, sandbox.as_deref(), logs.runtime);
     let generic_cni = cause == Cause::CniTeardown(CniFailure::DestroyNetwork);
     let mut severity = Severity::Warning;
     let mut node_note = None;
@@ -888,6 +925,7 @@ pub(super) fn incident(
                 .unwrap_or(Cause::CniTeardown(CniFailure::PluginMissing)),
             nw,
             logs.sandbox_key(nw).as_deref(),
+            logs.runtime,
         );
         class = format!(
             "{class} (no reason in this line; on this node {})",

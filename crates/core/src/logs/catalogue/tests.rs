@@ -518,6 +518,18 @@ fn sandbox_stop_and_removal_failures() {
         ),
         Cause::CniTeardown(CniFailure::AgentNotRunning)
     );
+    // multus-shim's daemon (thin plugin) refusing its socket, the AWS VPC CNI's ipamd its
+    // loopback port: the node agent is down, not a datastore
+    for err in [
+        r#"rpc error: code = Unknown desc = failed to destroy network for sandbox "0fa1": plugin type="multus-shim" name="multus-cni-network" failed (delete): CmdDel (shim): failed to send CNI request: Post "http://dummy/cni": dial unix /run/multus/multus.sock: connect: connection refused"#,
+        r#"rpc error: code = Unknown desc = failed to destroy network for sandbox "ab": plugin type="aws-cni" name="aws-cni" failed (delete): del cmd: error received from DelNetwork gRPC call: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:50051: connect: connection refused""#,
+    ] {
+        assert_eq!(
+            classify_cause(err),
+            Cause::CniTeardown(CniFailure::AgentNotRunning),
+            "{err}"
+        );
+    }
     // case 27: Calico cannot reach its etcd: every DEL fails, the node itself is fine
     assert_eq!(
         classify_cause(

@@ -1219,6 +1219,34 @@ fn an_id_less_cni_error_joins_the_stop_failure_logged_with_it() {
     );
 }
 
+#[test]
+fn a_failure_of_no_known_cause_points_at_the_runtime_the_kubelet_names() {
+    // The kubelet's `Failed to stop sandbox {"<runtime type>" "<id>"}` (a dockershim node: the
+    // log to read is docker's, not containerd's).
+    let stop = |ty: &str| {
+        let lines: Vec<String> = ["21:05:33", "21:06:33", "21:07:33"]
+            .iter()
+            .map(|t| {
+                format!(
+                    r#"Jul 06 {t} node-a kubelet[1269]: E0706 {t}.542137    1269 kuberuntime_manager.go:841] Failed to stop sandbox {{"{ty}" "{SB1}"}}"#
+                )
+            })
+            .collect();
+        let events = read(LogKind::Kubelet, "kubelet.log", &lines);
+        diagnose_logs(&events, &NodeView::empty(), &cfg(), now())
+    };
+    for (ty, unit) in [
+        ("docker", "docker"),
+        ("cri-o", "crio"),
+        ("containerd", "containerd"),
+    ] {
+        let found = stop(ty);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let want = format!("journalctl -u {unit} | grep {SB1}");
+        assert!(found[0].remediation.contains(&want), "{found:#?}");
+    }
+}
+
 // === ContainerStopFailing: CRI-O's and containerd 2.x's own messages ===
 
 #[test]
