@@ -2100,6 +2100,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "93-crio-ctr-name-reserved-create-still-running",
+        files: &[File {
+            name: "runtime.log",
+            year: 2025,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -267,8 +267,14 @@ pub enum EventKind {
     SandboxNotFound,
     /// `failed to reserve sandbox name "<name>": name "<name>" is reserved for "<id>"`.
     SandboxNameReserved,
-    /// `failed to reserve container name …`.
+    /// containerd's `failed to reserve container name …`, CRI-O's `error reserving ctr name
+    /// <name> for id <new id>: name is reserved`: a CreateContainer of that name is still running
+    /// (or left its name), so the kubelet's retry is refused.
     ContainerNameReserved,
+    /// CRI-O's `Creation of container|sandbox <name> not yet finished. Currently at stage <stage>.
+    /// Waiting up to <d> for it to finish` (`server/utils.go` `getResourceOrWait`): the kubelet
+    /// retried a create call that timed out while CRI-O still runs the first.
+    CreateStillRunning,
     /// containerd `cleaning up after shim disconnected` `id=<id>`.
     ShimDisconnected,
     /// containerd debug `Loaded sandbox {Metadata:{ID:<id> Name:<name>_<ns>_<uid>_<attempt> …}}`
@@ -1280,7 +1286,13 @@ fn cause_of(err: &str, cut: bool) -> Cause {
     }
     // containerd 1.1 and 1.2's StopContainer: `an error occurs during waiting for container
     // "<id>" to be killed: wait container "<id>" stop timeout`.
-    if has!("context deadline exceeded") || has!("DeadlineExceeded") || has!("stop timeout") {
+    // CRI-O's answer to a retried create (`getResourceOrWait`): `kubelet may be retrying
+    // requests that are timing out in CRI-O due to system load`.
+    if has!("context deadline exceeded")
+        || has!("DeadlineExceeded")
+        || has!("stop timeout")
+        || has!("requests that are timing out")
+    {
         return Cause::Timeout;
     }
     // The runtime's side of the caller's deadline on a stop: the kubelet's CRI client gives up

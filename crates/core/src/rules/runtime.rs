@@ -270,19 +270,53 @@ fn timed_out<'l>(logs: &Logs<'l>, kinds: &[EventKind]) -> Vec<&'l LoggedEvent> {
         .collect()
 }
 
+/// Whether a record says a create call outlived the kubelet's timeout without saying it timed
+/// out: the kubelet's retry refused for the name the first call still holds (containerd's
+/// `failed to reserve container name`, CRI-O's `error reserving ctr name`, logged by the runtime
+/// or inside the kubelet's `CreateContainer … failed`), or CRI-O waiting for the first call
+/// (`Creation of container … not yet finished`). A sandbox's, CRI-O's `Creation of sandbox …`
+/// included, is `SandboxCreateFailing`'s and `LeakedSandbox`'s.
+fn create_outlived(e: &LoggedEvent) -> bool {
+    use crate::logs::catalogue::contains_words;
+    match e.event.kind {
+        EventKind::ContainerNameReserved => true,
+        EventKind::CreateStillRunning => e.text.contains("Creation of container "),
+        EventKind::CreateContainerFailed => {
+            let err = e.event.error.as_deref().unwrap_or(&e.text);
+            contains_words(err, "failed to reserve container name")
+                || contains_words(err, "error reserving ctr name")
+        }
+        _ => false,
+    }
+}
+
 /// The warning of [`runtime_unhealthy`] without PLEG trouble: creating containers or pod
-/// sandboxes times out.
+/// sandboxes times out, or a retry finds the first call still running ([`create_outlived`]).
 fn slow_creates(logs: &Logs<'_>, out: &mut Vec<Finding>) {
-    let creates = timed_out(
-        logs,
-        &[
-            EventKind::CreateContainerFailed,
-            EventKind::CreatePodSandboxFailed,
-        ],
-    );
+    let create_kinds = [
+        EventKind::CreateContainerFailed,
+        EventKind::CreatePodSandboxFailed,
+    ];
+    let timeout = |e: &LoggedEvent| {
+        create_kinds.contains(&e.event.kind) && e.event.cause == Some(Cause::Timeout)
+    };
+    // In reading order.
+    let creates: Vec<&LoggedEvent> = logs
+        .all
+        .iter()
+        .filter(|e| timeout(e) || create_outlived(e))
+        .collect();
     if creates.is_empty() {
         return;
     }
+    let timeouts = creates.iter().any(|e| timeout(e));
+    let held = creates.iter().any(|e| !timeout(e));
+    // CRI-O says where the first call is (`Currently at stage container runtime creation.`).
+    let stage = creates.iter().find_map(|e| {
+        let at = e.text.find("Currently at stage ")? + "Currently at stage ".len();
+        let rest = &e.text[at..];
+        Some(&rest[..rest.find(". ").unwrap_or(rest.len())])
+    });
     let sandboxes: BTreeSet<String> = creates.iter().filter_map(|e| logs.sandbox_key(e)).collect();
     // One call is logged by up to three layers (the CRI client, createPodSandbox, SyncPod) within
     // microseconds: calls are counted as each pod's attempts, a record naming no pod joining a
@@ -318,13 +352,29 @@ fn slow_creates(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         FindingKind::RuntimeUnhealthy,
         Severity::Warning,
         format!(
-            "the runtime is too slow to create containers: {} timed out (DeadlineExceeded){}; \
-             their pods do not start and the kubelet recreates their sandboxes ({}{}){}",
+            "the runtime is too slow to create containers: {} {}{}; \
+             their pods do not start {} ({}{}){}",
             plural(calls.max(1), "create call", "create calls"),
+            match (timeouts, held) {
+                (true, false) => "timed out (DeadlineExceeded)".to_string(),
+                (false, _) => format!(
+                    "found an earlier call of the same name still running past the kubelet's \
+                     timeout (name is reserved, creation not yet finished{})",
+                    stage.map(|s| format!(": at stage {s}")).unwrap_or_default()
+                ),
+                (true, true) => "timed out (DeadlineExceeded) or found an earlier call of the same \
+                                 name still running"
+                    .to_string(),
+            },
             if names.is_empty() {
                 format!(" in {}", plural(sandboxes.len().max(1), "sandbox", "sandboxes"))
             } else {
                 format!(" for {} ({})", plural(names.len(), "pod", "pods"), names.join(", "))
+            },
+            if timeouts {
+                "and the kubelet recreates their sandboxes"
+            } else {
+                "until the first call finishes"
             },
             plural(records(&creates), "record", "records"),
             over(&creates),

@@ -1676,6 +1676,30 @@ pub const FAMILIES: &[Family] = &[
         wordings: &[w("error reserving pod name", SandboxNameReserved)],
     },
     Family {
+        source: "CRI-O: a container name reserved (a CreateContainer of the same container still in progress, or its container left)",
+        cites: &[cite(
+            "cri-o/cri-o",
+            "internal/lib/container_server.go",
+            "ReserveContainerName: Warn `error reserving ctr name %s for id %s: %w` (the id is the new request's, not the holder's)",
+            "1.0-1.3x",
+        )],
+        wordings: &[w("error reserving ctr name", ContainerNameReserved)],
+    },
+    Family {
+        source: "CRI-O: a retried create call waiting for the first, still running",
+        cites: &[cite(
+            "cri-o/cri-o",
+            "server/utils.go",
+            "getResourceOrWait: Infof `Creation of %s %s not yet finished. Currently at stage %v. Waiting up to %v for it to finish` (container or sandbox)",
+            "1.20-1.3x",
+        )],
+        wordings: &[by_phrase(
+            "Creation of ",
+            Cond::Has("not yet finished. Currently at stage"),
+            CreateStillRunning,
+        )],
+    },
+    Family {
         source: "containerd: a sandbox gone when stopping it",
         cites: &[cite(
             "containerd/containerd",

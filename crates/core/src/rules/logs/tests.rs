@@ -1247,6 +1247,50 @@ fn a_failure_of_no_known_cause_points_at_the_runtime_the_kubelet_names() {
     }
 }
 
+#[test]
+fn a_create_call_outliving_the_kubelets_timeout() {
+    // containerd's CreateContainer retried while the first call still holds the container's
+    // name (containerd/containerd#4604), as the kubelet's CRI client logs it.
+    let reserved = |t: &str, err: &str| {
+        format!(
+            r#"E0601 {t}.000000    1234 remote_runtime.go:251] "CreateContainer in sandbox from runtime service failed" err="rpc error: code = Unknown desc = {err}" podSandboxID="{SB1}""#
+        )
+    };
+    let name = format!("app_web-0_shop_{UID1}_0");
+    let held = format!(
+        r#"failed to reserve container name "{name}": name "{name}" is reserved for "{C1}""#
+    );
+    let lines = vec![reserved("12:00:00", &held), reserved("12:02:10", &held)];
+    let events = read(LogKind::Kubelet, "kubelet.log", &lines);
+    let found = diagnose_logs(&events, &NodeView::empty(), &cfg(), now());
+    let ru: Vec<&Finding> = found
+        .iter()
+        .filter(|f| f.kind == FindingKind::RuntimeUnhealthy)
+        .collect();
+    assert_eq!(ru.len(), 1, "{found:#?}");
+    assert_eq!(ru[0].severity, Severity::Warning);
+    assert!(
+        ru[0]
+            .summary
+            .contains("found an earlier call of the same name still running"),
+        "{}",
+        ru[0].summary
+    );
+    // Must not: a create that failed for another reason (the image's entrypoint missing).
+    let lines = vec![reserved(
+        "12:00:00",
+        r#"failed to create containerd task: exec: "/app": stat /app: no such file or directory"#,
+    )];
+    let events = read(LogKind::Kubelet, "kubelet.log", &lines);
+    let found = diagnose_logs(&events, &NodeView::empty(), &cfg(), now());
+    assert!(
+        found
+            .iter()
+            .all(|f| f.kind != FindingKind::RuntimeUnhealthy),
+        "{found:#?}"
+    );
+}
+
 // === ContainerStopFailing: CRI-O's and containerd 2.x's own messages ===
 
 #[test]
