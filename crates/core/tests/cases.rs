@@ -2111,6 +2111,19 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "94-cilium-agent-socket-missing-grepped-continuation",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2026,
+            records: 3,
+            unparsed: &[1, 2],
+            why: "the `journalctl … | grep` command pasted without a prompt, and a blank line",
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

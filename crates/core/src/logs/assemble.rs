@@ -101,6 +101,10 @@ pub struct LineAssembler {
     cri_partial: Option<&'static str>,
     /// How far the pending record's quotes have been read ([`Quotes`]).
     quotes: Quotes,
+    /// The pending record's last line opened a klog multi-line value (`key=<`) or went on one
+    /// not yet closed (` >`): a line indented with spaces is a block line too (a paste that
+    /// turned the block's tab into spaces).
+    block_open: bool,
 }
 
 /// Whether a structured klog record (`…] "<message>" key=value …`) ends whole, read as the
@@ -185,6 +189,7 @@ impl LineAssembler {
             prefix: Shape::default(),
             cri_partial: None,
             quotes: Quotes::default(),
+            block_open: false,
         }
     }
 
@@ -256,6 +261,13 @@ impl LineAssembler {
                 return None;
             }
         }
+        if self.state == State::Open
+            && self.block_open
+            && matches!(kind, Kind::Header(_))
+            && let Some(at) = spaced_block_line(line, &self.prefix)
+        {
+            kind = Kind::Block(at);
+        }
         if self.state == State::Open {
             // A continuation line carries the record's prefix again (`2150-\tline`, `> rvice…`).
             if matches!(kind, Kind::Wrapped(_) | Kind::Block(_))
@@ -266,6 +278,12 @@ impl LineAssembler {
                     Some(_) => Kind::Wrapped(at),
                     None => Kind::Stray,
                 };
+            }
+            if let Kind::Wrapped(at) = kind
+                && self.block_open
+                && line[at..].starts_with("  ")
+            {
+                kind = Kind::Block(at);
             }
             let join = match kind {
                 Kind::Block(at) => Some(('\n', &line[at..])),
@@ -283,6 +301,8 @@ impl LineAssembler {
             if let Some((sep, text)) = join
                 && under_cap
             {
+                self.block_open = opens_block(text)
+                    || (self.block_open && sep == '\n' && !text.starts_with(" >"));
                 if sep != '\0' {
                     self.pending.push(sep);
                 }
@@ -311,6 +331,7 @@ impl LineAssembler {
             _ => None,
         };
         self.state = state;
+        self.block_open = state == State::Open && opens_block(line);
         self.quotes = Quotes::default();
         self.prefix.set(prefix);
         had.then_some(Record {
@@ -439,6 +460,22 @@ fn at_column_0(line: &str) -> Option<Kind> {
     Some(Kind::Header(0))
 }
 
+/// Where the text of a line of an open klog block starts when its tab was turned into spaces
+/// (a paste) behind the record's prefix or a syslog envelope (`… kubelet[1]:         rpc error:
+/// …`): `None` for a line whose text is no indented one, or is a record.
+fn spaced_block_line(line: &str, prefix: &Shape) -> Option<usize> {
+    let at = prefix
+        .strip(line)
+        .or_else(|| super::envelope::scan(line).and_then(|s| s.body_start))?;
+    let rest = line.get(at..)?;
+    (rest.starts_with("  ") && at_column_0(rest.trim_start()).is_none()).then_some(at)
+}
+
+/// Whether a line ends by opening a klog multi-line value (`err=<`).
+fn opens_block(line: &str) -> bool {
+    line.trim_end().ends_with("=<")
+}
+
 /// Whether `line` can go on a structured record's fields after a wrap between them: it opens
 /// with a `key=`, a quote, or the punctuation of a list or a struct.
 fn continues_fields(line: &str) -> bool {
@@ -484,6 +521,9 @@ fn is_block_line(s: &str) -> bool {
 /// journalctl `-- ` meta line (indented too, as pasted), or the terminal's echo of a control key alone on its line (`^C`
 /// ending a pasted `journalctl -f`, `^Z`, `^D`).
 pub(crate) fn is_prompt(line: &str) -> bool {
+    if is_command_echo(line) {
+        return true;
+    }
     if line.trim_start_matches([' ', '\t']).starts_with("-- ")
         || matches!(line.trim(), "^C" | "^Z" | "^D" | "^\\")
     {
@@ -492,6 +532,36 @@ pub(crate) fn is_prompt(line: &str) -> bool {
     let first = line.split([' ', '\t']).next().unwrap_or("");
     // A lone `>` is a Markdown quote, not a prompt.
     !first.is_empty() && first != ">" && first.ends_with(['$', '#', '>'])
+}
+
+/// A command that reads logs, pasted without its prompt above its output (`journalctl -u
+/// kubelet | grep sandbox`, `sudo crictl logs …`, `kubectl logs -n …`): one of the commands a
+/// log is read with, then an option, a path, a pipe or `logs`.
+fn is_command_echo(line: &str) -> bool {
+    const COMMANDS: &[&str] = &[
+        "journalctl",
+        "kubectl",
+        "crictl",
+        "grep",
+        "egrep",
+        "zgrep",
+        "cat",
+        "zcat",
+        "tail",
+        "less",
+        "docker",
+        "systemctl",
+        "oc",
+    ];
+    let mut words = line.split_whitespace();
+    let mut first = words.next().unwrap_or("");
+    if first == "sudo" {
+        first = words.next().unwrap_or("");
+    }
+    COMMANDS.contains(&first)
+        && words
+            .next()
+            .is_some_and(|w| w.starts_with('-') || w.starts_with('/') || w == "|" || w == "logs")
 }
 
 #[cfg(test)]
@@ -510,6 +580,40 @@ mod tests {
             out.push((r.text.to_owned(), r.first_line, r.lines));
         }
         out
+    }
+
+    #[test]
+    fn a_klog_block_indented_with_spaces_joins_its_record() {
+        // cilium/cilium#40345: journalctl's lines of a multi-line `err=<` value, pasted with the
+        // block's tab turned into spaces.
+        let p = "Jul 03 12:30:02 storage-04 kubelet[7748]: ";
+        let input = format!(
+            "{p}E0703 12:30:02.123456    7748 log.go:32] \"RunPodSandbox from runtime service failed\" err=<\n\
+             {p}        rpc error: code = Unknown desc = failed to setup network\n\
+             {p}        Is the agent running?\n\
+             {p} >\n\
+             {p}I0703 12:30:03.000000    7748 kubelet.go:1] \"next\""
+        );
+        let got = assemble(&input);
+        assert_eq!(got.len(), 2, "{got:#?}");
+        assert_eq!(
+            got[0].0,
+            format!(
+                "{p}E0703 12:30:02.123456    7748 log.go:32] \"RunPodSandbox from runtime service failed\" err=<\n        rpc error: code = Unknown desc = failed to setup network\n        Is the agent running?\n >"
+            )
+        );
+        // Bare klog, the same.
+        let got = assemble(
+            "E0703 12:30:02.123456    7748 log.go:32] \"RunPodSandbox from runtime service failed\" err=<\n    rpc error: x\n >\n    not a block line",
+        );
+        assert_eq!(got.len(), 2, "{got:#?}");
+        assert_eq!(got[0].2, 3);
+        assert!(
+            got[0].0.ends_with("err=<\n    rpc error: x\n >"),
+            "{got:#?}"
+        );
+        // After the block's end, spaces begin no block line.
+        assert_eq!(got[1].0, "    not a block line");
     }
 
     #[test]

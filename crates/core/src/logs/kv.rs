@@ -145,7 +145,11 @@ fn block(s: &str, start: usize) -> (FieldValue<'_>, usize, bool) {
         if n > 0 {
             joined.push('\n');
         }
-        joined.push_str(line.strip_prefix('\t').unwrap_or(line));
+        // A tab, or the spaces a paste turned it into.
+        joined.push_str(
+            line.strip_prefix('\t')
+                .unwrap_or_else(|| line.trim_start_matches(' ')),
+        );
     }
     (FieldValue::Block(Cow::Owned(joined)), next, cut)
 }
@@ -287,6 +291,15 @@ mod tests {
             ),
             // block cut before its end
             ("err=<\n\tline one", &[("err", "line one")], true),
+            // a block whose tab a paste turned into spaces (cilium/cilium#40345)
+            (
+                "err=<\n        rpc error: x\n        Is the agent running?\n > pod=\"a/b\"",
+                &[
+                    ("err", "rpc error: x\nIs the agent running?"),
+                    ("pod", "a/b"),
+                ],
+                false,
+            ),
             // case 19: Go struct cut mid-way
             (
                 "status={Phase:Running Conditions:[{Type:Initialized} {Type:Ready",

@@ -157,6 +157,23 @@ mod tests {
     }
 
     #[test]
+    fn a_log_command_pasted_without_its_prompt_is_no_record() {
+        // cilium/cilium#40345
+        let cmd = "journalctl -u kubelet.service | grep -i sandbox | egrep 'cilium' |tai";
+        assert_eq!(non_record(cmd), Some(NonRecord::Prompt));
+        assert_eq!(
+            non_record("sudo crictl logs 3f2a | tail"),
+            Some(NonRecord::Prompt)
+        );
+        assert_eq!(
+            non_record("kubectl logs -n kube-system cilium-x"),
+            Some(NonRecord::Prompt)
+        );
+        assert_eq!(non_record("cat the logs below"), None);
+        assert_eq!(non_record("docker ps"), None);
+    }
+
+    #[test]
     fn journalctl_meta_lines_pasted_indented_are_no_records() {
         // deckhouse/deckhouse#336: the header pasted with the indentation of its block.
         let header = "  -- Logs begin at Wed 2021-11-17 13:38:23 MSK, end at Tue 2021-11-30 16:48:44 MSK. --";

@@ -233,7 +233,7 @@ fn not_answering(logs: &Logs<'_>, runtime_down: &[&LoggedEvent], out: &mut Vec<F
         .find(|e| !e.text.contains("container runtime is down"))
         .map_or_else(
             || "container runtime is down".to_string(),
-            |e| super::teardown::error_text(e),
+            |e| super::teardown::error_quote(e),
         );
     let mut f = finding(
         FindingKind::RuntimeUnhealthy,

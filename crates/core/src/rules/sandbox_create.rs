@@ -44,7 +44,7 @@ use super::logs::{
     LogInput, LoggedEvent, Logs, after, attempts, finding, line, of_pod, own_uid, plural,
     pod_name_key, quote,
 };
-use super::teardown::{cni_plugin, error_text, quoted_after};
+use super::teardown::{cni_plugin, error_quote, error_text, quoted_after};
 
 /// The failure kinds of a sandbox creation.
 const FAILURES: &[EventKind] = &[
@@ -662,7 +662,7 @@ fn cause_text(e: &LoggedEvent) -> String {
     if e.event.error.is_none() && e.event.truncated {
         "not in the log: the line is cut before its error".to_string()
     } else {
-        error_text(e)
+        error_quote(e)
     }
 }
 

@@ -215,7 +215,17 @@ pub(super) fn best_cause<'e>(group: &[&'e LoggedEvent]) -> Option<(Cause, &'e Lo
         })
 }
 
-/// The error text of an event without the gRPC wrapping, for a person.
+/// [`error_text`] cut to 300 characters, for a person.
+pub(super) fn error_quote(e: &LoggedEvent) -> String {
+    let err = error_text(e);
+    match err.char_indices().nth(300) {
+        Some((at, _)) => format!("{}…", &err[..at]),
+        None => err,
+    }
+}
+
+/// The error text of an event without the gRPC wrapping and its quotes unescaped, whole: what
+/// the rules read causes, plugins and sandboxes in ([`error_quote`] says it).
 pub(super) fn error_text(e: &LoggedEvent) -> String {
     let err = e.event.error.as_deref().unwrap_or(&e.text);
     let err = match err
@@ -231,13 +241,17 @@ pub(super) fn error_text(e: &LoggedEvent) -> String {
                 .unwrap_or(rest)
         }
         Some((_, rest)) => rest,
-        None => err,
+        // A gRPC status whose `rpc error: ` prefix the record's message took (a bare error
+        // line: `rpc error: code = Unknown desc = …` read as message `rpc error` and error).
+        None => match err
+            .strip_prefix("code = ")
+            .and_then(|r| r.split_once(" desc = "))
+        {
+            Some((code, rest)) if !code.contains(' ') => rest,
+            _ => err,
+        },
     };
-    let err = err.replace("\\\"", "\"").replace("\\\\", "\\");
-    match err.char_indices().nth(300) {
-        Some((at, _)) => format!("{}…", &err[..at]),
-        None => err,
-    }
+    err.replace("\\\"", "\"").replace("\\\\", "\\")
 }
 
 /// The quoted word after `key` in `text` (`network "cbr0"`, `plugin "flannel"`,
@@ -1088,7 +1102,7 @@ pub(super) fn incident(
     }
     f.evidence.push(Evidence::new(
         source_of(said),
-        format!("cause: {class}: {}", error_text(said)),
+        format!("cause: {class}: {}", error_quote(said)),
     ));
     f.evidence.extend(quote(&failing));
     // The caller still failing after the latest kubelet start (the GC's line, when a start ended

@@ -1738,6 +1738,9 @@ pub const PHRASES: &[(&str, EventKind)] = &[
     ),
     (SOURCES_NOT_READY, HousekeepingSkippedSourcesNotReady),
     ("\"KillPodSandbox\" for \"", KillPodFailed),
+    // containerd's RunPodSandbox error on a line of its own: the continuation of a multi-line
+    // `err=<` value that grep or a pager kept without its record (cilium/cilium#40345).
+    ("failed to setup network for sandbox", RunPodSandboxFailed),
     (PLEG_UNHEALTHY, PlegUnhealthy),
     (RUNTIME_FAILED, RuntimeCallFailed),
 ];
