@@ -2124,6 +2124,28 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "95-orphaned-pod-error-in-the-middle-not-a-directory",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2026,
+            records: 4,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "96-containerd12-stop-signal-wait-ran-out",
+        files: &[File {
+            name: "runtime.log",
+            year: 2019,
+            records: 4,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

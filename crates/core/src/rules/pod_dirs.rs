@@ -248,15 +248,24 @@ pub(super) fn orphaned_pod_volumes(logs: &Logs<'_>, view: &NodeView, out: &mut V
                     });
                 // Later kubelets say which removal failed: `orphaned pod "<uid>" found, but error
                 // occurred when trying to remove the volumes dir: not a directory`.
+                // Others put the error in the middle: `found, but error not a directory occurred
+                // when trying to remove the volumes dir`; said the same way.
                 let occurred = group.iter().rev().find_map(|e| {
                     let t = e.event.error.as_deref().unwrap_or(&e.text);
-                    let (_, rest) = t.split_once("found, but error occurred ")?;
+                    let (_, rest) = t.split_once("found, but error ")?;
                     let rest = rest
                         .split('"')
                         .next()
                         .unwrap_or(rest)
-                        .trim_end_matches('\\');
-                    Some(format!("error occurred {}", rest.trim()))
+                        .trim_end_matches('\\')
+                        .trim();
+                    Some(match rest.strip_prefix("occurred ") {
+                        Some(r) => format!("error occurred {r}"),
+                        None => match rest.split_once(" occurred ") {
+                            Some((err, when)) => format!("error occurred {when}: {err}"),
+                            None => format!("error {rest}"),
+                        },
+                    })
                 });
                 let why = match failed.or(occurred) {
                     Some(err) if err.ends_with("not a directory") => format!(

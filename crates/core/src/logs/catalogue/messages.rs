@@ -316,6 +316,12 @@ pub const FAMILIES: &[Family] = &[
                 "1.6-2.x",
             ),
             cite(
+                "containerd/cri",
+                "pkg/server/container_stop.go",
+                "stopContainer: logrus.WithError Errorf `An error occurs during waiting for container %q to be stopped` before Infof `Kill container %q`",
+                "1.1-1.4",
+            ),
+            cite(
                 "containerd/containerd",
                 "internal/cri/server/container_stop.go",
                 "stopContainer: Debugf `Stop container %q with signal %v timed out` before Infof `Kill container %q` (the SIGKILL; also logged for a timeout of 0, so not read as a timeout); stopContainerRetryOnConnectionClosed: WithError Warnf `Shim ttrpc connection closed when stopping container %q, retry after %s` (2.x)",
@@ -344,6 +350,13 @@ pub const FAMILIES: &[Family] = &[
             with(
                 "Stop container \"",
                 Cond::Has("timed out"),
+                StopSignalTimedOut,
+            ),
+            // containerd 1.1-1.4: the stop signal's wait ran out, SIGKILL follows; the error
+            // of the wait after the SIGKILL (`… to be killed`) is StopContainer's own.
+            with(
+                "An error occurs during waiting for container \"",
+                Cond::Has("to be stopped"),
                 StopSignalTimedOut,
             ),
             with(

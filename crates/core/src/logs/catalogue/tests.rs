@@ -1224,6 +1224,8 @@ fn cited_rows_name_their_upstream_source() {
     const REPOS: &[&str] = &[
         "kubernetes/kubernetes",
         "containerd/containerd",
+        // containerd's CRI plugin before 1.5, vendored into containerd
+        "containerd/cri",
         "cri-o/cri-o",
         "kubernetes-sigs/cri-tools",
     ];
@@ -1468,4 +1470,17 @@ fn contains_words_takes_the_first_letter_in_either_case() {
     assert!(!contains_words("rpc error: Xrror reserving pod name", w));
     assert!(!contains_words("rror reserving pod name", w));
     assert!(!contains_words("error reserving pod", w));
+}
+
+#[test]
+fn containerd_12s_stop_signal_wait_running_out_is_no_stop_failure() {
+    // The wait for the stop signal ran out and SIGKILL follows (containerd/cri
+    // `stopContainer`): once is a grace period ending; a stop failure is the wait after the kill.
+    check(&Row {
+        line: r#"time="2019-03-25T02:07:08.210779178-07:00" level=error msg="An error occurs during waiting for container \"50226b57f4b79111737460f54cc3e142631d8803efa6ecef58d808f8b56ed0a3\" to be stopped" error="wait container \"50226b57f4b79111737460f54cc3e142631d8803efa6ecef58d808f8b56ed0a3\" stop timeout""#,
+        kind: EventKind::StopSignalTimedOut,
+        container: Some("50226b57f4b79111737460f54cc3e142631d8803efa6ecef58d808f8b56ed0a3"),
+        error: Some("wait container"),
+        ..ROW
+    });
 }

@@ -704,6 +704,17 @@ fn orphaned_pod_volumes() {
                 "removing it fails: error occurred when trying to remove the volumes dir: not a directory: a file sits where the kubelet removes only empty directories",
             )],
         ),
+        case(
+            "the same, its error in the middle (`found, but error <err> occurred when trying to remove the volumes dir`)",
+            &[format!(
+                r#"E0104 18:51:21.080528    1612 kubelet_volumes.go:245] "There were many similar errors. Turn up verbosity to see them." err="orphaned pod \"{UID1}\" found, but error not a directory occurred when trying to remove the volumes dir" numErrs=1"#
+            )],
+            &[(
+                FindingKind::OrphanedPodVolumes,
+                Severity::Warning,
+                "removing it fails: error occurred when trying to remove the volumes dir: not a directory: a file sits where the kubelet removes only empty directories",
+            )],
+        ),
         Case {
             name: "not a finding: the pod directory is gone",
             kubelet: vec![legacy("00:36:34.697341", UID1)],
