@@ -2146,6 +2146,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "97-eks-stopcontainer-deadline-two-layers-one-call",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2026,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -1169,6 +1169,15 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "benign in what the lines show: containerd 1.2's 'An error occurs during waiting for container … to be stopped' is the stop signal's wait running out before SIGKILL (a grace period ending), once; the thread's fault (a TaskExit never published, so the stop never ends) shows only as the same wait again and again or the wait after the kill, which the excerpt does not hold",
     },
+    Case {
+        slug: "97-eks-stopcontainer-deadline-two-layers-one-call",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -201,7 +201,7 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
                     human(waited),
                     grace.as_secs()
                 )),
-                plural(records(&group), "attempt", "attempts"),
+                plural(attempts(&group).max(1), "attempt", "attempts"),
                 plural(records(&group), "record", "records"),
                 over(&group)
             ),
