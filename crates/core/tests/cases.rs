@@ -2157,6 +2157,27 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "98-dockerd-sigkill-not-obeyed-kill-again-later",
+        files: &[
+            File {
+                name: "kubelet.log",
+                year: 2021,
+                records: 8,
+                unparsed: &[1],
+                why: "journalctl's `-- Logs begin at …` meta line, pasted indented",
+                ..FILE
+            },
+            File {
+                name: "runtime.log",
+                year: 2021,
+                records: 1,
+                ..FILE
+            },
+        ],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -20,6 +20,8 @@ use podcoroner_core::logs::{ParseContext, parse};
 mod blocks;
 mod bounded;
 mod journal_json;
+mod node_times;
+pub use node_times::{NodeLog, read_in_node_times};
 pub mod progress;
 
 pub use bounded::{MAX_GZIP_RATIO, MAX_LINE_BYTES, MIN_GZIP_LIMIT_BYTES};

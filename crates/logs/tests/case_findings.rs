@@ -30,7 +30,7 @@ use podcoroner_core::event::read_text_with;
 use podcoroner_core::log_rules::{LogKind, LoggedEvent, diagnose_with_logs};
 use podcoroner_core::logs::ParseContext;
 use podcoroner_core::{Config, EvidenceSource, Finding, FindingKind as K, NodeView, pasted};
-use podcoroner_logs::{Source, read_for_diagnosis};
+use podcoroner_logs::{Source, read_for_diagnosis, read_in_node_times};
 
 /// One offline diagnosis: the logs of one node.
 struct Run {
@@ -1178,6 +1178,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "98-dockerd-sigkill-not-obeyed-kill-again-later",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            runtime: &["runtime.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {
@@ -1228,18 +1238,24 @@ type Diagnosed = (
 
 fn diagnose(dir: &Path, run: &Run) -> Diagnosed {
     let mut events = Vec::new();
+    let mut sources = Vec::new();
     for (files, kind) in [
         (run.kubelet, LogKind::Kubelet),
         (run.runtime, LogKind::Runtime),
     ] {
         for f in files {
             pin_modified(&dir.join(f));
-            // As `diagnose` reads: through the fold.
-            let got =
-                read_for_diagnosis(&Source::File(dir.join(f)), kind, None, Default::default())
-                    .unwrap_or_else(|e| panic!("{f}: {e}"));
-            events.extend(got.events);
+            sources.push((f.to_string(), Source::File(dir.join(f)), kind));
         }
+    }
+    // As `diagnose` reads: through the fold, the node's logs in the year and zone they show.
+    let logs = sources.iter().map(|(f, s, k)| (f.clone(), s, *k)).collect();
+    let reads = read_in_node_times(logs, |source, kind, read_as| {
+        read_for_diagnosis(source, kind, None, read_as)
+    })
+    .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for log in reads {
+        events.extend(log.read.events);
     }
     for f in run.messages {
         events.extend(read_messages(&dir.join(f)));

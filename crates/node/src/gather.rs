@@ -209,97 +209,37 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
     };
     let mut sources = BTreeMap::new();
     let mut events = Vec::new();
-    let mut reads = Vec::new();
-    for (kind, logs) in [
+    let mut logs = Vec::new();
+    for (kind, sources) in [
         (LogKind::Kubelet, &opts.kubelet_logs),
         (LogKind::Runtime, &opts.runtime_logs),
     ] {
-        for (i, source) in logs.iter().enumerate() {
-            let name = log_source_name(kind, i);
-            // The year and zone the file's start shows, so that it is read once in them.
-            let start_as = podcoroner_logs::times_at_start(source);
-            let mut first = read_log(source, kind, start_as)?;
-            if let Some(zone) = start_as.offset {
-                // Read in it from the first record on: shown before any zone-less time.
-                first.zone_shown = Some(zone);
-                first.zoneless_before_zone = false;
-            }
-            reads.push((name, source, kind, first, start_as));
+        for (i, source) in sources.iter().enumerate() {
+            logs.push((log_source_name(kind, i), source, kind));
         }
     }
-    // A yearless log (klog, syslog) beside one whose times carry their year is read in that
-    // year, so the two line up (a file's modification year is only a guess).
-    // So is a log's own yearless records (journalctl's short prefix on a line with no time of
-    // its own: systemd's `Started …`) beside its dated ones.
-    let dated = reads.iter().find_map(|r| r.3.dated_year);
-    // So are the zone-less times of a node whose zone a log shows (journalctl's local prefix
-    // before containerd's `time="…+02:00"`): the log's own before it showed it, and the other
-    // logs' (a kubelet log beside that runtime log), read in UTC first.
-    let node_zone = reads
-        .iter()
-        .find_map(|r| r.3.zone_shown.map(|z| (z, r.0.clone())));
+    let reads = podcoroner_logs::read_in_node_times(logs, read_log)?;
     let mut log_reads = Vec::new();
-    for (name, source, kind, read, start_as) in &mut reads {
-        let year = match (dated, read.dated_year, read.year_before_dated()) {
-            (Some(year), None, _) => Some((year, "the year of the other log")),
-            // Yearless records before the first dated one read in another year (the file's
-            // start held none to read them in from the first): read again in its year (those
-            // after it follow the dated records already).
-            (_, _, Some(own)) => Some((own, "the year of its dated records")),
-            _ => None,
-        };
-        let zone = match (read.zone_shown, &node_zone) {
-            (Some(own), _) if read.zoneless_before_zone => {
-                Some((own, "the zone its records show".to_string()))
-            }
-            (None, Some((zone, whose))) if read.zoneless_before_zone => {
-                Some((*zone, format!("the zone {whose} shows")))
-            }
-            _ => None,
-        };
-        let read_as = podcoroner_logs::ReadAs {
-            year: year.map(|(y, _)| y).or(start_as.year),
-            offset: zone.as_ref().map(|(z, _)| *z).or(start_as.offset),
-        };
-        // Read again: only a regular file can be (a pipe is empty the second time).
-        let again = read_as != *start_as
-            && matches!(&**source, podcoroner_logs::Source::File(path)
-                if std::fs::metadata(path).is_ok_and(|m| m.is_file()))
-            && read.span.is_some();
-        if again {
-            *read = read_log(source, *kind, read_as)?;
+    for log in &reads {
+        log_reads.push(log.read_as);
+        let mut s = log_status(log.source, log.kind, &log.read);
+        if let Some((year, whose)) = &log.year_note {
+            s.note_last(format!("yearless times read in {year}, {whose}"));
         }
-        let read_as = if again { read_as } else { *start_as };
-        log_reads.push(read_as);
-        let mut s = log_status(source, *kind, read);
-        match (year.filter(|_| again), read_as.year) {
-            (Some((year, whose)), _) => {
-                s.note_last(format!("yearless times read in {year}, {whose}"));
-            }
-            (None, Some(year)) => s.note_last(format!(
-                "yearless times read in {year}, the year of its dated records"
-            )),
-            (None, None) => {}
-        }
-        let zone = zone.filter(|_| again).or_else(|| {
-            read_as
-                .offset
-                .map(|z| (z, "the zone its records show".to_string()))
-        });
-        if let Some((zone, whose)) = zone {
+        if let Some((zone, whose)) = &log.zone_note {
             s.note_last(format!(
                 "zone-less times read in UTC{}, {whose} (a local time beside a zoned one)",
-                offset_text(zone)
+                offset_text(*zone)
             ));
         }
-        sources.insert(name.clone(), s);
+        sources.insert(log.name.clone(), s);
     }
-    for (_, _, _, read, _) in reads {
+    for log in reads {
         // Moved, not copied, when it is the only log.
         if events.is_empty() {
-            events = read.events;
+            events = log.read.events;
         } else {
-            events.extend(read.events);
+            events.extend(log.read.events);
         }
     }
     if opts.offline {

@@ -1292,6 +1292,9 @@ fn cause_of(err: &str, cut: bool) -> Cause {
         || has!("DeadlineExceeded")
         || has!("stop timeout")
         || has!("requests that are timing out")
+        // dockerd's SIGKILL not obeyed: `failed to exit within 10 seconds of kill`.
+        || has!("seconds of kill")
+        || has!("s of kill - trying direct SIGKILL")
     {
         return Cause::Timeout;
     }

@@ -517,6 +517,11 @@ pub(crate) fn scan_text<'p>(text: &'p str, default: Option<IdKind>, cut: bool, i
                     ids.set(kind, tok);
                 }
                 Shape::PartialUuid if cut && at_end => ids.add_partial(IdKind::PodUid, tok),
+                // Docker's short ID (`stringid.TruncateID`, 12 hex) after `container`: dockerd's
+                // `Container 7873876b3310 failed to exit …`, a prefix of the full ID.
+                Shape::Hex(12) if matches!(context(b, start), Ctx::Container) => {
+                    ids.add_partial(IdKind::Container, tok);
+                }
                 Shape::Hex(n) if cut && at_end && n >= 8 => {
                     let kind = match context(b, start) {
                         Ctx::Sandbox => IdKind::Sandbox,

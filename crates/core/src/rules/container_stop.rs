@@ -56,6 +56,8 @@ impl StopCause {
             || t.contains("deadlineexceeded")
             || t.contains("deadline exceeded")
             || t.contains("to be killed")
+            // dockerd's `failed to exit within 10 seconds of kill - trying direct SIGKILL`
+            || t.contains("of kill - trying direct sigkill")
             || t.contains("timed out")
             || t.contains("timeout")
         {
@@ -189,6 +191,19 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
         };
         let shown = shown(&id).to_string();
         let pod = logs.pod_of(view, &group, None, None);
+        // The kubelet killing it again a minute or more after its stop first failed: it still
+        // runs (deckhouse/deckhouse#336: 86 minutes after dockerd's SIGKILL was not obeyed).
+        let first = group.iter().filter_map(|e| e.time).min();
+        let again = first.and_then(|first| {
+            let last = kills
+                .get(&id)?
+                .iter()
+                .map(|&(t, _)| t)
+                .filter(|&t| t > first)
+                .max()?;
+            let d = last.duration_since(first);
+            (d >= KILLED_AGAIN).then_some((last, d))
+        });
         let mut f = finding(
             FindingKind::ContainerStopFailing,
             Severity::Warning,
@@ -203,8 +218,10 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
                 )),
                 plural(attempts(&group).max(1), "attempt", "attempts"),
                 plural(records(&group), "record", "records"),
-                over(&group)
-            ),
+                over(&group),
+            ) + &again.map_or(String::new(), |(_, d)| {
+                format!("; the kubelet still kills it {} later", human(d))
+            }),
             "kuberuntime_container.go killContainer and CRI StopContainer: the runtime sends SIGTERM, \
              SIGKILL after the grace period, and waits for the task to exit; while it fails the pod \
              worker retries every sync and the pod stays Terminating",
@@ -213,9 +230,22 @@ pub(super) fn container_stop_failing(logs: &Logs<'_>, view: &NodeView, out: &mut
         f.container_id = Some(id.clone());
         f.pod = pod;
         f.evidence = quote(&group);
+        if let Some((at, d)) = again {
+            f.evidence.push(Evidence::new(
+                EvidenceSource::KubeletLog,
+                format!(
+                    "the kubelet kills the container again at {at}, {} after its stop first failed",
+                    human(d)
+                ),
+            ));
+        }
         out.push(f);
     }
 }
+
+/// How long after a container's stop first failed a kill by the kubelet says it still runs
+/// (the pod worker retries a failed kill at its next sync, seconds later).
+const KILLED_AGAIN: SignedDuration = SignedDuration::from_mins(1);
 
 /// When the first failure of `group` came before the grace period of the kill before it ran
 /// out: (the time from that kill, its grace period). `kills`: the container's kills by the

@@ -387,6 +387,35 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        source: "dockerd: a container's stop signal and its SIGKILL not obeyed in time",
+        cites: &[
+            cite(
+                "moby/moby",
+                "daemon/stop.go",
+                "containerStop: Infof `Container %v failed to exit within %d seconds of signal %d - using the force` (the grace period ran out, SIGKILL follows; later `Container failed to exit within %d seconds of signal %d - using the force` with a container field)",
+                "1.7-28.x",
+            ),
+            cite(
+                "moby/moby",
+                "daemon/kill.go",
+                "killProcessDirectly: Infof `Container %s failed to exit within 10 seconds of kill - trying direct SIGKILL` (a 12-hex ID; later Errorf `Container failed to exit within %v of kill - trying direct SIGKILL` with a container field)",
+                "1.7-28.x",
+            ),
+        ],
+        wordings: &[
+            with(
+                "Container ",
+                Cond::Has("of kill - trying direct SIGKILL"),
+                StopContainerFailed,
+            ),
+            with(
+                "Container ",
+                Cond::Has("- using the force"),
+                StopSignalTimedOut,
+            ),
+        ],
+    },
+    Family {
         // cri-o internal/oci/runtime_oci.go StopLoopForContainer (CRI-O 1.2x to 1.34):
         // `log.Warnf(ctx, "Stopping container %s with stop signal timed out. Killing...", id)`
         // (older: `… timed out. Killing`), then in the SIGKILL loop `log.Errorf(ctx, "Killing

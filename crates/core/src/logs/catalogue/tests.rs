@@ -1228,6 +1228,8 @@ fn cited_rows_name_their_upstream_source() {
         "containerd/cri",
         "cri-o/cri-o",
         "kubernetes-sigs/cri-tools",
+        // dockerd, below dockershim and cri-dockerd
+        "moby/moby",
     ];
     let mut cited = 0;
     for f in messages::FAMILIES {
@@ -1481,6 +1483,25 @@ fn containerd_12s_stop_signal_wait_running_out_is_no_stop_failure() {
         kind: EventKind::StopSignalTimedOut,
         container: Some("50226b57f4b79111737460f54cc3e142631d8803efa6ecef58d808f8b56ed0a3"),
         error: Some("wait container"),
+        ..ROW
+    });
+}
+
+#[test]
+fn dockerd_kill_not_obeyed() {
+    // deckhouse/deckhouse#336: SIGKILL through containerd did not end the container in 10 s.
+    check(&Row {
+        line: r#"Nov 30 14:54:10 kube-master-3 dockerd[1359]: time="2021-11-30T14:54:10.854068719+03:00" level=info msg="Container 7873876b3310 failed to exit within 10 seconds of kill - trying direct SIGKILL""#,
+        kind: EventKind::StopContainerFailed,
+        cause: Some(Cause::Timeout),
+        partial: &[(IdKind::Container, "7873876b3310")],
+        ..ROW
+    });
+    // The grace period running out before the SIGKILL: no failure.
+    check(&Row {
+        line: r#"Nov 30 14:54:00 kube-master-3 dockerd[1359]: time="2021-11-30T14:54:00.854068719+03:00" level=info msg="Container 7873876b33108c21164fff75a98946706d915628e30c5c9e4c562ee55805233c failed to exit within 30 seconds of signal 15 - using the force""#,
+        kind: EventKind::StopSignalTimedOut,
+        container: Some("7873876b33108c21164fff75a98946706d915628e30c5c9e4c562ee55805233c"),
         ..ROW
     });
 }
