@@ -2178,6 +2178,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "99-containerd-stop-deadline-syslog-time-without-host",
+        files: &[File {
+            name: "runtime.log",
+            year: 2024,
+            records: 3,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -1188,6 +1188,15 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "99-containerd-stop-deadline-syslog-time-without-host",
+        runs: &[Run {
+            runtime: &["runtime.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

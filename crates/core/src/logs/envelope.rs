@@ -76,6 +76,16 @@ pub(crate) fn scan(s: &str) -> Option<Scan> {
     if host_end == host_start {
         return None;
     }
+    // No host nor identifier: `Aug  7 19:07:50 time="2024-08-07T19:07:50.95+08:00" level=…`
+    // (containerd/containerd#10636, a syslog template without them): a host name holds no
+    // `=`, quote or brace, so a first word that does is the record itself.
+    if b[host_start..host_end]
+        .iter()
+        .any(|&c| matches!(c, b'=' | b'"' | b'{'))
+    {
+        sc.body_start = Some(host_start);
+        return Some(sc);
+    }
     // No host: `Jun 26 07:44:44 containerd[1891085]: time=…`, as journalctl prints a journal
     // whose entries carry no `_HOSTNAME` and as people trim pasted lines. A host name never
     // ends in `:`, so a first word `ident[pid]:` or `ident:` is the identifier.
@@ -349,6 +359,18 @@ mod tests {
                 pid: Some(912),
                 inner: Format::Logfmt,
                 msg: "x",
+                cut: false,
+            },
+            // containerd/containerd#10636: neither host nor identifier, the record after the time
+            Row {
+                line: r#"Aug  7 19:07:50 time="2024-08-07T19:07:50.952326934+08:00" level=info msg="Kill container""#,
+                kind: EnvelopeKind::Syslog,
+                env_time: Some("2025-08-07T19:07:50Z"),
+                host: None,
+                ident: None,
+                pid: None,
+                inner: Format::Logfmt,
+                msg: "Kill container",
                 cut: false,
             },
             // containerd/containerd#10755: no host (a journal without `_HOSTNAME`, or trimmed)

@@ -1037,3 +1037,16 @@ fn skimming_reads_what_escapes_and_decoding_hide_as_parsing_does() {
         skims_like_parse(line, &ParseContext::new(2022)).unwrap();
     }
 }
+
+#[test]
+fn a_syslog_time_with_neither_host_nor_identifier_keeps_the_records_own_time() {
+    // containerd/containerd#10636: the record's zoned time, not the yearless prefix in UTC.
+    let l = r#"Aug  7 19:07:50 time="2024-08-07T19:07:50.952326934+08:00" level=info msg="Kill container \"f25340780aa0d6357b69c6bd67596533ec12310e92284bf9f7b946cfe1ef9c09\"""#;
+    let mut ctx = ParseContext::new(2026);
+    let p = parse(l, &mut ctx);
+    assert_eq!(
+        p.time.map(|t| t.to_string()).as_deref(),
+        Some("2024-08-07T11:07:50.952326934Z")
+    );
+    assert!(p.msg.starts_with("Kill container"), "{}", p.msg);
+}
