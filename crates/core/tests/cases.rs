@@ -2189,6 +2189,19 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "100-static-pod-blocked-by-old-pod-worker-grep-n",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2026,
+            records: 16,
+            unparsed: &[4, 5],
+            why: "a tab alone and the reporter's comment line between the grep -n blocks",
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

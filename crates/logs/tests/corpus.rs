@@ -102,6 +102,11 @@ const NOT_RECORDS: &[(&str, &[u64], &str)] = &[
         &[1],
         "the tail of a line cut before it, as posted (`containerID=\"…\"` alone)",
     ),
+    (
+        "100-static-pod-blocked-by-old-pod-worker-grep-n/kubelet.log",
+        &[5],
+        "the reporter's comment between the grep -n blocks",
+    ),
 ];
 
 fn cases_dir() -> PathBuf {

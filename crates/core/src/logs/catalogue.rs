@@ -204,6 +204,9 @@ pub enum EventKind {
     /// `"Pod worker has been requested for removal but is still not fully terminated"`
     /// (stuck worker, 1.22–1.26).
     PodWorkerNotTerminated,
+    /// `"Pod cannot start yet"` (`pod_workers.go`, 1.22 and later): a static pod waits for the
+    /// pod of the same full name (its previous UID) to finish terminating.
+    PodCannotStartYet,
     /// `"Pod has been terminated and is no longer known to the kubelet, remove all history"`.
     RemoveAllHistory,
     /// `"Pod is being synced for the first time"`.

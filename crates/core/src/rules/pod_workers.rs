@@ -1,5 +1,7 @@
 //! `StuckPodWorker`: a pod worker that never finishes terminating.
 
+use std::borrow::Cow;
+
 #[allow(unused_imports)]
 use super::logs::*;
 use super::teardown::Latest;
@@ -23,7 +25,7 @@ use super::*;
 /// changed); a log that ends before the minute is up.
 pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<Finding>) {
     let all = logs.all;
-    let mut by_uid: BTreeMap<String, (Vec<&LoggedEvent>, &'static str)> = BTreeMap::new();
+    let mut by_uid: BTreeMap<String, (Vec<&LoggedEvent>, Cow<'static, str>)> = BTreeMap::new();
     let mut not_terminated: BTreeMap<&str, Vec<&LoggedEvent>> = BTreeMap::new();
     let mut worker: BTreeMap<&str, Vec<&LoggedEvent>> = BTreeMap::new();
     for e in all {
@@ -42,7 +44,8 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
                 uid.to_string(),
                 (
                     group,
-                    "\"Pod worker has been requested for removal but is still not fully terminated\" repeating",
+                    "\"Pod worker has been requested for removal but is still not fully terminated\" repeating"
+                        .into(),
                 ),
             );
         }
@@ -67,7 +70,8 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         if race {
             by_uid.entry(uid.to_string()).or_insert((
                 group,
-                "\"remove all history\" then \"Pod is orphaned and must be torn down\" (k/k #107730)",
+                "\"remove all history\" then \"Pod is orphaned and must be torn down\" (k/k #107730)"
+                    .into(),
             ));
         }
     }
@@ -166,8 +170,12 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         by_uid.entry(uid).or_insert((
             vec![remove, add],
             "static pod removed and re-added with the same UID; it starts no container (1.22.0 and 1.22.1, k/k \
-             #104648, fixed in 1.22.2)",
+             #104648, fixed in 1.22.2)"
+                .into(),
         ));
+    }
+    for (old, group, signature) in blocked_static_pods(logs) {
+        by_uid.entry(old).or_insert((group, signature.into()));
     }
     for (uid, (group, signature)) in by_uid {
         let sandbox = view
@@ -206,6 +214,98 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         f.evidence = quote(&group);
         out.push(f);
     }
+}
+
+/// How long the pod of a static pod's previous UID may go on after the new one first cannot
+/// start, at least: its containers' grace period (30 s unless the kill says more) and the
+/// teardown after it.
+const STATIC_BLOCKED: SignedDuration = SignedDuration::from_secs(90);
+
+/// `pod_workers.go` `allowPodStart` (1.22 and later): a static pod does not start until the pod
+/// of its full name under its previous UID (the manifest changed) has terminated, saying "Pod
+/// cannot start yet". That pod's records going on [`STATIC_BLOCKED`] or more (or its kill's
+/// grace period and 30 s) after the new pod first waited, with no container of the new pod
+/// started, is a worker that does not terminate blocking the static pod (kube-apiserver after
+/// an upgrade, its old pod's volumes never unmounted). Returns the old UID, the records, and
+/// what they show.
+///
+/// Not a finding: the old pod gone within that time (a manifest change as usual); the new pod
+/// starting a container; a log that ends before.
+fn blocked_static_pods<'l>(logs: &Logs<'l>) -> Vec<(String, Vec<&'l LoggedEvent>, String)> {
+    let all = logs.all;
+    // The first "cannot start yet" of each (name, UID).
+    let mut first: BTreeMap<(String, &str), &LoggedEvent> = BTreeMap::new();
+    for e in logs.of(&[EventKind::PodCannotStartYet]) {
+        if let (Some(name), Some(uid), Some(_)) = (pod_name_key(e), own_uid_ref(e), e.time) {
+            first.entry((name, uid)).or_insert(e);
+        }
+    }
+    let mut out = Vec::new();
+    for ((name, new_uid), waits) in first {
+        let Some(since) = waits.time else { continue };
+        let new_started = logs.of_uid(new_uid).iter().any(|&j| {
+            all[j].event.kind == EventKind::Pleg(crate::logs::PlegType::ContainerStarted)
+                && all[j].time.is_some_and(|t| t > since)
+        });
+        if new_started {
+            continue;
+        }
+        // The old pod's records after the new one first waited, by UID.
+        let mut old: BTreeMap<&str, Vec<&LoggedEvent>> = BTreeMap::new();
+        for &j in logs.of_name(&name) {
+            let e = &all[j];
+            if let Some(u) = own_uid_ref(e)
+                && u != new_uid
+                && e.time.is_some_and(|t| t >= since)
+            {
+                old.entry(u).or_default().push(e);
+            }
+        }
+        let Some((old_uid, records)) = old
+            .into_iter()
+            .max_by_key(|(_, g)| g.iter().filter_map(|e| e.time).max())
+        else {
+            continue;
+        };
+        let Some(last) = records.iter().filter_map(|e| e.time).max() else {
+            continue;
+        };
+        // Its records naming only its UID too ("requested for removal but is still not fully
+        // terminated").
+        let records: Vec<&LoggedEvent> = logs
+            .of_uid(old_uid)
+            .iter()
+            .map(|&j| &all[j])
+            .filter(|e| e.time.is_some_and(|t| t >= since))
+            .collect();
+        let grace = logs
+            .of_uid(old_uid)
+            .iter()
+            .filter_map(|&j| all[j].event.grace_period_secs())
+            .max()
+            .map_or(SignedDuration::ZERO, |g| {
+                SignedDuration::from_secs(g) + SignedDuration::from_secs(30)
+            });
+        let waited = last.duration_since(since);
+        if waited < STATIC_BLOCKED.max(grace) {
+            continue;
+        }
+        let failing = records
+            .iter()
+            .rev()
+            .find(|e| e.event.error.is_some())
+            .map(|e| format!("; its sync fails: {}", super::teardown::error_quote(e)));
+        let signature = format!(
+            "static pod {name} (UID {new_uid}) cannot start while the pod of its previous UID has not \
+             terminated (\"Pod cannot start yet\", and the old pod's worker still at work {} later){}",
+            human(waited),
+            failing.unwrap_or_default()
+        );
+        let mut group = vec![waits];
+        group.extend(records);
+        out.push((old_uid.to_string(), group, signature));
+    }
+    out
 }
 
 /// The registry's runner.

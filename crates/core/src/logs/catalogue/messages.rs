@@ -1307,17 +1307,26 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "pod_workers.go and kubelet_pods.go: the pod lifecycle",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "pkg/kubelet/pod_workers.go",
-            "UpdatePod: V(4).InfoS `Pod is orphaned and must be torn down` pod podUID",
-            "1.22-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/pod_workers.go",
+                "UpdatePod: V(4).InfoS `Pod is orphaned and must be torn down` pod podUID",
+                "1.22-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/pod_workers.go",
+                "managePodLoop / startPodSync: V(4).InfoS `Pod cannot start yet` pod podUID (allowPodStart: a static pod waits for the pod of its full name to terminate)",
+                "1.22-1.34",
+            ),
+        ],
         wordings: &[
             structured(
                 "Pod worker has been requested for removal but is still not fully terminated",
                 PodWorkerNotTerminated,
             ),
+            structured("Pod cannot start yet", PodCannotStartYet),
             structured(
                 "Pod has been terminated and is no longer known to the kubelet, remove all history",
                 RemoveAllHistory,

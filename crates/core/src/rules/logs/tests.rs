@@ -986,7 +986,45 @@ fn stuck_pod_workers() {
             &with(readded(HASH)),
             &[(FindingKind::StaticPodRemoved, Severity::Info, HASH)],
         ),
+        case(
+            "a changed static pod that cannot start while the old pod's worker goes on two minutes: stuck",
+            &blocked("01:52:02.073699"),
+            &[(FindingKind::StuckPodWorker, Severity::Warning, "cannot start while")],
+        ),
+        case(
+            "not a finding: the old pod terminates within its grace period (a manifest change)",
+            &blocked("01:50:45.000000"),
+            &[],
+        ),
+        case(
+            "not a finding: the new pod starts a container",
+            &[
+                blocked("01:52:02.073699"),
+                vec![format!(
+                    r#"I0310 01:52:03.000000 2909862 kubelet.go:2100] "SyncLoop (PLEG): event for pod" pod="{pod}" event=&{{ID:{UID2} Type:ContainerStarted Data:{C1}}}"#
+                )],
+            ]
+            .concat(),
+            &[],
+        ),
     ]);
+}
+
+/// A changed static pod (UID2) waiting for the pod of its name under its previous UID (HASH),
+/// whose sync fails last at `old_last` (unit test `stuck_pod_workers`).
+fn blocked(old_last: &str) -> Vec<String> {
+    let pod = "default/mypod-127.0.0.1";
+    vec![
+        format!(
+            r#"I0310 01:50:00.349759 2909862 pod_workers.go:915] "Pod cannot start yet" pod="{pod}" podUID={UID2}"#
+        ),
+        format!(
+            r#"I0310 01:50:02.453363 2909862 pod_workers.go:1337] "Pod worker has been requested for removal but is still not fully terminated" podUID={HASH}"#
+        ),
+        format!(
+            r#"E0310 {old_last} 2909862 pod_workers.go:1012] "Error syncing pod, skipping" err="unmounted volumes=[pki], unattached volumes=[pki]: timed out waiting for the condition" pod="{pod}" podUID={HASH}"#
+        ),
+    ]
 }
 
 // === StaticPodRemovalBlocked, RuntimeUnhealthy, LeakedSandbox (name reserved) ===
