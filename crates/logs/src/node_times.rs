@@ -21,8 +21,9 @@ pub struct NodeLog<'s> {
     pub read: LogRead,
     /// The year and zone its yearless and zone-less times were read in.
     pub read_as: ReadAs,
-    /// Whose year its yearless times were read in when not the file's modification year: the
-    /// year and `the year of the other log` or `the year of its dated records`.
+    /// Whose year its yearless times were read in, when it read any: the year and `the year of
+    /// the other log`, `the year of its dated records`, or the year its file was last modified
+    /// when nothing gives one.
     pub year_note: Option<(i32, String)>,
     /// Whose zone its zone-less times were read in when not UTC: the offset and `the zone its
     /// records show` or `the zone <source name> shows`.
@@ -104,7 +105,16 @@ pub fn read_in_node_times<'s, E>(
         log.year_note = match (year.filter(|_| again), log.read_as.year) {
             (Some((year, whose)), _) => Some((year, whose.to_string())),
             (None, Some(year)) => Some((year, "the year of its dated records".to_string())),
-            (None, None) => None,
+            // Never a silent guess: yearless times no record or other log dates.
+            (None, None) => log.read.yearless_years().map(|(first, _)| {
+                let whose = match log.source {
+                    Source::File(_) => {
+                        "the year its file was last modified (no record nor other log gives one)"
+                    }
+                    _ => "the year it was read in (no record nor other log gives one)",
+                };
+                (first, whose.to_string())
+            }),
         };
         log.zone_note = zone.filter(|_| again).or_else(|| {
             log.read_as

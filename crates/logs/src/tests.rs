@@ -664,3 +664,52 @@ fn an_indented_journalctl_header_dates_the_log_and_is_no_record() {
     assert_eq!(got.understanding.non_records, 1);
     assert_eq!(times_at_start(&Source::File(path)).year, Some(2021));
 }
+
+#[test]
+fn node_logs_say_whose_year_their_yearless_times_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubelet = dir.path().join("kubelet.log");
+    let klog = "E0512 11:18:48.474993       1 remote_runtime.go:205] \"StopPodSandbox from runtime service failed\" err=\"rpc error: code = DeadlineExceeded desc = context deadline exceeded\" podSandboxID=\"b25b1fe9f0eae615534102c4a2d370897be12abe05d26408e6baed4556c3d1f1\"\n";
+    std::fs::write(&kubelet, klog).unwrap();
+    let modified: Timestamp = "2024-06-01T00:00:00Z".parse().unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&kubelet)
+        .unwrap()
+        .set_modified(std::time::SystemTime::from(modified))
+        .unwrap();
+    let source = Source::File(kubelet);
+    fn read<'s>(logs: Vec<(String, &'s Source, LogKind)>) -> Vec<NodeLog<'s>> {
+        read_in_node_times(logs, |s, k, a| read_as(s, k, None, a)).unwrap()
+    }
+    // Alone: the file's year, said.
+    let got = read(vec![("kubelet_log".into(), &source, LogKind::Kubelet)]);
+    let (year, whose) = got[0].year_note.clone().unwrap();
+    assert_eq!(year, 2024);
+    assert!(
+        whose.starts_with("the year its file was last modified"),
+        "{whose}"
+    );
+    // Beside a dated log: its year, read again.
+    let containerd = dir.path().join("containerd.log");
+    std::fs::write(
+        &containerd,
+        "time=\"2023-05-11T16:09:21.922301939Z\" level=info msg=\"StopPodSandbox for \\\"f1f5708a3613e62a4d38161c36417538dbc3b1e46020bea2a4a7c4cca87603a0\\\"\"\n",
+    )
+    .unwrap();
+    let runtime = Source::File(containerd);
+    let got = read(vec![
+        ("kubelet_log".into(), &source, LogKind::Kubelet),
+        ("runtime_log".into(), &runtime, LogKind::Runtime),
+    ]);
+    assert_eq!(
+        got[0].year_note,
+        Some((2023, "the year of the other log".to_string()))
+    );
+    assert_eq!(
+        got[0].read.events[0].time.unwrap().to_string(),
+        "2023-05-12T11:18:48.474993Z"
+    );
+    // A log whose times all carry their year says nothing.
+    assert_eq!(got[1].year_note, None);
+}
