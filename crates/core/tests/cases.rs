@@ -2202,6 +2202,19 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "101-windows-kubelet-glog-file-header-benign",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2020,
+            records: 11,
+            unparsed: &[1, 2, 3, 4],
+            why: "the header glog writes atop a log file",
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -831,7 +831,7 @@ fn handle(
 ) -> bool {
     // journalctl's header dates the yearless lines after it (`-- Logs begin at Wed 2023-06-14
     // 20:00:01 UTC, end at …`).
-    if let Some(y) = journal_header_year(text) {
+    if let Some(y) = header_year(text) {
         read.dated_year = Some(y);
     }
     let start = (text.len() <= AGAIN_MAX_RECORD_BYTES && AGAIN.with_borrow_mut(Again::wanted))
@@ -921,6 +921,21 @@ fn note_yearless(t: Timestamp, read: &mut LogRead) {
     if read.first_dated_year.is_none() && read.yearless_before_dated.is_none() {
         read.yearless_before_dated = Some(t);
     }
+}
+
+/// The year a log's header gives: journalctl's ([`journal_header_year`]) or the one glog and
+/// klog write at the top of each log file they create (`Log file created at: 2020/05/03
+/// 13:38:35`, klog `createLogDirs`/`create`: kubelet.INFO, a Windows kubelet's log).
+pub(crate) fn header_year(text: &str) -> Option<i32> {
+    journal_header_year(text).or_else(|| {
+        let date = text
+            .trim_start_matches([' ', '\t'])
+            .strip_prefix("Log file created at: ")?;
+        let year = date.get(..4)?;
+        (date.as_bytes().get(4) == Some(&b'/') && year.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| year.parse().ok())
+            .flatten()
+    })
 }
 
 /// The year journalctl's header gives (`-- Logs begin at Wed 2023-06-14 20:00:01 UTC, end at

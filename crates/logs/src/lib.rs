@@ -822,7 +822,7 @@ fn peek(path: &Path) -> ReadAs {
     // The last line may be cut by the peek's end: left out.
     let whole = text.rfind('\n').map_or("", |end| &text[..end]);
     for line in whole.split('\n') {
-        if let Some(y) = blocks::journal_header_year(line) {
+        if let Some(y) = blocks::header_year(line) {
             found.year.get_or_insert(y);
         }
         if let Some(rec) = asm.push(line)

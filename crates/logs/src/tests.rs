@@ -713,3 +713,24 @@ fn node_logs_say_whose_year_their_yearless_times_take() {
     // A log whose times all carry their year says nothing.
     assert_eq!(got[1].year_note, None);
 }
+
+#[test]
+fn a_glog_file_header_dates_the_log_and_is_no_record() {
+    // kubernetes-sigs/sig-windows-tools#76
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubelet.log");
+    std::fs::write(
+        &path,
+        "Log file created at: 2020/05/03 13:38:35\n\
+         Running on machine: w1\n\
+         Binary: Built with gc go1.13.9 for windows/amd64\n\
+         Log line format: [IWEF]mmdd hh:mm:ss.uuuuuu threadid file:line] msg\n\
+         I0503 13:38:36.024877    5324 kubelet.go:1] \"Killing unwanted pod\" podName=\"web-0\"\n",
+    )
+    .unwrap();
+    let got = read(&Source::File(path.clone()), LogKind::Kubelet, None).unwrap();
+    assert_eq!(got.dated_year, Some(2020));
+    assert_eq!(got.understanding.not_understood, 0);
+    assert_eq!(got.understanding.non_records, 4);
+    assert_eq!(times_at_start(&Source::File(path)).year, Some(2020));
+}

@@ -1206,6 +1206,15 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "101-windows-kubelet-glog-file-header-benign",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "benign: a Windows kubelet starting: its log file's glog header (no records; its date gives the year) and start-up noise",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

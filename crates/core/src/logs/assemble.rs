@@ -518,10 +518,11 @@ fn is_block_line(s: &str) -> bool {
 
 /// A shell prompt or command echo: the first word ends in `$`, `#` or `>`
 /// (`user@node-a:~>`, `bash-5.1#`, `#`, `$`; not a lone `>`, a Markdown quote), a
-/// journalctl `-- ` meta line (indented too, as pasted), or the terminal's echo of a control key alone on its line (`^C`
+/// journalctl `-- ` meta line (indented too, as pasted), a glog or klog log file's header, or
+/// the terminal's echo of a control key alone on its line (`^C`
 /// ending a pasted `journalctl -f`, `^Z`, `^D`).
 pub(crate) fn is_prompt(line: &str) -> bool {
-    if is_command_echo(line) {
+    if is_command_echo(line) || is_log_file_header(line) {
         return true;
     }
     if line.trim_start_matches([' ', '\t']).starts_with("-- ")
@@ -532,6 +533,22 @@ pub(crate) fn is_prompt(line: &str) -> bool {
     let first = line.split([' ', '\t']).next().unwrap_or("");
     // A lone `>` is a Markdown quote, not a prompt.
     !first.is_empty() && first != ">" && first.ends_with(['$', '#', '>'])
+}
+
+/// The header glog and klog write at the top of each log file they create (klog `create`:
+/// `Log file created at: 2020/05/03 13:38:35`, `Running on machine: w1`, `Binary: Built with
+/// gc go1.13.9 for windows/amd64`, `Log line format: [IWEF]mmdd hh:mm:ss.uuuuuu threadid
+/// file:line] msg`): the kubelet's `kubelet.INFO`, a Windows kubelet's log.
+fn is_log_file_header(line: &str) -> bool {
+    let line = line.trim_start_matches([' ', '\t']);
+    [
+        "Log file created at: ",
+        "Running on machine: ",
+        "Binary: Built with ",
+        "Log line format: [IWEF]",
+    ]
+    .iter()
+    .any(|h| line.starts_with(h))
 }
 
 /// A command that reads logs, pasted without its prompt above its output (`journalctl -u

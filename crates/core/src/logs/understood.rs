@@ -174,6 +174,20 @@ mod tests {
     }
 
     #[test]
+    fn a_glog_file_header_is_no_record() {
+        // kubernetes-sigs/sig-windows-tools#76: a Windows kubelet's log file
+        for l in [
+            "Log file created at: 2020/05/03 13:38:35",
+            "Running on machine: w1",
+            "Binary: Built with gc go1.13.9 for windows/amd64",
+            "Log line format: [IWEF]mmdd hh:mm:ss.uuuuuu threadid file:line] msg",
+        ] {
+            assert_eq!(non_record(l), Some(NonRecord::Prompt), "{l}");
+        }
+        assert_eq!(non_record("Running on machine learning"), None);
+    }
+
+    #[test]
     fn journalctl_meta_lines_pasted_indented_are_no_records() {
         // deckhouse/deckhouse#336: the header pasted with the indentation of its block.
         let header = "  -- Logs begin at Wed 2021-11-17 13:38:23 MSK, end at Tue 2021-11-30 16:48:44 MSK. --";
