@@ -943,10 +943,7 @@ pub(crate) fn header_year(text: &str) -> Option<i32> {
 /// … --`), when its start and end are in one year (a journal spanning a new year does not say
 /// which of its lines are in which). Pasted, it may be indented.
 pub(crate) fn journal_header_year(text: &str) -> Option<i32> {
-    let rest = text
-        .trim_start_matches([' ', '\t'])
-        .strip_prefix("-- Logs begin at ")
-        .or_else(|| text.strip_prefix("-- Journal begins at "))?;
+    let rest = journal_header(text)?;
     let years: Vec<i32> = rest
         .split_whitespace()
         .filter_map(|w| {
@@ -961,6 +958,38 @@ pub(crate) fn journal_header_year(text: &str) -> Option<i32> {
         [a, b] if a == b => Some(*a),
         _ => None,
     }
+}
+
+/// What follows `-- Logs begin at ` or `-- Journal begins at ` in journalctl's header (pasted
+/// indented too).
+fn journal_header(text: &str) -> Option<&str> {
+    let text = text.trim_start_matches([' ', '\t']);
+    text.strip_prefix("-- Logs begin at ")
+        .or_else(|| text.strip_prefix("-- Journal begins at "))
+}
+
+/// The UTC offset journalctl's header shows its times in, when it is a number (`-- Logs begin
+/// at Thu 2019-04-11 23:51:07 +0430, end at …`, as journalctl prints a zone with no
+/// abbreviation) or UTC: the zone its short prefix's local times are in. A zone abbreviation
+/// (`MSK`, `CEST`) names no one offset and gives none.
+pub(crate) fn journal_header_offset(text: &str) -> Option<jiff::tz::Offset> {
+    let zone = journal_header(text)?
+        .split_whitespace()
+        .nth(3)?
+        .trim_end_matches([',', '.']);
+    if matches!(zone, "UTC" | "GMT") {
+        return Some(jiff::tz::Offset::UTC);
+    }
+    let (sign, digits) = match zone.as_bytes().first()? {
+        b'+' => (1, &zone[1..]),
+        b'-' => (-1, &zone[1..]),
+        _ => return None,
+    };
+    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (h, m): (i32, i32) = (digits[..2].parse().ok()?, digits[2..].parse().ok()?);
+    jiff::tz::Offset::from_seconds(sign * (h * 3600 + m * 60)).ok()
 }
 
 /// The UTC year of `t`.

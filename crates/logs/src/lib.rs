@@ -807,7 +807,7 @@ pub fn times_at_start(source: &Source) -> ReadAs {
 }
 
 /// [`times_at_start`] of one file: the year of its first dated record (or journalctl's header)
-/// and the first zone a record shows, each `None` when not found.
+/// and the first zone a record or journalctl's header shows, each `None` when not found.
 fn peek(path: &Path) -> ReadAs {
     use std::io::Read as _;
     let mut found = ReadAs::default();
@@ -824,6 +824,10 @@ fn peek(path: &Path) -> ReadAs {
     for line in whole.split('\n') {
         if let Some(y) = blocks::header_year(line) {
             found.year.get_or_insert(y);
+        }
+        // journalctl's header shows the zone its short prefix's times are in.
+        if let Some(zone) = blocks::journal_header_offset(line) {
+            found.offset.get_or_insert(zone);
         }
         if let Some(rec) = asm.push(line)
             && note_times(rec.text, &mut ctx, &mut found)

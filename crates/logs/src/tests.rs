@@ -734,3 +734,37 @@ fn a_glog_file_header_dates_the_log_and_is_no_record() {
     assert_eq!(got.understanding.non_records, 4);
     assert_eq!(times_at_start(&Source::File(path)).year, Some(2020));
 }
+
+#[test]
+fn journalctls_header_gives_the_zone_of_its_short_prefix() {
+    // kubernetes/minikube#4084: `+0430`, the times of the lines after it local
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubelet.log");
+    std::fs::write(
+        &path,
+        "-- Logs begin at Thu 2019-04-11 23:51:07 +0430, end at Fri 2019-04-12 09:29:01 +0430. --\n\
+         Apr 12 09:28:14 node-a kubelet[14260]: W0412 09:28:14.744599   14260 eviction_manager.go:333] eviction manager: attempting to reclaim ephemeral-storage\n",
+    )
+    .unwrap();
+    let start = times_at_start(&Source::File(path));
+    assert_eq!(start.year, Some(2019));
+    assert_eq!(start.offset.map(|o| o.seconds()), Some(4 * 3600 + 1800));
+    assert_eq!(
+        blocks::journal_header_offset(
+            "-- Journal begins at Mon 2023-06-12 08:00:01 UTC, ends at Mon 2023-06-12 09:00:00 UTC. --"
+        ),
+        Some(jiff::tz::Offset::UTC)
+    );
+    assert_eq!(
+        blocks::journal_header_offset(
+            "-- Logs begin at Wed 2021-11-17 13:38:23 MSK, end at Tue 2021-11-30 16:48:44 MSK. --"
+        ),
+        None
+    );
+    assert_eq!(
+        blocks::journal_header_year(
+            "  -- Journal begins at Mon 2023-06-12 08:00:01 UTC, ends at Mon 2023-06-12 09:00:00 UTC. --"
+        ),
+        Some(2023)
+    );
+}
