@@ -191,19 +191,40 @@ const RUNTIME_RESTART: SignedDuration = SignedDuration::from_mins(1);
 /// kubelet checks the runtime's Status every 5 s, the first right after it starts.
 const STARTUP_RUNTIME_DOWN: SignedDuration = SignedDuration::from_secs(30);
 
+/// How close to syncLoop's "container runtime is down" a CRI call timing out says the runtime
+/// hangs.
+const HUNG_BESIDE_DOWN: SignedDuration = SignedDuration::from_mins(1);
+
 /// Records of the runtime not answering less than this apart are one outage.
 const OUTAGE_GAP: SignedDuration = SignedDuration::from_mins(5);
 
 /// `kubelet.go` `updateRuntimeUp` and `syncLoop`, the CRI client: the runtime does not answer
-/// the kubelet (its socket refuses, or its Status fails) while the PLEG has not yet gone
+/// the kubelet (its socket refuses, its Status fails, or its calls time out within a minute of
+/// syncLoop saying it is down: hung) while the PLEG has not yet gone
 /// unhealthy. A warning when it lasts over [`RUNTIME_RESTART`] or the log holds no answer of
 /// the runtime after it (still down when the log ends); an info when it answered again within
 /// [`RUNTIME_RESTART`] (a restart). `runtime_down`: syncLoop's "container runtime is down"
 /// records.
 fn not_answering(logs: &Logs<'_>, runtime_down: &[&LoggedEvent], out: &mut Vec<Finding>) {
+    // A CRI call timing out (DeadlineExceeded) within a minute of syncLoop saying the runtime
+    // is down is the runtime hung, not a slow call: the kubelet's own Status check failed too.
+    let mut down_times: Vec<Timestamp> = record_times(runtime_down).collect();
+    down_times.sort_unstable();
+    let beside_down = |e: &LoggedEvent| {
+        e.time.is_some_and(|t| {
+            let at = down_times.partition_point(|&d| d < t);
+            [at.checked_sub(1), Some(at)]
+                .into_iter()
+                .flatten()
+                .filter_map(|i| down_times.get(i))
+                .any(|&d| d.duration_since(t).abs() <= HUNG_BESIDE_DOWN)
+        })
+    };
     let unreachable: Vec<&LoggedEvent> = logs
         .of(&[EventKind::RuntimeCallFailed])
-        .filter(|e| runtime_unreachable(e))
+        .filter(|e| {
+            runtime_unreachable(e) || (e.event.cause == Some(Cause::Timeout) && beside_down(e))
+        })
         .collect();
     // syncLoop says the runtime is down from a kubelet's start until its first Status check
     // (kubelets before 1.13 did for a second or two, seen in case 67): alone, its records count

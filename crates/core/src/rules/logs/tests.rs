@@ -1340,6 +1340,39 @@ fn a_create_call_outliving_the_kubelets_timeout() {
     );
 }
 
+#[test]
+fn a_hung_runtime_is_one_that_does_not_answer() {
+    // containerd/containerd#12138: listing calls time out, then syncLoop says the runtime is
+    // down (its Status check failed too): the runtime hangs.
+    let list = |t: &str| {
+        format!(
+            r#"E0722 {t}   14287 remote_runtime.go:570] "ListContainers with filter from runtime service failed" err="rpc error: code = DeadlineExceeded desc = context deadline exceeded" filter="&ContainerFilter{{Id:,State:nil,PodSandboxId:,LabelSelector:map[string]string{{}},}}""#
+        )
+    };
+    let down = r#"E0722 07:26:56.863708   14287 kubelet.go:2034] "Skipping pod synchronization" err="container runtime is down""#.to_string();
+    let run = |lines: &[String]| {
+        let events = read(LogKind::Kubelet, "kubelet.log", lines);
+        diagnose_logs(&events, &NodeView::empty(), &cfg(), now())
+    };
+    let found = run(&[
+        list("07:26:52.077422"),
+        list("07:26:52.077745"),
+        down.clone(),
+    ]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].kind, FindingKind::RuntimeUnhealthy);
+    assert_eq!(found[0].severity, Severity::Warning);
+    assert!(
+        found[0].summary.contains("does not answer"),
+        "{}",
+        found[0].summary
+    );
+    // Must not: listing calls timing out alone (a slow call), or far from the runtime being down
+    // (a kubelet's start).
+    assert!(run(&[list("07:26:52.077422"), list("07:26:52.077745")]).is_empty());
+    assert!(run(&[list("07:20:52.077422"), down]).is_empty());
+}
+
 // === ContainerStopFailing: CRI-O's and containerd 2.x's own messages ===
 
 #[test]
