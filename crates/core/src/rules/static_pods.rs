@@ -160,8 +160,17 @@ impl Ctx<'_> {
 
 // === StaticPodRemovalBlocked ===
 
+/// How long a kubelet's config sources may take to sync at its start (the API source's first
+/// list): housekeeping skipped for longer holds back removals.
+const SOURCES_SYNC: SignedDuration = SignedDuration::from_mins(1);
+/// Housekeeping runs every 2 s: its skips further apart than this are two waits.
+const SOURCES_GAP: SignedDuration = SignedDuration::from_secs(30);
+
 /// `kubelet.go` `HandlePodRemoves` / housekeeping: "skipping delete because sources aren't ready
 /// yet" (the API source has not synced, usually an unreachable API server).
+///
+/// Not a finding: `SyncLoop (housekeeping, skipped): sources aren't ready yet` for less than
+/// [`SOURCES_SYNC`] (a kubelet's start) with no removal skipped.
 pub(super) fn static_pod_removal_blocked(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let group: Vec<&LoggedEvent> = logs
         .all
@@ -174,7 +183,16 @@ pub(super) fn static_pod_removal_blocked(logs: &Logs<'_>, out: &mut Vec<Finding>
             )
         })
         .collect();
-    if group.is_empty() {
+    // Housekeeping skipped while the sources sync is every kubelet's start (`SyncLoop
+    // (housekeeping, skipped)`, V(4), until the API source has listed once): only a removal
+    // skipped, or housekeeping skipped for a minute, is the kubelet holding back.
+    let skipped_housekeeping: Vec<&LoggedEvent> = group
+        .iter()
+        .copied()
+        .filter(|e| e.event.kind == EventKind::HousekeepingSkippedSourcesNotReady)
+        .collect();
+    let removal_skipped = group.len() > skipped_housekeeping.len();
+    if !removal_skipped && longest_run(&skipped_housekeeping, SOURCES_GAP) < SOURCES_SYNC {
         return;
     }
     // The sources the log shows delivering pods (a `SyncLoop` op from it): not the one that has

@@ -1041,6 +1041,26 @@ fn node_level_rules() {
             &[(FindingKind::StaticPodRemovalBlocked, Severity::Warning, "sources are not ready")],
         ),
         case(
+            "not a finding: housekeeping skipped at a kubelet's start, for seconds (real kubelet v1.34.4, JSON)",
+            &[
+                r#"{"ts":1796616788275.256,"caller":"kubelet/kubelet.go:2609","msg":"SyncLoop (housekeeping, skipped): sources aren't ready yet","v":4}"#.to_string(),
+                r#"{"ts":1796616790275.256,"caller":"kubelet/kubelet.go:2609","msg":"SyncLoop (housekeeping, skipped): sources aren't ready yet","v":4}"#.to_string(),
+            ],
+            &[],
+        ),
+        case(
+            "housekeeping skipped for over a minute: the sources do not sync",
+            &(0..40)
+                .map(|i| {
+                    format!(
+                        r#"{{"ts":{}.256,"caller":"kubelet/kubelet.go:2609","msg":"SyncLoop (housekeeping, skipped): sources aren't ready yet","v":4}}"#,
+                        1796616788275u64 + i * 2000
+                    )
+                })
+                .collect::<Vec<_>>(),
+            &[(FindingKind::StaticPodRemovalBlocked, Severity::Warning, "sources are not ready")],
+        ),
+        case(
             "the api source delivering (its REMOVE in the log): the one not ready is another (d2iq-archive/kubernetes-mesos#557's executor)",
             &[
                 r#"I1013 20:45:31.785908     201 kubelet.go:1974] SyncLoop (REMOVE, "api"): "pfpod_e2e-tests-port-forwarding-ylnsc""#.to_string(),
