@@ -2215,6 +2215,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "102-isulad-sandbox-name-in-use-by-sandbox",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2026,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -1215,6 +1215,15 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "benign: a Windows kubelet starting: its log file's glog header (no records; its date gives the year) and start-up noise",
     },
+    Case {
+        slug: "102-isulad-sandbox-name-in-use-by-sandbox",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -684,7 +684,10 @@ fn head<'p>(line: &'p ParsedLine<'_>) -> Option<Head<'p>> {
             | EventKind::CreatePodSandboxFailed
             | EventKind::ErrorSyncingPod
             | EventKind::RuntimeCallFailed
-    ) && contains!(error.unwrap_or(msg), "failed to reserve sandbox name")
+    ) && (contains!(error.unwrap_or(msg), "failed to reserve sandbox name")
+        // iSulad's (openEuler) and docker's `Conflict. The name "k8s_POD_…" is already in use by
+        // sandbox <id>. You have to remove that sandbox …` (kubernetes/kubernetes#126514)
+        || contains!(error.unwrap_or(msg), "is already in use by sandbox "))
     {
         kind = EventKind::SandboxNameReserved;
     }

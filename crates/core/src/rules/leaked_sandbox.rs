@@ -198,14 +198,22 @@ pub(super) fn sandbox_name_reserved(logs: &Logs<'_>, view: &NodeView, out: &mut 
             Severity::Warning,
             format!(
                 "pod sandbox {}{} keeps the pod's sandbox name reserved, so no new sandbox of the pod can be \
-                 created (\"failed to reserve sandbox name\", {}{})",
+                 created (\"{}\", {}{})",
                 shown(&id),
                 of_pod(pod.as_ref()),
+                if group
+                    .iter()
+                    .any(|e| e.text.contains("is already in use by sandbox"))
+                {
+                    "is already in use by sandbox"
+                } else {
+                    "failed to reserve sandbox name"
+                },
                 plural(records(&group), "record", "records"),
                 over(&group)
             ),
-            "containerd CRI RunPodSandbox reserves the name <name>_<namespace>_<uid>_<attempt> for the sandbox \
-             that holds it; a dead sandbox reloaded after an unclean restart keeps it until it is removed, and \
+            "containerd CRI RunPodSandbox reserves the name <name>_<namespace>_<uid>_<attempt> (iSulad: \
+             k8s_POD_<name>_<namespace>_<uid>_<attempt>) for the sandbox that holds it; a dead sandbox reloaded after an unclean restart keeps it until it is removed, and \
              every RunPodSandbox of the pod fails (containerd/cri #1014)",
             format!(
                 "crictl inspectp {id} (its state); crictl stopp {id} && crictl rmp {id} frees the name and the \

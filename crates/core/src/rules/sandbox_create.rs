@@ -110,6 +110,24 @@ enum Class {
     Other,
 }
 
+/// The sandbox holding a pod's sandbox name in docker's and iSulad's wording: `Conflict. The
+/// name "k8s_POD_<pod>_<ns>_<uid>_<n>" is already in use by sandbox <id>` (iSulad), `… by
+/// container "<id>"` (docker under dockershim, whose sandbox is its `k8s_POD_` container).
+fn name_in_use_by(err: &str) -> Option<String> {
+    let (name, rest) = err.split_once("is already in use by ")?;
+    let rest = match rest.strip_prefix("sandbox ") {
+        Some(r) => r,
+        None if name.contains("k8s_POD_") => rest.strip_prefix("container ")?,
+        None => return None,
+    };
+    let id: String = rest
+        .trim_start_matches(['"', '\\'])
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect();
+    (id.len() >= 12).then_some(id)
+}
+
 fn classify(e: &LoggedEvent) -> Class {
     if super::leaked_sandbox::crio_name_reservation(e) {
         return Class::CrioNameReserved;
@@ -120,7 +138,10 @@ fn classify(e: &LoggedEvent) -> Class {
         || err.contains("failed to reserve sandbox name")
     {
         let holder = quoted_after(&err, "is reserved for ").map(str::to_string);
-        return Class::NameReserved(holder.unwrap_or_default());
+        return Class::NameReserved(holder.or_else(|| name_in_use_by(&err)).unwrap_or_default());
+    }
+    if let Some(holder) = name_in_use_by(&err) {
+        return Class::NameReserved(holder);
     }
     if err.contains("failed to setup network")
         // dockershim: `failed to set up sandbox container "<id>" network for pod "<name>":
@@ -707,10 +728,11 @@ fn describe(class: &Class) -> (String, &'static str, String) {
                 "the pod's sandbox name is held by sandbox {}",
                 if holder.is_empty() { "(not named)" } else { holder }
             ),
-            "containerd CRI RunPodSandbox reserves <name>_<namespace>_<uid>_<attempt>; an older sandbox \
-             holding it makes every new RunPodSandbox of the pod fail (containerd/cri #1014)",
+            "containerd CRI RunPodSandbox reserves <name>_<namespace>_<uid>_<attempt> (docker and \
+             iSulad: k8s_POD_<name>_<namespace>_<uid>_<attempt>); an older sandbox holding it makes \
+             every new RunPodSandbox of the pod fail (containerd/cri #1014)",
             format!(
-                "remove the holding sandbox: crictl stopp {h} && crictl rmp {h} (or restart containerd)",
+                "remove the holding sandbox: crictl stopp {h} && crictl rmp {h} (or restart the runtime)",
                 h = if holder.is_empty() { "<id>" } else { holder }
             ),
         ),

@@ -11,6 +11,7 @@ use crate::finding::{Finding, FindingKind, Severity};
 use crate::model::NodeView;
 use crate::rules::Config;
 use crate::rules::logs::diagnose_logs;
+use crate::rules::sandbox_create::name_in_use_by;
 
 const KUBELET: &str = include_str!("testdata/kubelet.log");
 const CONTAINERD: &str = include_str!("testdata/containerd.log");
@@ -402,4 +403,24 @@ I1201 10:00:30.000000    4321 kuberuntime_manager.go:1244] "Created PodSandbox f
     let found = create_findings(&failing);
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0].0, Severity::Warning);
+}
+
+#[test]
+fn the_sandbox_holding_a_pod_sandbox_name_in_dockers_and_isulads_wording() {
+    let id = "30ed179087f03d03fef197363103427e48242829f815488bb774313db02c41a4";
+    // iSulad (kubernetes/kubernetes#126514)
+    let isulad = format!(
+        r#"Conflict. The name "k8s_POD_etcd-a_kube-system_ae0f_0" is already in use by sandbox {id}. You have to remove that sandbox to be able to reuse that name."#
+    );
+    assert_eq!(name_in_use_by(&isulad).as_deref(), Some(id));
+    // docker under dockershim: the sandbox is its k8s_POD_ container
+    let docker = format!(
+        r#"Error response from daemon: Conflict. The container name \"/k8s_POD_web-0_shop_ae0f_0\" is already in use by container \"{id}\". You have to remove (or rename) that container"#
+    );
+    assert_eq!(name_in_use_by(&docker).as_deref(), Some(id));
+    // An application container's name is no sandbox's.
+    let app = format!(
+        r#"Conflict. The container name \"/k8s_web_web-0_shop_ae0f_5\" is already in use by container \"{id}\""#
+    );
+    assert_eq!(name_in_use_by(&app), None);
 }
