@@ -2226,6 +2226,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "103-dockertools-runcontainer-operation-timeout",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2026,
+            records: 4,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

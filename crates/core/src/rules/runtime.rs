@@ -388,7 +388,11 @@ fn slow_creates(logs: &Logs<'_>, out: &mut Vec<Finding>) {
                     .to_string(),
             },
             if names.is_empty() {
-                format!(" in {}", plural(sandboxes.len().max(1), "sandbox", "sandboxes"))
+                if sandboxes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {}", plural(sandboxes.len(), "sandbox", "sandboxes"))
+                }
             } else {
                 format!(" for {} ({})", plural(names.len(), "pod", "pods"), names.join(", "))
             },

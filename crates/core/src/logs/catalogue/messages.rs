@@ -387,6 +387,30 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        source: "dockertools and the early kuberuntime SyncPod: creating the pod infra container and starting a container",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/dockertools/docker_manager.go",
+                "SyncPod: glog.Errorf `Failed to create pod infra container: %v; Skipping pod %q: %s` (the pod sandbox of a dockertools node)",
+                "1.2-1.5",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/dockertools/docker_manager.go",
+                "SyncPod: utilruntime.HandleError `container start failed: %v: %s` (also kuberuntime_manager.go SyncPod before 1.10)",
+                "1.2-1.9",
+            ),
+        ],
+        wordings: &[
+            w(
+                "Failed to create pod infra container",
+                CreatePodSandboxFailed,
+            ),
+            w("container start failed", CreateContainerFailed),
+        ],
+    },
+    Family {
         source: "dockerd: a container's stop signal and its SIGKILL not obeyed in time",
         cites: &[
             cite(
