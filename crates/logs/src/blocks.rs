@@ -968,18 +968,16 @@ fn journal_header(text: &str) -> Option<&str> {
         .or_else(|| text.strip_prefix("-- Journal begins at "))
 }
 
-/// The UTC offset journalctl's header shows its times in, when it is a number (`-- Logs begin
-/// at Thu 2019-04-11 23:51:07 +0430, end at …`, as journalctl prints a zone with no
-/// abbreviation) or UTC: the zone its short prefix's local times are in. A zone abbreviation
-/// (`MSK`, `CEST`) names no one offset and gives none.
+/// The UTC offset journalctl's header shows its times in, when it is a number other than UTC
+/// (`-- Logs begin at Thu 2019-04-11 23:51:07 +0430, end at …`, as journalctl prints a zone
+/// with no abbreviation): the zone its short prefix's local times are in. UTC is how zone-less
+/// times are read anyway; a zone abbreviation (`MSK`, `CEST`) names no one offset and gives
+/// none.
 pub(crate) fn journal_header_offset(text: &str) -> Option<jiff::tz::Offset> {
     let zone = journal_header(text)?
         .split_whitespace()
         .nth(3)?
         .trim_end_matches([',', '.']);
-    if matches!(zone, "UTC" | "GMT") {
-        return Some(jiff::tz::Offset::UTC);
-    }
     let (sign, digits) = match zone.as_bytes().first()? {
         b'+' => (1, &zone[1..]),
         b'-' => (-1, &zone[1..]),
@@ -989,7 +987,9 @@ pub(crate) fn journal_header_offset(text: &str) -> Option<jiff::tz::Offset> {
         return None;
     }
     let (h, m): (i32, i32) = (digits[..2].parse().ok()?, digits[2..].parse().ok()?);
-    jiff::tz::Offset::from_seconds(sign * (h * 3600 + m * 60)).ok()
+    jiff::tz::Offset::from_seconds(sign * (h * 3600 + m * 60))
+        .ok()
+        .filter(|o| *o != jiff::tz::Offset::UTC)
 }
 
 /// The UTC year of `t`.

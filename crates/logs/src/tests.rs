@@ -753,7 +753,14 @@ fn journalctls_header_gives_the_zone_of_its_short_prefix() {
         blocks::journal_header_offset(
             "-- Journal begins at Mon 2023-06-12 08:00:01 UTC, ends at Mon 2023-06-12 09:00:00 UTC. --"
         ),
-        Some(jiff::tz::Offset::UTC)
+        None,
+        "UTC is how zone-less times are read already"
+    );
+    assert_eq!(
+        blocks::journal_header_offset(
+            "-- Logs begin at Mon 2023-06-12 08:00:01 +0000, end at Mon 2023-06-12 09:00:00 +0000. --"
+        ),
+        None
     );
     assert_eq!(
         blocks::journal_header_offset(
