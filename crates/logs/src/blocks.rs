@@ -625,6 +625,13 @@ fn merge(
 ) {
     out.lines += part.lines;
     out.parsed += part.parsed;
+    out.ours += part.ours;
+    for p in part.other_programs {
+        if out.other_programs.len() < crate::MAX_OTHER_PROGRAMS && !out.other_programs.contains(&p)
+        {
+            out.other_programs.push(p);
+        }
+    }
     out.unparsed += part.unparsed;
     out.before_since += part.before_since;
     if part.dated_year.is_some() {
@@ -874,6 +881,7 @@ fn handle(
         return dated;
     }
     read.parsed += 1;
+    note_program(&parsed, read);
     let named = skimmed.may_be_named.then(|| classified(&parsed)).flatten();
     // Only a record read in full is noted: one the catalogue cannot name was only skimmed,
     // which costs about what a lookup does.
@@ -901,6 +909,43 @@ fn before_since(t: Timestamp, opts: &StreamOpts<'_>, read: &mut LogRead) -> bool
         Some((a, b)) => (a.min(t), b.max(t)),
     });
     false
+}
+
+/// Counts a parsed record as [`LogRead::ours`], or names its program in
+/// [`LogRead::other_programs`].
+fn note_program(parsed: &ParsedLine<'_>, read: &mut LogRead) {
+    use podcoroner_core::logs::Component;
+    let ident = parsed.envelope.as_ref().and_then(|e| e.ident.as_deref());
+    let ours = match (parsed.component, ident) {
+        (
+            Some(Component::Kubelet | Component::Containerd | Component::Crio | Component::Docker),
+            _,
+        )
+        | (_, None) => true,
+        (_, Some(ident)) => {
+            let lower = ident.to_ascii_lowercase();
+            Component::is_all_in_one(ident)
+                || [
+                    "kube",
+                    "k8s",
+                    "containerd",
+                    "crio",
+                    "cri-o",
+                    "docker",
+                    "cri",
+                ]
+                .iter()
+                .any(|w| lower.contains(w))
+        }
+    };
+    if ours {
+        read.ours += 1;
+    } else if let Some(ident) = ident
+        && read.other_programs.len() < crate::MAX_OTHER_PROGRAMS
+        && !read.other_programs.iter().any(|p| p == ident)
+    {
+        read.other_programs.push(ident.to_string());
+    }
 }
 
 /// Notes the year of a record whose time `t` carries its own: the block is dated by it.

@@ -149,6 +149,13 @@ pub struct LogRead {
     pub parsed: u64,
     /// Records that fit no shape.
     pub unparsed: u64,
+    /// Parsed records the kubelet or a container runtime may have written: a program the
+    /// envelope names as one of them (or an all-in-one such as k3s), or a record with no
+    /// program name (bare klog, logfmt, JSON). A log of parsed records none of which is (a
+    /// syslog of CRON, sshd, etcd) is the wrong file, not a clean bill.
+    pub ours: u64,
+    /// The first programs ([`MAX_OTHER_PROGRAMS`]) whose records are not [`Self::ours`].
+    pub other_programs: Vec<String>,
     /// The first [`MAX_KEPT_UNPARSED`] unparsed records that are not blank lines, prompts or
     /// markup ([`non_record`](podcoroner_core::logs::non_record)), with their positions.
     pub unparsed_samples: Vec<Unparsed>,
@@ -250,6 +257,9 @@ pub struct SkippedFile {
     /// Why, e.g. `a named pipe (FIFO), not a regular file` or `corrupt deflate stream`.
     pub reason: String,
 }
+
+/// How many programs [`LogRead::other_programs`] names.
+pub const MAX_OTHER_PROGRAMS: usize = 5;
 
 /// How many unparsed records are kept as samples; all are counted.
 pub const MAX_KEPT_UNPARSED: usize = 1000;

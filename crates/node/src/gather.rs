@@ -661,6 +661,21 @@ pub fn log_status(
             }
         };
         s.note_first(format!("not understood: no line read, {why}"));
+    } else if read.parsed > 0
+        && read.ours == 0
+        && read.events.is_empty()
+        && read.folded == 0
+        && !read.other_programs.is_empty()
+    {
+        // Records of other programs only (a syslog of CRON, sshd, etcd): the wrong file, which
+        // would read as a clean bill.
+        s.status = Some(SourceState::NotUnderstood);
+        s.note_first(format!(
+            "not understood: none of its {} records is the kubelet's or a container runtime's; \
+             they are {}'s: the wrong file?",
+            read.parsed,
+            read.other_programs.join("'s, ")
+        ));
     } else if read.span.is_none() && read.before_since > 0 {
         // Every dated record is before --since: nothing in the time asked was judged.
         s.status = Some(SourceState::NotUnderstood);

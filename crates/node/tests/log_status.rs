@@ -1,0 +1,44 @@
+//! `gather::log_status` on logs of the wrong program: never a clean bill.
+
+use podcoroner_core::event::LogKind;
+use podcoroner_logs::{Source, read};
+use podcoroner_node::api::SourceState;
+use podcoroner_node::gather::log_status;
+
+fn status_of(text: &str, kind: LogKind) -> podcoroner_node::api::SourceStatus {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("given.log");
+    std::fs::write(&path, text).unwrap();
+    let source = Source::File(path);
+    let got = read(&source, kind, None).unwrap();
+    log_status(&source, kind, &got)
+}
+
+#[test]
+fn a_syslog_of_other_programs_is_the_wrong_file() {
+    let syslog = "Dec  6 10:00:01 node-a CRON[1234]: (root) CMD (run-parts /etc/cron.hourly)\n\
+                  Dec  6 10:01:02 node-a sshd[555]: Accepted publickey for root from 10.0.0.1 port 5555\n\
+                  Dec  6 10:02:03 node-a systemd[1]: Started Session 5 of user root.\n";
+    let s = status_of(syslog, LogKind::Kubelet);
+    assert_eq!(s.status, Some(SourceState::NotUnderstood), "{s:?}");
+    let detail = s.detail.unwrap_or_default();
+    assert!(
+        detail.contains("none of its 3 records is the kubelet's or a container runtime's")
+            && detail.contains("CRON's, sshd's, systemd's"),
+        "{detail}"
+    );
+    // The same with one kubelet line among them: read, and ok.
+    let mixed = format!(
+        "{syslog}Dec  6 10:03:04 node-a kubelet[99]: I1206 10:03:04.000000      99 kubelet.go:2428] \"Starting kubelet main sync loop\"\n"
+    );
+    assert_eq!(
+        status_of(&mixed, LogKind::Kubelet).status,
+        Some(SourceState::Ok)
+    );
+    // A runtime's log under a distribution's identifier (microk8s) is the runtime's.
+    let microk8s = "Sep 22 13:53:27 node-a microk8s.daemon-containerd[2723]: time=\"2022-09-22T13:53:27.490413622Z\" level=info msg=\"loading plugin\"\n";
+    assert_eq!(
+        status_of(microk8s, LogKind::Runtime).status,
+        Some(SourceState::Ok)
+    );
+}
