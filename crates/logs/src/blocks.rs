@@ -912,10 +912,15 @@ fn before_since(t: Timestamp, opts: &StreamOpts<'_>, read: &mut LogRead) -> bool
 }
 
 /// Counts a parsed record as [`LogRead::ours`], or names its program in
-/// [`LogRead::other_programs`].
+/// [`LogRead::other_programs`]. The service manager's own records (`systemd[1]: Started
+/// kubelet: The Kubernetes Node Agent.`, init's) are neither: they are what `journalctl -u
+/// kubelet` shows of a unit that has logged nothing yet.
 fn note_program(parsed: &ParsedLine<'_>, read: &mut LogRead) {
     use podcoroner_core::logs::Component;
     let ident = parsed.envelope.as_ref().and_then(|e| e.ident.as_deref());
+    if ident.is_some_and(|i| i == "systemd" || i == "init") {
+        return;
+    }
     let ours = match (parsed.component, ident) {
         (
             Some(Component::Kubelet | Component::Containerd | Component::Crio | Component::Docker),

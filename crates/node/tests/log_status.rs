@@ -24,8 +24,16 @@ fn a_syslog_of_other_programs_is_the_wrong_file() {
     let detail = s.detail.unwrap_or_default();
     assert!(
         detail.contains("none of its 3 records is the kubelet's or a container runtime's")
-            && detail.contains("CRON's, sshd's, systemd's"),
+            && detail.contains("they are CRON's, sshd's: the wrong file?"),
         "{detail}"
+    );
+    // The service manager's lines about a unit are what `journalctl -u kubelet` shows before
+    // the kubelet logs anything: no wrong file.
+    let started =
+        "Dec  6 10:02:03 node-a systemd[1]: Started kubelet: The Kubernetes Node Agent.\n";
+    assert_eq!(
+        status_of(started, LogKind::Kubelet).status,
+        Some(SourceState::Ok)
     );
     // The same with one kubelet line among them: read, and ok.
     let mixed = format!(
