@@ -20,6 +20,7 @@ use podcoroner_core::logs::{ParseContext, parse};
 mod blocks;
 mod bounded;
 mod journal_json;
+mod line_ends;
 mod node_times;
 pub use node_times::{NodeLog, read_in_node_times};
 pub mod progress;
@@ -206,6 +207,9 @@ pub struct LogRead {
     pub cut_lines: u64,
     /// The bytes skipped from cut lines.
     pub cut_bytes: u64,
+    /// Files of the source whose lines end in a lone `\r` (classic Mac OS line ends), read
+    /// with each `\r` as a line end.
+    pub lone_cr_files: Vec<PathBuf>,
     /// Rotated siblings left out or read only in part, with why (not a regular file, a broken
     /// link, a corrupt `.gz`): the source is read in part, the rest of it still counts.
     pub skipped: Vec<SkippedFile>,
@@ -458,6 +462,7 @@ fn read_source(
                 }
                 // Bounded as the follower is: long lines cut, gzip decompressed to a ratio.
                 let mut cuts = None;
+                let mut lone_cr = None;
                 let read = || -> std::io::Result<()> {
                     let f = std::fs::File::open(&file)?;
                     let meta = f.metadata()?;
@@ -467,13 +472,18 @@ fn read_source(
                     if is_gzip(&file) {
                         let limit = len.saturating_mul(MAX_GZIP_RATIO).max(MIN_GZIP_LIMIT_BYTES);
                         let gz = flate2::read::MultiGzDecoder::new(f);
+                        let (gz, turned) = line_ends::LoneCr::new(gz);
+                        lone_cr = Some(turned);
                         let (r, c) = bounded::Bounded::new(gz, MAX_LINE_BYTES, Some(limit));
                         cuts = Some((c, Some(limit)));
                         blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
-                    } else if !meta.is_file() {
+                    } else if !meta.is_file() || lone_cr_at_start(&f) {
                         // Read in order through the cut: a pipe (`journalctl -u kubelet |
                         // podcoroner diagnose --kubelet-log -`) has no length to cut into
-                        // blocks.
+                        // blocks; the blocks split at `\n`, which a file of lone `\r` line
+                        // ends lacks.
+                        let (f, turned) = line_ends::LoneCr::new(f);
+                        lone_cr = Some(turned);
                         let (r, c) = bounded::Bounded::new(f, MAX_LINE_BYTES, None);
                         cuts = Some((c, None));
                         blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
@@ -484,6 +494,9 @@ fn read_source(
                     }
                 };
                 let result = read();
+                if lone_cr.is_some_and(|t| t.load(std::sync::atomic::Ordering::Relaxed)) {
+                    out.lone_cr_files.push(file.clone());
+                }
                 if let Some((c, limit)) = cuts {
                     use std::sync::atomic::Ordering::Relaxed;
                     out.cut_lines += c.lines.load(Relaxed);
@@ -778,11 +791,21 @@ fn open_reader(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
             .len()
             .saturating_mul(MAX_GZIP_RATIO)
             .max(MIN_GZIP_LIMIT_BYTES);
-        let gz = flate2::read::MultiGzDecoder::new(file);
+        let gz = line_ends::LoneCr::new(flate2::read::MultiGzDecoder::new(file)).0;
         Box::new(bounded::Bounded::new(gz, MAX_LINE_BYTES, Some(limit)).0)
     } else {
+        let file = line_ends::LoneCr::new(file).0;
         Box::new(bounded::Bounded::new(file, MAX_LINE_BYTES, None).0)
     })
+}
+
+/// Whether a regular file's first 64 KiB end lines in a lone `\r` ([`line_ends::lone_cr`]);
+/// false when they cannot be read (the read that follows says why).
+fn lone_cr_at_start(file: &std::fs::File) -> bool {
+    use std::os::unix::fs::FileExt as _;
+    let mut start = vec![0u8; 1 << 16];
+    file.read_at(&mut start, 0)
+        .is_ok_and(|n| line_ends::lone_cr(&start[..n]))
 }
 
 /// Whether `path` names a gzip file (`.gz`).

@@ -108,6 +108,26 @@ fn split_and_gzipped_reads_like_the_whole() {
 }
 
 #[test]
+fn lone_carriage_return_line_ends_read_like_newlines() {
+    let lines = case_lines();
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole.log");
+    std::fs::write(&whole, lines.join("\n") + "\n").unwrap();
+    let cr = dir.path().join("cr.log");
+    std::fs::write(&cr, lines.join("\r") + "\r").unwrap();
+    let cr_gz = dir.path().join("cr.log.gz");
+    gz(&cr_gz, &(lines.join("\r") + "\r"));
+    let a = read(&Source::File(whole), LogKind::Kubelet, None).unwrap();
+    assert!(a.lone_cr_files.is_empty());
+    for file in [cr, cr_gz] {
+        let b = read(&Source::File(file.clone()), LogKind::Kubelet, None).unwrap();
+        assert_eq!(b.lines, a.lines, "{}", file.display());
+        assert_eq!(b.events.len(), a.events.len(), "{}", file.display());
+        assert_eq!(b.lone_cr_files, vec![file]);
+    }
+}
+
+#[test]
 fn since_skips_older_records_and_unparsed_lines_are_kept() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("containerd.log");
