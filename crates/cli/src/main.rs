@@ -435,19 +435,17 @@ fn log_sources(
 }
 
 /// The node a report names: with `--offline` the logs may come from any node, so this machine's
-/// hostname is not named unless `--node-name` (or `$NODE_NAME`) says which node it is.
+/// hostname is not named unless `--node-name` (or `$NODE_NAME`) says which node it is: the name
+/// is empty, and the table says why ([`podcoroner_node::render::UNNAMED_NODE`]).
 fn report_node(args: &SourceArgs, offline: bool, resolved: &str) -> String {
     let named = args.node.node_name.is_some()
         || std::env::var("NODE_NAME").is_ok_and(|n| !n.trim().is_empty());
     if offline && !named {
-        OFFLINE_NODE.to_string()
+        String::new()
     } else {
         resolved.to_string()
     }
 }
-
-/// What an `--offline` report names as its node without `--node-name`.
-const OFFLINE_NODE: &str = "unknown (--offline reads logs only: --node-name names their node)";
 
 async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
     // clap's `requires = "offline"` is not checked beside --snapshot, which conflicts with it.

@@ -486,6 +486,10 @@ fn offline_reports_name_the_logs_node_not_this_host() {
         "{header}"
     );
     assert!(!header.contains(&format!("node {host} ")), "{header}");
+    // JSON gives no name rather than the table's sentence: a script grouping by `.node` gets
+    // an empty string.
+    let json: serde_json::Value = serde_json::from_str(&run(&["-o", "json"])).unwrap();
+    assert_eq!(json["node"], "");
     let table = run(&["--node-name", "node-a"]);
     assert!(
         table.starts_with("podcoroner diagnose: node node-a at "),

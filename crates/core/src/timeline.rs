@@ -284,12 +284,35 @@ pub fn explain(query: &str, view: &NodeView, events: &[LoggedEvent]) -> Timeline
     // Stable: entries of equal time keep their reading order; untimed ones go last.
     entries.sort_by_key(|e| (e.time.is_none(), e.time));
     if pods.is_empty() {
+        // No view names the pod: the records that name it beside its UID do (one per UID: a
+        // StatefulSet's pod recreated under its name is a pod of another UID).
         for (ns, name) in &names {
-            pods.insert(PodRef {
-                namespace: ns.clone(),
-                name: name.clone(),
-                uid: String::new(),
-            });
+            let uids: BTreeSet<&str> = matched
+                .iter()
+                .filter_map(|e| {
+                    let i = &e.event.ids;
+                    match i.pods.as_slice() {
+                        [p] if p.namespace.as_deref() == Some(ns.as_str()) && p.name == *name => {
+                            i.pod_uid.as_deref()
+                        }
+                        _ => None,
+                    }
+                })
+                .collect();
+            if uids.is_empty() {
+                pods.insert(PodRef {
+                    namespace: ns.clone(),
+                    name: name.clone(),
+                    uid: String::new(),
+                });
+            }
+            for uid in uids {
+                pods.insert(PodRef {
+                    namespace: ns.clone(),
+                    name: name.clone(),
+                    uid: uid.to_string(),
+                });
+            }
         }
     }
     let startup = pods

@@ -38,12 +38,22 @@ pub fn one_line(value: &str) -> String {
     value.replace('\n', "\\n").replace('\r', "\\r")
 }
 
+/// What a table names as the node of a report whose `node` is empty: `diagnose --offline` and
+/// `explain --offline` without `--node-name`, whose logs may come from any node.
+pub const UNNAMED_NODE: &str = "unknown (--offline reads logs only: --node-name names their node)";
+
+/// The node a table names: the report's, or [`UNNAMED_NODE`].
+fn node_named(node: &str) -> &str {
+    if node.is_empty() { UNNAMED_NODE } else { node }
+}
+
 fn table_raw(report: &DiagnosisReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "podcoroner diagnose: node {} at {}",
-        report.node, report.generated_at
+        node_named(&report.node),
+        report.generated_at
     );
     let _ = writeln!(out);
     let _ = writeln!(out, "SOURCES");
@@ -367,7 +377,8 @@ pub fn timeline_table(report: &crate::api::TimelineReport) -> String {
     let _ = writeln!(
         out,
         "podcoroner explain {}: node {}",
-        report.query, report.node
+        report.query,
+        node_named(&report.node)
     );
     let _ = writeln!(
         out,
