@@ -367,6 +367,9 @@ enum Msg {
     Failed(std::io::Error),
     /// The stream has this many blocks.
     End(u64),
+    /// The stream has this many blocks, what was read before reading failed (a truncated
+    /// `.gz`: `unexpected end of file`): they are merged, and the error is the read's.
+    CutShort(u64, std::io::Error),
 }
 
 /// State the merging thread shares with the workers.
@@ -526,6 +529,7 @@ fn merge_blocks(
     let mut waiting: BTreeMap<u64, Option<(Box<BlockRead>, Redo)>> = BTreeMap::new();
     let mut next = 0u64;
     let mut end = None;
+    let mut cut_short = None;
     // Where the blocks merged so far end in the file: the start of the next non-empty one.
     let mut merged_to = 0u64;
     while end != Some(next) {
@@ -538,6 +542,7 @@ fn merge_blocks(
             }
             Ok(Msg::Failed(error)) => return Err(error),
             Ok(Msg::End(blocks)) => end = Some(blocks),
+            Ok(Msg::CutShort(blocks, error)) => (end, cut_short) = (Some(blocks), Some(error)),
             // Every sender is gone before the end: a worker or the reader panicked.
             Err(_) => return Err(std::io::Error::other("a log reading thread stopped")),
         }
@@ -578,7 +583,10 @@ fn merge_blocks(
             shared.merged(next);
         }
     }
-    Ok(None)
+    match cut_short {
+        Some(error) => Err(error),
+        None => Ok(None),
+    }
 }
 
 /// Parses the head of a block read from a wrong guess again, from `ctx`, the real context at its
@@ -1634,7 +1642,7 @@ fn read_range(file: &File, from: u64, to: u64, buf: &mut ReadBuf) -> std::io::Re
 }
 
 /// The reading thread of a stream: reads `reader` to its end into buffers from `pool`, cuts it
-/// into blocks sent to `work`, then sends [`Msg::End`] (or [`Msg::Failed`]) to `msgs`. Stops
+/// into blocks sent to `work`, then sends [`Msg::End`] (or [`Msg::CutShort`]) to `msgs`. Stops
 /// early when the merging side hangs up.
 fn cut_stream(
     mut reader: Box<dyn Read + Send>,
@@ -1646,6 +1654,7 @@ fn cut_stream(
     let mut carry: Vec<u8> = Vec::new();
     let mut k = 0u64;
     let mut eof = false;
+    let mut failed = None;
     while !eof {
         let Ok(mut data) = pool.recv() else { return };
         data.clear();
@@ -1657,10 +1666,9 @@ fn cut_stream(
                 match (&mut reader).take(ask).read_to_end(&mut data) {
                     Ok(n) if (n as u64) < ask => eof = true,
                     Ok(_) => {}
-                    Err(error) => {
-                        let _ = msgs.send(Msg::Failed(error));
-                        return;
-                    }
+                    // What was read before stays in `data` (`read_to_end`): it is read, and
+                    // the stream ends there.
+                    Err(error) => (eof, failed) = (true, Some(error)),
                 }
             }
             if eof {
@@ -1682,7 +1690,10 @@ fn cut_stream(
         }
         k += 1;
     }
-    let _ = msgs.send(Msg::End(k));
+    let _ = msgs.send(match failed {
+        Some(error) => Msg::CutShort(k, error),
+        None => Msg::End(k),
+    });
 }
 
 /// Where to cut `data`, a part of a stream that goes on and that begins with a record: the start

@@ -258,8 +258,12 @@ pub struct ReadAs {
 pub struct SkippedFile {
     /// The file.
     pub path: PathBuf,
-    /// Why, e.g. `a named pipe (FIFO), not a regular file` or `corrupt deflate stream`.
+    /// Why, e.g. `a named pipe (FIFO), not a regular file` or `cannot read: invalid gzip
+    /// header`.
     pub reason: String,
+    /// The lines read from it before it stopped (a `.gz` cut short: `unexpected end of file`,
+    /// or decompressed to its limit): 0 when it was left out.
+    pub lines_read: u64,
 }
 
 /// How many programs [`LogRead::other_programs`] names.
@@ -463,6 +467,7 @@ fn read_source(
                 // Bounded as the follower is: long lines cut, gzip decompressed to a ratio.
                 let mut cuts = None;
                 let mut lone_cr = None;
+                let lines_before = out.lines;
                 let read = || -> std::io::Result<()> {
                     let f = std::fs::File::open(&file)?;
                     let meta = f.metadata()?;
@@ -494,6 +499,7 @@ fn read_source(
                     }
                 };
                 let result = read();
+                let lines_read = out.lines - lines_before;
                 if lone_cr.is_some_and(|t| t.load(std::sync::atomic::Ordering::Relaxed)) {
                     out.lone_cr_files.push(file.clone());
                 }
@@ -504,6 +510,7 @@ fn read_source(
                     if let (true, Some(limit)) = (c.stopped.load(Relaxed), limit) {
                         out.skipped.push(SkippedFile {
                             path: file.clone(),
+                            lines_read,
                             reason: format!(
                                 "decompressed to {} MiB ({MAX_GZIP_RATIO} times its size or \
                                  {} MiB) and not further: the rest is not read (a gzip bomb?)",
@@ -515,13 +522,26 @@ fn read_source(
                 }
                 match result {
                     Ok(()) => out.origins.push(origin),
+                    // A file that fails after lines were read (a `.gz` cut short in a copy or
+                    // an upload: `unexpected end of file`) is read in part, said in
+                    // `skipped`, the live file as a rotation.
+                    Err(error) if lines_read > 0 => {
+                        out.origins.push(origin);
+                        out.skipped.push(SkippedFile {
+                            reason: format!(
+                                "{error} after {lines_read} lines (a truncated or damaged \
+                                 file?): the rest is not read"
+                            ),
+                            path: file.clone(),
+                            lines_read,
+                        });
+                    }
                     // One broken old rotation leaves the source read in part, said in
                     // `skipped`; the live file failing is an error.
                     Err(error) if file != *path => out.skipped.push(SkippedFile {
-                        reason: format!(
-                            "cannot read: {error} (what came before the error was read)"
-                        ),
+                        reason: format!("cannot read: {error}"),
                         path: file.clone(),
+                        lines_read: 0,
                     }),
                     Err(error) => {
                         return Err(Error::LogReadFailed {
@@ -976,10 +996,12 @@ pub fn rotated_siblings(path: &Path) -> Siblings {
             Ok(m) => out.skipped.push(SkippedFile {
                 path: file,
                 reason: format!("{}, not a regular file", file_kind(m.file_type())),
+                lines_read: 0,
             }),
             Err(e) => out.skipped.push(SkippedFile {
                 path: file,
                 reason: format!("cannot stat: {e}"),
+                lines_read: 0,
             }),
         }
     }

@@ -690,7 +690,7 @@ pub fn log_status(
             read.before_since
         ));
     }
-    // Rotated siblings left out: the source is read in part.
+    // Files left out or read in part: the source is read in part.
     if !read.skipped.is_empty() {
         s.status = Some(crate::api::SourceState::Degraded);
         s.counts
@@ -698,7 +698,10 @@ pub fn log_status(
         let note = read
             .skipped
             .iter()
-            .map(|f| format!("left out {}: {}", f.path.display(), f.reason))
+            .map(|f| match f.lines_read {
+                0 => format!("left out {}: {}", f.path.display(), f.reason),
+                _ => format!("read in part {}: {}", f.path.display(), f.reason),
+            })
             .collect::<Vec<_>>()
             .join("; ");
         s.note_first(note);
