@@ -102,19 +102,16 @@ pub fn read_in_node_times<'s, E>(
             log.read = read_log(log.source, log.kind, read_as)?;
             log.read_as = read_as;
         }
+        // Said only of a log that read yearless times: a JSON log's times carry their year.
         log.year_note = match (year.filter(|_| again), log.read_as.year) {
+            _ if log.read.yearless_years().is_none() => None,
             (Some((year, whose)), _) => Some((year, whose.to_string())),
             (None, Some(year)) => Some((year, "the year of its dated records".to_string())),
             // Never a silent guess: yearless times no record or other log dates.
-            (None, None) => log.read.yearless_years().map(|(first, _)| {
-                let whose = match log.source {
-                    Source::File(_) => {
-                        "the year its file was last modified (no record nor other log gives one)"
-                    }
-                    _ => "the year it was read in (no record nor other log gives one)",
-                };
-                (first, whose.to_string())
-            }),
+            (None, None) => log
+                .read
+                .yearless_years()
+                .map(|(first, _)| (first, undated_year(log.source, first))),
         };
         log.zone_note = zone.filter(|_| again).or_else(|| {
             log.read_as
@@ -123,4 +120,33 @@ pub fn read_in_node_times<'s, E>(
         });
     }
     Ok(reads)
+}
+
+/// Whose year the yearless times of a log that no record nor other log dates were read in,
+/// `first` the year of its first: its file's modification year, or the year before when a time
+/// in that year would be after the file was last written (`ParseContext::not_after`: a log of
+/// December modified on January 1st); the year it was read in for a pipe, whose modification
+/// time is when it was written to.
+fn undated_year(source: &Source, first: i32) -> String {
+    const UNDATED: &str = "no record nor other log gives one";
+    let modified = match source {
+        Source::File(path) if std::fs::metadata(path).is_ok_and(|m| m.is_file()) => {
+            crate::modified_at(path)
+        }
+        _ => None,
+    };
+    let Some(modified) = modified else {
+        return format!("the year it was read in ({UNDATED})");
+    };
+    let modified = modified.to_zoned(jiff::tz::TimeZone::UTC);
+    if i32::from(modified.year()) == first {
+        format!("the year its file was last modified ({UNDATED})")
+    } else {
+        format!(
+            "the year before its file was last modified ({}): in {} its times would be after \
+             that ({UNDATED})",
+            modified.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            modified.year()
+        )
+    }
 }

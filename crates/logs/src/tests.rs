@@ -685,19 +685,24 @@ fn an_indented_journalctl_header_dates_the_log_and_is_no_record() {
     assert_eq!(times_at_start(&Source::File(path)).year, Some(2021));
 }
 
+/// Sets `path`'s modification time to `at` (RFC 3339).
+fn set_modified(path: &Path, at: &str) {
+    let at: Timestamp = at.parse().unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(std::time::SystemTime::from(at))
+        .unwrap();
+}
+
 #[test]
 fn node_logs_say_whose_year_their_yearless_times_take() {
     let dir = tempfile::tempdir().unwrap();
     let kubelet = dir.path().join("kubelet.log");
     let klog = "E0512 11:18:48.474993       1 remote_runtime.go:205] \"StopPodSandbox from runtime service failed\" err=\"rpc error: code = DeadlineExceeded desc = context deadline exceeded\" podSandboxID=\"b25b1fe9f0eae615534102c4a2d370897be12abe05d26408e6baed4556c3d1f1\"\n";
     std::fs::write(&kubelet, klog).unwrap();
-    let modified: Timestamp = "2024-06-01T00:00:00Z".parse().unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&kubelet)
-        .unwrap()
-        .set_modified(std::time::SystemTime::from(modified))
-        .unwrap();
+    set_modified(&kubelet, "2024-06-01T00:00:00Z");
     let source = Source::File(kubelet);
     fn read<'s>(logs: Vec<(String, &'s Source, LogKind)>) -> Vec<NodeLog<'s>> {
         read_in_node_times(logs, |s, k, a| read_as(s, k, None, a)).unwrap()
@@ -710,6 +715,31 @@ fn node_logs_say_whose_year_their_yearless_times_take() {
         whose.starts_with("the year its file was last modified"),
         "{whose}"
     );
+    // A log of December last written on January 1st: the year before, and why.
+    let december = dir.path().join("december.log");
+    std::fs::write(&december, klog.replacen("E0512", "E1231", 1)).unwrap();
+    set_modified(&december, "2025-01-01T00:05:00Z");
+    let december = Source::File(december);
+    let got = read(vec![("kubelet_log".into(), &december, LogKind::Kubelet)]);
+    assert_eq!(
+        got[0].year_note,
+        Some((
+            2024,
+            "the year before its file was last modified (2025-01-01T00:05:00Z): in 2025 its \
+             times would be after that (no record nor other log gives one)"
+                .to_string()
+        ))
+    );
+    // A JSON log's times carry their year: nothing to say.
+    let json = dir.path().join("json.log");
+    let records = r#"{"ts": 1891227870992.7715, "caller": "app/server.go:529", "msg": "Kubelet version", "v": 0, "kubeletVersion": "v1.34.4"}
+{"ts": 1891227871294.6, "caller": "kuberuntime/kuberuntime_gc.go:394", "msg": "Removed symlink", "v": 4, "path": "/var/log/containers/web-0_shop_main-3aa0af74caef6e7a010361cd5a32ccb970cc4427de7cc5e0abb4e64210045ea3.log"}
+{"ts": 1891227871302.4253, "caller": "kuberuntime/kuberuntime_gc.go:394", "msg": "Removed symlink", "v": 4, "path": "/var/log/containers/web-0_shop_main-892ef6f7305a28f98f1d8b24fd664ff2575260ebbba48a69c145deb2afe5dfb8.log"}
+"#;
+    std::fs::write(&json, records).unwrap();
+    let json = Source::File(json);
+    let got = read(vec![("kubelet_log".into(), &json, LogKind::Kubelet)]);
+    assert_eq!(got[0].year_note, None);
     // Beside a dated log: its year, read again.
     let containerd = dir.path().join("containerd.log");
     std::fs::write(
