@@ -102,22 +102,46 @@ struct ExplainArgs {
 struct SourceArgs {
     #[command(flatten)]
     node: podcoroner_agent::config::SourceSettings,
-    /// Only log records from this time on: a duration back from now (2h, 3d) or an RFC 3339 time.
-    #[arg(long, value_name = "DURATION|TIME", value_parser = parse_since)]
+    /// Only log records from this time on: a duration back from now (2h, 3d; -2h as
+    /// journalctl writes it), an RFC 3339 time, or a date or time without a zone (2026-11-29,
+    /// 2026-11-29T10:00:00), read in this machine's zone as journalctl reads it.
+    #[arg(long, value_name = "DURATION|TIME", value_parser = parse_since, allow_hyphen_values = true)]
     since: Option<jiff::Timestamp>,
 }
 
-/// `--since`: an RFC 3339 time, or a duration back from now resolved to one when parsed.
+/// `--since`: an RFC 3339 time; a date or a civil time, in this machine's zone (journalctl's
+/// `--since 2026-11-29`); or a duration back from now (`2h`, or journalctl's `-2h`) resolved to
+/// one when parsed.
 ///
 /// # Errors
-/// Neither form, or a duration reaching before the earliest time jiff represents
+/// None of these forms, or a duration reaching before the earliest time jiff represents
 /// (`-9999-01-01`), which would otherwise overflow (or wrap into the future).
 fn parse_since(s: &str) -> Result<jiff::Timestamp, String> {
     if let Ok(t) = s.parse::<jiff::Timestamp>() {
         return Ok(t);
     }
-    let ago = humantime::parse_duration(s).map_err(|_| {
-        format!("{s:?} is neither a duration (2h, 3d) nor an RFC 3339 time (2026-11-29T10:00:00Z)")
+    let local = |civil: jiff::civil::DateTime| {
+        civil
+            .to_zoned(jiff::tz::TimeZone::system())
+            .map(|z| z.timestamp())
+            .ok()
+    };
+    if let Some(t) = s
+        .parse::<jiff::civil::DateTime>()
+        .ok()
+        .or_else(|| {
+            s.parse::<jiff::civil::Date>()
+                .ok()
+                .map(|d| d.to_datetime(jiff::civil::Time::midnight()))
+        })
+        .and_then(local)
+    {
+        return Ok(t);
+    }
+    let ago = humantime::parse_duration(s.strip_prefix('-').unwrap_or(s)).map_err(|_| {
+        format!(
+            "{s:?} is neither a duration (2h, 3d) nor a time (2026-11-29T10:00:00Z, or 2026-11-29 in this machine's zone)"
+        )
     })?;
     jiff::SignedDuration::try_from(ago)
         .ok()

@@ -65,6 +65,27 @@ fn since_beyond_the_representable_past_is_a_usage_error() {
         "json",
     ]));
     assert_eq!(code, 0, "{err}");
+    // journalctl's forms: a negative duration after a space, a date, a time without a zone
+    // (this machine's). Before them all: read (exit 0); after them all: nothing judged (2).
+    for (since, want) in [
+        ("-100y", 0),
+        ("2000-01-01", 0),
+        ("2000-01-01T10:00:00", 0),
+        ("2999-01-01", 2),
+        ("2999-01-01T10:00:00", 2),
+    ] {
+        let (code, out, err) = podcoroner(&args(&[
+            "diagnose",
+            "--offline",
+            "--kubelet-log",
+            &log,
+            "--since",
+            since,
+            "-o",
+            "json",
+        ]));
+        assert_eq!(code, want, "--since {since}: {out}\n{err}");
+    }
 }
 
 #[test]
