@@ -210,6 +210,9 @@ pub struct LogRead {
     /// Files of the source whose lines end in a lone `\r` (classic Mac OS line ends), read
     /// with each `\r` as a line end.
     pub lone_cr_files: Vec<PathBuf>,
+    /// Files of the source written in UTF-16 (a byte order mark: PowerShell's `>`), read
+    /// decoded to UTF-8.
+    pub utf16_files: Vec<PathBuf>,
     /// Rotated siblings left out or read only in part, with why (not a regular file, a broken
     /// link, a corrupt `.gz`): the source is read in part, the rest of it still counts.
     pub skipped: Vec<SkippedFile>,
@@ -467,6 +470,7 @@ fn read_source(
                 // Bounded as the follower is: long lines cut, gzip decompressed to a ratio.
                 let mut cuts = None;
                 let mut lone_cr = None;
+                let mut utf16 = false;
                 let lines_before = out.lines;
                 let read = || -> std::io::Result<()> {
                     let f = std::fs::File::open(&file)?;
@@ -482,11 +486,21 @@ fn read_source(
                         let (r, c) = bounded::Bounded::new(gz, MAX_LINE_BYTES, Some(limit));
                         cuts = Some((c, Some(limit)));
                         blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
-                    } else if !meta.is_file() || lone_cr_at_start(&f) {
+                    } else if !meta.is_file() || {
+                        let start = line_ends::Start::of(&f);
+                        utf16 = start.utf16;
+                        start.utf16 || start.lone_cr
+                    } {
                         // Read in order through the cut: a pipe (`journalctl -u kubelet |
                         // podcoroner diagnose --kubelet-log -`) has no length to cut into
                         // blocks; the blocks split at `\n`, which a file of lone `\r` line
-                        // ends lacks.
+                        // ends lacks, and read UTF-8, which a UTF-16 file (PowerShell's `>`)
+                        // is not until decoded.
+                        let f: Box<dyn Read + Send> = if utf16 {
+                            Box::new(encoding_rs_io::DecodeReaderBytesBuilder::new().build(f))
+                        } else {
+                            Box::new(f)
+                        };
                         let (f, turned) = line_ends::LoneCr::new(f);
                         lone_cr = Some(turned);
                         let (r, c) = bounded::Bounded::new(f, MAX_LINE_BYTES, None);
@@ -502,6 +516,9 @@ fn read_source(
                 let lines_read = out.lines - lines_before;
                 if lone_cr.is_some_and(|t| t.load(std::sync::atomic::Ordering::Relaxed)) {
                     out.lone_cr_files.push(file.clone());
+                }
+                if utf16 {
+                    out.utf16_files.push(file.clone());
                 }
                 if let Some((c, limit)) = cuts {
                     use std::sync::atomic::Ordering::Relaxed;
@@ -817,15 +834,6 @@ fn open_reader(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
         let file = line_ends::LoneCr::new(file).0;
         Box::new(bounded::Bounded::new(file, MAX_LINE_BYTES, None).0)
     })
-}
-
-/// Whether a regular file's first 64 KiB end lines in a lone `\r` ([`line_ends::lone_cr`]);
-/// false when they cannot be read (the read that follows says why).
-fn lone_cr_at_start(file: &std::fs::File) -> bool {
-    use std::os::unix::fs::FileExt as _;
-    let mut start = vec![0u8; 1 << 16];
-    file.read_at(&mut start, 0)
-        .is_ok_and(|n| line_ends::lone_cr(&start[..n]))
 }
 
 /// Whether `path` names a gzip file (`.gz`).

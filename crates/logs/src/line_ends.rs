@@ -1,6 +1,7 @@
 //! Logs whose lines end in a lone carriage return (`\r`, classic Mac OS line ends, a paste
 //! through some editors and terminals): every reader splits lines at `\n`, so such a log would
-//! read as one line. [`LoneCr`] turns their `\r` into `\n` as they are read.
+//! read as one line. [`LoneCr`] turns their `\r` into `\n` as they are read. [`Start`] says
+//! from a file's first bytes whether it needs that, or decoding from UTF-16.
 
 use std::io::{self, Read};
 use std::sync::Arc;
@@ -10,6 +11,34 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// `\n`. A log of CRLF line ends, or of `\n` with a stray `\r` in a line, does not.
 pub(crate) fn lone_cr(start: &[u8]) -> bool {
     memchr::memchr(b'\n', start).is_none() && memchr::memchr(b'\r', start).is_some()
+}
+
+/// What a regular file's first 64 KiB show of how it is to be read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Start {
+    /// Its lines end in a lone `\r` ([`lone_cr`]).
+    pub(crate) lone_cr: bool,
+    /// It begins with a UTF-16 byte order mark (`FF FE` or `FE FF`).
+    pub(crate) utf16: bool,
+}
+
+impl Start {
+    /// What `file`'s first 64 KiB show; nothing when they cannot be read (the read that
+    /// follows says why).
+    pub(crate) fn of(file: &std::fs::File) -> Start {
+        use std::os::unix::fs::FileExt as _;
+        let mut start = vec![0u8; 1 << 16];
+        let Ok(n) = file.read_at(&mut start, 0) else {
+            return Start::default();
+        };
+        let start = &start[..n];
+        let utf16 = start.starts_with(&[0xFF, 0xFE]) || start.starts_with(&[0xFE, 0xFF]);
+        Start {
+            // Judged on the decoded text, as it is read.
+            lone_cr: !utf16 && lone_cr(start),
+            utf16,
+        }
+    }
 }
 
 /// How far [`LoneCr`] reads ahead for a line end before it judges: 64 KiB.

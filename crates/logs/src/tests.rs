@@ -108,7 +108,7 @@ fn split_and_gzipped_reads_like_the_whole() {
 }
 
 #[test]
-fn lone_carriage_return_line_ends_read_like_newlines() {
+fn lone_carriage_returns_and_utf16_read_like_the_plain_log() {
     let lines = case_lines();
     let dir = tempfile::tempdir().unwrap();
     let whole = dir.path().join("whole.log");
@@ -125,6 +125,16 @@ fn lone_carriage_return_line_ends_read_like_newlines() {
         assert_eq!(b.events.len(), a.events.len(), "{}", file.display());
         assert_eq!(b.lone_cr_files, vec![file]);
     }
+    // UTF-16 with its byte order mark and CRLF line ends, as PowerShell's `>` writes a log.
+    let utf16 = dir.path().join("utf16.log");
+    let mut bytes = vec![0xFF, 0xFE];
+    for unit in (lines.join("\r\n") + "\r\n").encode_utf16() {
+        bytes.extend_from_slice(&unit.to_le_bytes());
+    }
+    std::fs::write(&utf16, bytes).unwrap();
+    let b = read(&Source::File(utf16.clone()), LogKind::Kubelet, None).unwrap();
+    assert_eq!((b.lines, b.events.len()), (a.lines, a.events.len()));
+    assert_eq!((b.utf16_files, b.lone_cr_files), (vec![utf16], vec![]));
 }
 
 #[test]

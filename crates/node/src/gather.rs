@@ -637,6 +637,12 @@ pub fn log_status(
             .map(|f| (f.origin.as_str(), f.line, f.text.as_str())),
     );
     say_cut_lines(&mut s, read.cut_lines, Some(read.cut_bytes));
+    for file in &read.utf16_files {
+        s.note_last(format!(
+            "{}: UTF-16 text (a byte order mark; PowerShell's > writes it): read decoded",
+            file.display()
+        ));
+    }
     for file in &read.lone_cr_files {
         s.note_last(format!(
             "{}: lines end in a lone carriage return (\\r, classic Mac OS line ends): read as line ends",
