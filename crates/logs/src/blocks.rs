@@ -922,9 +922,11 @@ fn before_since(t: Timestamp, opts: &StreamOpts<'_>, read: &mut LogRead) -> bool
 /// Counts a parsed record as [`LogRead::ours`], or names its program in
 /// [`LogRead::other_programs`]. The service manager's own records (`systemd[1]: Started
 /// kubelet: The Kubernetes Node Agent.`, init's) are neither: they are what `journalctl -u
-/// kubelet` shows of a unit that has logged nothing yet.
+/// kubelet` shows of a unit that has logged nothing yet. A record in a shape the kubelet or a
+/// runtime writes (klog, JSON, logfmt) is ours under any identifier: a kubelet started through
+/// a wrapper script logs as `sh[3408]`.
 fn note_program(parsed: &ParsedLine<'_>, read: &mut LogRead) {
-    use podcoroner_core::logs::Component;
+    use podcoroner_core::logs::{Component, Format};
     let ident = parsed.envelope.as_ref().and_then(|e| e.ident.as_deref());
     if ident.is_some_and(|i| i == "systemd" || i == "init") {
         return;
@@ -935,6 +937,7 @@ fn note_program(parsed: &ParsedLine<'_>, read: &mut LogRead) {
             _,
         )
         | (_, None) => true,
+        _ if parsed.format != Format::Plain => true,
         (_, Some(ident)) => {
             let lower = ident.to_ascii_lowercase();
             Component::is_all_in_one(ident)
@@ -1309,7 +1312,7 @@ pub(crate) fn carries_year(p: &podcoroner_core::logs::ParsedLine<'_>) -> bool {
         env,
         Some(EnvelopeKind::SyslogRfc3339 | EnvelopeKind::CriLog | EnvelopeKind::JournaldJson)
     ) || p.format == Format::Json
-        || (p.format == Format::Logfmt && p.raw.contains("time="))
+        || (p.format == Format::Logfmt && (p.raw.contains("time=") || p.raw.contains("\" level=")))
 }
 
 // === cutting ===

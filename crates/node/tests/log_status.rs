@@ -43,6 +43,13 @@ fn a_syslog_of_other_programs_is_the_wrong_file() {
         status_of(&mixed, LogKind::Kubelet).status,
         Some(SourceState::Ok)
     );
+    // The kubelet's klog under a wrapper script's identifier is the kubelet's (a kubelet
+    // started by `sh -c`, trial 9).
+    let wrapped = "Aug 06 07:34:00 ip-192-168-3-40 sh[3408]: I0806 07:34:00.150576    3408 factory.go:54] Registering systemd factory\n";
+    assert_eq!(
+        status_of(wrapped, LogKind::Kubelet).status,
+        Some(SourceState::Ok)
+    );
     // A runtime's log under a distribution's identifier (microk8s) is the runtime's.
     let microk8s = "Sep 22 13:53:27 node-a microk8s.daemon-containerd[2723]: time=\"2022-09-22T13:53:27.490413622Z\" level=info msg=\"loading plugin\"\n";
     assert_eq!(

@@ -31,6 +31,7 @@ pub(crate) fn inner<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
         b'{' => json::kubelet(s, ctx).or_else(|| json::wrapper(s, ctx)),
         b't' if s.starts_with("time=") => kv::logfmt(s, ctx),
         b'l' if s.starts_with("level=") => kv::logfmt(s, ctx),
+        b'"' => quoted_time_logfmt(s, ctx),
         b'P' | b'F' | b'E' | b'W' | b'I' | b'D' | b'T' => logrus_text(s),
         b'0'..=b'9' => time_level(s, ctx),
         _ => None,
@@ -51,9 +52,33 @@ pub(crate) fn starts_inner(s: &str) -> bool {
         }
         Some(b't') => s.starts_with("time="),
         Some(b'l') => s.starts_with("level="),
+        Some(b'"') => quoted_time_logfmt_start(s).is_some(),
         Some(b'0'..=b'9') => time_level_start(s).is_some(),
         _ => logrus_text(s).is_some() || klog::fragment_caller(s).is_some(),
     }
+}
+
+/// logfmt whose `time=` key a paste dropped, its quoted time left in front:
+/// `"2023-11-22T09:37:32.605481947+02:00" level=info msg="…"` (containerd's lines as a bug
+/// report quoted them). Read as the logfmt it was, the time its `time=`.
+fn quoted_time_logfmt<'a>(s: &'a str, ctx: &ParseContext) -> Option<Inner<'a>> {
+    let at = quoted_time_logfmt_start(s)?;
+    let time = time::rfc3339(s.as_bytes(), 1, ctx.offset)?.time;
+    let mut i = kv::logfmt(&s[at..], ctx)?;
+    i.time = i.time.or(Some(time));
+    Some(i)
+}
+
+/// Where the `level=` of [`quoted_time_logfmt`]'s shape begins: after a quoted RFC 3339 time
+/// (the whole quote) and spaces.
+fn quoted_time_logfmt_start(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let t = time::rfc3339(b, 1, Offset::UTC)?;
+    if b.first() != Some(&b'"') || b.get(t.end) != Some(&b'"') {
+        return None;
+    }
+    let at = t.end + 1 + b[t.end + 1..].iter().take_while(|&&c| c == b' ').count();
+    (at > t.end + 1 && s[at..].starts_with("level=")).then_some(at)
 }
 
 /// logrus text formatter output for a terminal: `LEVL[0000] message` or

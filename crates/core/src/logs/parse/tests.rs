@@ -385,6 +385,27 @@ fn runtime_logfmt() {
         )],
         ..ROW
     });
+    // Trial 9: containerd's lines as a bug report quoted them, `time=` dropped, the quoted
+    // time left in front.
+    check(&Row {
+        line: r#""2023-11-22T09:37:33.491621635+02:00" level=info msg="StopPodSandbox for \"10788720d7b5285f2e1d4c932959e7ec6942d74bd421b42129d984927a4a3349\"""#,
+        format: Format::Logfmt,
+        time: Some("2023-11-22T07:37:33.491621635Z"),
+        severity: Some(Level::Info),
+        msg: r#"StopPodSandbox for "10788720d7b5285f2e1d4c932959e7ec6942d74bd421b42129d984927a4a3349""#,
+        ..ROW
+    });
+    // A quote that is no time, or a time with no `level=` after it, is no such line.
+    for line in [
+        r#""hello" level=info msg="x""#,
+        r#""2023-11-22T09:37:33Z" msg="x""#,
+    ] {
+        assert_ne!(
+            parse(line, &mut ParseContext::new(2023)).format,
+            Format::Logfmt,
+            "{line}"
+        );
+    }
     // case 21: journald + unescaped inner quotes
     check(&Row {
         line: r#"Oct 02 23:27:34 node-a containerd[2639]: time="2019-10-02T23:27:34.417871363Z" level=info msg="StopPodSandbox for "cae59246074a27247c54d43ffd3f68be61121bcc741133b940e7188002e34f60"""#,
