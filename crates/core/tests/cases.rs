@@ -2237,6 +2237,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "104-kubelet-endpoint-serves-no-cri",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2019,
+            records: 5,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -166,10 +166,19 @@ fn runtime_unreachable(e: &LoggedEvent) -> bool {
             || t.contains("error reading from server")
             || t.contains("transport is closing"));
     t.contains("Container runtime sanity check failed")
+        || serves_no_cri(e)
         || t.contains("GenericPLEG: Unable to retrieve pods")
         || unavailable
         || t.contains("Cannot connect to the Docker daemon")
         || t.contains("cannot connect to Docker endpoint")
+}
+
+/// Whether a failed CRI call `e` found no CRI at the kubelet's endpoint: gRPC's `code =
+/// Unimplemented desc = unknown service runtime.v1alpha2.RuntimeService` (or `runtime.v1.…`,
+/// `ImageService`), what a containerd with its `cri` plugin disabled answers, docker's own
+/// containerd socket, or a runtime too old for the kubelet's CRI version.
+fn serves_no_cri(e: &LoggedEvent) -> bool {
+    e.text.contains("unknown service runtime.v1")
 }
 
 /// Whether `e` shows the runtime answering: a sandbox or container it started, stopped or
@@ -244,6 +253,38 @@ fn not_answering(logs: &Logs<'_>, runtime_down: &[&LoggedEvent], out: &mut Vec<F
             .iter()
             .any(|e| e.time.is_some_and(|t| t > last) && runtime_answered(e))
     });
+    if let Some(no_cri) = down.iter().find(|e| serves_no_cri(e)) {
+        let mut f = finding(
+            FindingKind::RuntimeUnhealthy,
+            Severity::Critical,
+            format!(
+                "the kubelet's runtime endpoint serves no CRI ({}; {}{}): the kubelet starts no \
+                 pod on this node{}",
+                super::teardown::error_quote(no_cri),
+                plural(records(&down), "record", "records"),
+                over(&down),
+                if down.iter().any(|e| e.text.contains("failed to run Kubelet")) {
+                    ", and it exited (failed to run Kubelet)"
+                } else {
+                    ""
+                }
+            ),
+            "kubelet server.go run and kuberuntime NewKubeGenericRuntimeManager: the kubelet asks the \
+             runtime's Version over CRI (validate service connection) before it starts, and exits when \
+             the endpoint answers Unimplemented",
+            "the endpoint (--container-runtime-endpoint, containerRuntimeEndpoint) must serve CRI: a \
+             containerd with disabled_plugins = [\"cri\"] in /etc/containerd/config.toml (the config \
+             Docker's containerd.io package ships) serves none: remove \"cri\" from it (or write \
+             containerd config default > /etc/containerd/config.toml) and systemctl restart \
+             containerd; docker's own containerd socket (/var/run/docker/containerd/…) never serves \
+             CRI; a kubelet 1.26 or later needs CRI v1 (containerd 1.6+, CRI-O 1.23+); then \
+             systemctl restart kubelet"
+                .to_string(),
+        );
+        f.evidence = quote(&down);
+        out.push(f);
+        return;
+    }
     let severity = if answered && longest < RUNTIME_RESTART {
         Severity::Info
     } else {

@@ -1818,6 +1818,14 @@ pub const PHRASES: &[(&str, EventKind)] = &[
     ("failed to setup network for sandbox", RunPodSandboxFailed),
     (PLEG_UNHEALTHY, PlegUnhealthy),
     (RUNTIME_FAILED, RuntimeCallFailed),
+    // The kubelet's checks of its runtime endpoint that found no CRI, in the wordings that do
+    // not say `from runtime service failed` (`Get runtime version failed: …`, `failed to run
+    // Kubelet: validate service connection: …`, kubernetes/kubernetes#73189).
+    ("unknown service runtime.v1", RuntimeCallFailed),
+    // kubelet 1.26+'s check before it starts (`failed to run Kubelet: validate service
+    // connection: validate CRI v1 runtime API for endpoint …`): the runtime's socket refusing
+    // or missing, or serving no CRI.
+    ("validate service connection", RuntimeCallFailed),
 ];
 
 /// Every wording, in table order.
