@@ -2248,6 +2248,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "105-containerd-go-fatal-error-crash",
+        files: &[File {
+            name: "runtime.log",
+            year: 2020,
+            records: 12,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -310,6 +310,11 @@ pub enum EventKind {
     /// The pod events `Failed to pull image "<ref>": …` (`reason="Failed"`) and `Back-off
     /// pulling image "<ref>"` (`reason="BackOff"`).
     ImagePullFailed,
+    /// A Go program's fatal error or unrecovered panic, the first line of its crash (`fatal
+    /// error: unexpected signal during runtime execution`, `panic: runtime error: …`, Go's
+    /// `runtime/panic.go` `fatal` and `printpanics`): the process died; its goroutine dump
+    /// follows.
+    GoCrash,
     /// The pod event `Started container <name>` (`reason="Started"`,
     /// `kuberuntime_container.go` `startContainer`).
     ContainerStartedLogged,

@@ -81,6 +81,7 @@ fn without_startup_pleg(pleg: Vec<&LoggedEvent>) -> Vec<&LoggedEvent> {
 /// are a warning: the runtime answers too slowly for the pods to start (the runtime request
 /// timeout, 2 minutes by default, ran out), though it still lists its containers.
 pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
+    crashed(logs, out);
     let pleg: Vec<&LoggedEvent> = logs
         .all
         .iter()
@@ -144,6 +145,75 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     );
     f.evidence = quote(&all);
     out.push(f);
+}
+
+/// Go's `runtime/panic.go` (`fatal error: …`, `panic: …`) in the container runtime's log: the
+/// runtime crashed. A warning, whatever came after: systemd restarts it and its containers keep
+/// running under their shims, but no pod is started, stopped or inspected until it is back, and
+/// a Go fatal error (`unexpected signal during runtime execution`, `concurrent map writes`) is
+/// a bug or failing memory that comes back. The runtime's crashes only: its log, or a journal's
+/// records of containerd, CRI-O or dockerd.
+fn crashed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
+    use crate::logs::Component;
+    let crashes: Vec<&LoggedEvent> = logs
+        .of(&[EventKind::GoCrash])
+        .filter(|e| match e.event.component {
+            Some(Component::Containerd | Component::Crio | Component::Docker) => true,
+            None => e.log == LogKind::Runtime,
+            Some(_) => false,
+        })
+        .collect();
+    let Some(first) = crashes.first() else {
+        return;
+    };
+    let program = match first.event.component {
+        Some(Component::Crio) => "crio",
+        Some(Component::Docker) => "docker",
+        Some(Component::Containerd) => "containerd",
+        _ => "the runtime",
+    };
+    let said = first
+        .text
+        .find("fatal error: ")
+        .or_else(|| first.text.find("panic: "))
+        .map_or(&*first.text, |at| &first.text[at..]);
+    let mut f = finding(
+        FindingKind::RuntimeUnhealthy,
+        Severity::Warning,
+        format!(
+            "{} crashed ({}{}): no pod on this node is started, stopped or inspected until it \
+             is back, and such a crash comes back",
+            match program {
+                "the runtime" => "the container runtime",
+                p => p,
+            },
+            cut_quote(said),
+            if records(&crashes) > 1 {
+                format!("; {} crashes{}", records(&crashes), over(&crashes))
+            } else {
+                String::new()
+            }
+        ),
+        "Go runtime/panic.go: `fatal error:` (throw) and an unrecovered `panic:` end the process \
+         after its goroutine dump; systemd restarts the runtime, its containers go on under their \
+         shims, and the kubelet's CRI calls fail until it answers",
+        format!(
+            "journalctl -u {program} around the crash for the goroutine dump (which call crashed), \
+             and systemctl status {program} (is it back?); report it upstream with the dump and \
+             the version; `fatal error: unexpected signal` with a SIGSEGV in the Go runtime \
+             itself points at memory: run a memory test on the node"
+        ),
+    );
+    f.evidence = quote(&crashes);
+    out.push(f);
+}
+
+/// At most 200 characters of `s`, cut at a character boundary.
+fn cut_quote(s: &str) -> &str {
+    match s.char_indices().nth(200) {
+        Some((at, _)) => &s[..at],
+        None => s,
+    }
 }
 
 /// Whether a failed CRI call `e` never reached the runtime, or found it hung: its socket

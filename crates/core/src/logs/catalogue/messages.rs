@@ -1788,6 +1788,24 @@ pub const FAMILIES: &[Family] = &[
             SandboxNotFound,
         )],
     },
+    Family {
+        source: "Go: a program crashing",
+        cites: &[
+            cite(
+                "golang/go",
+                "src/runtime/panic.go",
+                "fatal / throw: `fatal error: %s` (e.g. `unexpected signal during runtime execution`, `concurrent map writes`), then the goroutine dump",
+                "1.0-1.25",
+            ),
+            cite(
+                "golang/go",
+                "src/runtime/panic.go",
+                "printpanics: `panic: %v` of a panic no goroutine recovered, then the goroutine dump",
+                "1.0-1.25",
+            ),
+        ],
+        wordings: &[w("fatal error: ", GoCrash), w("panic: ", GoCrash)],
+    },
 ];
 
 /// Phrases matched anywhere in the message or the error when no wording fits, in order (the

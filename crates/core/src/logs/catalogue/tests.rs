@@ -1230,6 +1230,8 @@ fn cited_rows_name_their_upstream_source() {
         "kubernetes-sigs/cri-tools",
         // dockerd, below dockershim and cri-dockerd
         "moby/moby",
+        // the Go runtime's crash of any of them
+        "golang/go",
     ];
     let mut cited = 0;
     for f in messages::FAMILIES {
