@@ -2259,6 +2259,28 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "106-secret-unmount-teardown-device-busy",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2018,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "107-cinder-unmount-teardown-device-busy",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2016,
+            records: 1,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

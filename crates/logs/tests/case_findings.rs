@@ -1251,6 +1251,24 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "106-secret-unmount-teardown-device-busy",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "107-cinder-unmount-teardown-device-busy",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -198,6 +198,14 @@ pub enum EventKind {
     /// volume under `pods/<uid>/volumes/` the kubelet cannot adopt again, so it never unmounts
     /// or removes it.
     VolumeReconstructionFailed,
+    /// A pod's volume the kubelet fails to unmount, as the volume manager's retry logs it:
+    /// `Operation for "…" failed. No retries permitted until <time> (durationBeforeRetry 2m2s).
+    /// Error: UnmountVolume.TearDown failed for volume "<name>" (UniqueName: "…") pod "<uid>"
+    /// (UID: "<uid>") : <error>` (`nestedpendingoperations.go`, `operation_generator.go`).
+    VolumeTearDownFailed,
+    /// `UnmountVolume.TearDown succeeded for volume "…" (OuterVolumeSpecName: "<name>") pod
+    /// "<uid>" (UID: "<uid>")`: the unmount that failed went through.
+    VolumeTearDownSucceeded,
     /// `"Clean up containers for orphaned pod we had not seen before"`,
     /// `"Clean up orphaned pod containers"`.
     CleanUpOrphanedPod,
@@ -367,6 +375,7 @@ impl EventKind {
                 | KillPodSandboxFailed
                 | ContainerGcFailed
                 | OrphanedPodVolumes
+                | VolumeTearDownFailed
                 | MirrorPodCreateFailed
                 | RunPodSandboxFailed
                 | DestroyNetworkFailed

@@ -290,6 +290,18 @@ pub const RULES: &[Rule] = &[
         run: Run::Earlier,
     },
     Rule {
+        kind: K::StuckTerminatingPod,
+        input: L,
+        variant: "volume teardown",
+        severity: "warning",
+        views: "kubelet log",
+        kubelet_source: "operation_generator.go GenerateUnmountVolumeFunc, nestedpendingoperations.go",
+        summary: "a pod's volume the kubelet keeps failing to unmount (UnmountVolume.TearDown failed)",
+        remediation: "find what holds the mount (grep -l <uid> /proc/*/mountinfo) and release it",
+        file: "volume_teardown.rs",
+        run: Run::Logs(super::volume_teardown::run),
+    },
+    Rule {
         kind: K::RuntimeUnhealthy,
         input: L,
         variant: "",

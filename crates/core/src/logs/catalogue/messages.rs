@@ -1789,6 +1789,34 @@ pub const FAMILIES: &[Family] = &[
         )],
     },
     Family {
+        source: "volume manager: a pod's volume unmounted",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/volume/util/nestedpendingoperations/nestedpendingoperations.go",
+                "NestedPendingOperations.operationComplete: `Operation for %q failed. No retries permitted until %v (durationBeforeRetry %v). Error: %v` (the back-off doubling from 500 ms to 2m2s)",
+                "1.8-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/volume/util/operationexecutor/operation_generator.go",
+                "GenerateUnmountVolumeFunc: `UnmountVolume.TearDown failed for volume %q (UniqueName: %q) pod %q (UID: %q) : %v` and `UnmountVolume.TearDown succeeded for volume %q (OuterVolumeSpecName: %q) pod %q (UID: %q)`",
+                "1.8-1.34",
+            ),
+        ],
+        wordings: &[
+            by_phrase(
+                "Operation for ",
+                Cond::Has("UnmountVolume.TearDown failed for volume"),
+                VolumeTearDownFailed,
+            ),
+            w(
+                "UnmountVolume.TearDown succeeded for volume",
+                VolumeTearDownSucceeded,
+            ),
+        ],
+    },
+    Family {
         source: "Go: a program crashing",
         cites: &[
             cite(

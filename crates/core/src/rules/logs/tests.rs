@@ -482,6 +482,66 @@ fn stuck_terminating_pod() {
 
 // === StaticPodNotRemoved, StaticPodRemoved ===
 
+/// The volume manager's retry of a failed unmount (`nestedpendingoperations.go`, 1.20+ shape).
+fn teardown_failed(t: &str, uid: &str, backoff: &str, why: &str) -> String {
+    format!(
+        r#"E0601 {t}    2345 nestedpendingoperations.go:348] Operation for "{{volumeName:kubernetes.io/csi/hostpath.csi.k8s.io^vol-1 podName:{uid} nodeName:}}" failed. No retries permitted until 2024-06-01 {t} +0000 UTC m=+881.487053596 (durationBeforeRetry {backoff}). Error: UnmountVolume.TearDown failed for volume "data" (UniqueName: "kubernetes.io/csi/hostpath.csi.k8s.io^vol-1") pod "{uid}" (UID: "{uid}") : {why}"#
+    )
+}
+
+#[test]
+fn volume_teardown_failing() {
+    let busy = format!(
+        "remove /var/lib/kubelet/pods/{UID1}/volumes/kubernetes.io~csi/data/mount: device or resource busy"
+    );
+    let csi = "kubernetes.io/csi: Unmounter.TearDownAt failed: rpc error: code = Aborted desc = NodeUnpublish operation for volume vol-1 still ongoing";
+    let succeeded = |t: &str, uid: &str| {
+        format!(
+            r#"I0601 {t}    2345 operation_generator.go:780] UnmountVolume.TearDown succeeded for volume "kubernetes.io/csi/hostpath.csi.k8s.io^vol-1" (OuterVolumeSpecName: "data") pod "{uid}" (UID: "{uid}"). InnerVolumeSpecName "data". PluginName "kubernetes.io/csi", VolumeGidValue """#
+        )
+    };
+    check(vec![
+        case(
+            "retried at the longest back-off: the pod cannot finish terminating, the mount is busy",
+            &[teardown_failed("10:00:00.000000", UID1, "2m2s", &busy)],
+            &[(
+                FindingKind::StuckTerminatingPod,
+                Severity::Warning,
+                "device or resource busy",
+            )],
+        ),
+        case(
+            "failing over two minutes in shorter back-offs: the CSI driver's",
+            &[
+                teardown_failed("10:00:00.000000", UID2, "8s", csi),
+                teardown_failed("10:01:00.000000", UID2, "16s", csi),
+                teardown_failed("10:02:30.000000", UID2, "32s", csi),
+            ],
+            &[(
+                FindingKind::StuckTerminatingPod,
+                Severity::Warning,
+                "CSI driver",
+            )],
+        ),
+        case(
+            "not a finding: a passing failure (a CSI node plugin busy for seconds)",
+            &[
+                teardown_failed("10:00:00.000000", UID2, "500ms", csi),
+                teardown_failed("10:00:01.000000", UID2, "1s", csi),
+            ],
+            &[],
+        ),
+        case(
+            "not a finding: unmounted after it failed at the longest back-off",
+            &[
+                teardown_failed("10:00:00.000000", UID1, "2m2s", &busy),
+                succeeded("10:02:03.000000", UID1),
+            ],
+            &[],
+        ),
+    ]);
+}
+
 #[test]
 fn static_pod_removal() {
     let pod = "team-ns/static-nginx-10.0.0.11";
