@@ -2281,6 +2281,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "108-kubelet-cgroupfs-runtime-systemd-cgroups",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2021,
+            records: 2,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -1266,10 +1266,13 @@ pub(crate) fn cni_failure(err: &str) -> CniFailure {
         || has!("does not support config version")
     {
         CniFailure::BadConfig
-    } else if has!("netns")
+    } else if (has!("netns")
         || has!("Statfs")
         || has!("network namespace")
-        || has!("cannot find network")
+        || has!("cannot find network"))
+        // The plugin's own thread's namespace (`Failed to open current namespace: failed to
+        // Statfs "/proc/<pid>/task/<tid>/ns/net"`, flannel-io/flannel#1288): not the sandbox's.
+        && !has!("current namespace")
     {
         CniFailure::MissingNetns
     } else {

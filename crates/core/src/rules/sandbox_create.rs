@@ -84,6 +84,9 @@ enum AddFailure {
     /// "/proc/<pid>/ns/net": no such file or directory`): its infra container exited at once,
     /// or the sandbox was being removed (kubernetes/kubernetes#72044, a cron job's pod).
     NetnsGone,
+    /// No CNI config is loaded (containerd's `cni plugin not initialized`, CRI-O's `cni config
+    /// uninitialized`): /etc/cni/net.d holds none the runtime reads, so every pod's ADD fails.
+    NoConfig,
     /// The error says no more.
     Other,
 }
@@ -104,6 +107,11 @@ enum Class {
     /// for "<handler>" is configured`, CRI-O's `failed to find runtime handler <handler> from
     /// runtime list`. No retry mends a configuration.
     NoRuntimeHandler(String),
+    /// The kubelet's cgroup driver is not the runtime's: runc's `expected cgroupsPath to be of
+    /// format "slice:prefix:name" for systemd cgroups, got "/kubepods/…"` (the runtime on
+    /// systemd, the kubelet on cgroupfs), docker's `cgroup-parent for systemd cgroup should be a
+    /// valid slice`. Every sandbox fails; no retry mends it.
+    CgroupDriverMismatch,
     /// A call timed out (`RuntimeUnhealthy` reports it).
     Timeout,
     /// Anything else.
@@ -150,11 +158,17 @@ fn classify(e: &LoggedEvent) -> Class {
         || err.contains("NetworkPlugin cni failed to set up pod")
         || err.contains("(add)")
         || err.contains("cni plugin not initialized")
+        || err.contains("cni config uninitialized")
         || err.contains("failed to find plugin")
         || ocicni_add(e)
     {
         let why = match crate::logs::catalogue::cni_failure(&err) {
             _ if err.contains("failed to find plugin") => AddFailure::PluginMissing,
+            _ if err.contains("cni plugin not initialized")
+                || err.contains("cni config uninitialized") =>
+            {
+                AddFailure::NoConfig
+            }
             CniFailure::AgentNotRunning => AddFailure::AgentNotRunning,
             CniFailure::DatastoreUnreachable => AddFailure::DatastoreUnreachable,
             CniFailure::PluginNoErrorMessage => AddFailure::NoErrorMessage,
@@ -169,6 +183,11 @@ fn classify(e: &LoggedEvent) -> Class {
     if let Some((_, rest)) = err.split_once("failed to find runtime handler ") {
         let handler = rest.split_whitespace().next().unwrap_or_default();
         return Class::NoRuntimeHandler(handler.to_string());
+    }
+    if err.contains("for systemd cgroups, got")
+        || err.contains("cgroup-parent for systemd cgroup should be a valid slice")
+    {
+        return Class::CgroupDriverMismatch;
     }
     if e.event.cause == Some(Cause::Timeout) {
         return Class::Timeout;
@@ -242,7 +261,10 @@ fn last_class(group: &[&LoggedEvent]) -> Class {
         .map(|e| classify(e))
         .min_by_key(|c| match c {
             Class::NameReserved(h) if !h.is_empty() => 0,
-            Class::NameReserved(_) | Class::CrioNameReserved | Class::NoRuntimeHandler(_) => 1,
+            Class::NameReserved(_)
+            | Class::CrioNameReserved
+            | Class::NoRuntimeHandler(_)
+            | Class::CgroupDriverMismatch => 1,
             Class::CniAdd(..) => 2,
             Class::Timeout => 3,
             Class::Other => 4,
@@ -404,7 +426,10 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         // sandbox creation that slow (a creation of the pod logged after it ends the finding).
         let reserved = matches!(
             class,
-            Class::NameReserved(_) | Class::CrioNameReserved | Class::NoRuntimeHandler(_)
+            Class::NameReserved(_)
+                | Class::CrioNameReserved
+                | Class::NoRuntimeHandler(_)
+                | Class::CgroupDriverMismatch
         );
         // One attempt: the next sync may mend it, so only an info (below).
         let single = attempts(&group) < 2 && stuck.is_empty() && cleanup.is_empty() && !reserved;
@@ -707,6 +732,8 @@ fn describe(class: &Class) -> (String, &'static str, String) {
                         ": the plugin failed with no error message (crashed or killed?)",
                     AddFailure::NetnsGone =>
                         ": the sandbox's network namespace was already gone (its infra container exited, or the sandbox was being removed)",
+                    AddFailure::NoConfig =>
+                        ": no CNI config is loaded (/etc/cni/net.d holds none: the network add-on is not deployed yet, or its agent has not written its config), so no pod on the node gets a network",
                     AddFailure::Other => "",
                 }
             ),
@@ -759,6 +786,22 @@ fn describe(class: &Class) -> (String, &'static str, String) {
                  in the runtime (containerd: [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.{handler}], \
                  CRI-O: [crio.runtime.runtimes.{handler}]) and restart it, or fix the RuntimeClass"
             ),
+        ),
+        Class::CgroupDriverMismatch => (
+            "the kubelet's cgroup driver is not the runtime's: the runtime uses systemd cgroups \
+             and the kubelet gives cgroupfs paths (/kubepods/…), so every sandbox fails and no \
+             retry mends it"
+                .to_string(),
+            "the kubelet's cgroupDriver (KubeletConfiguration, --cgroup-driver) names the cgroup \
+             parent of every sandbox; runc rejects a cgroupfs path when the runtime runs it with \
+             systemd cgroups (containerd SystemdCgroup = true, CRI-O cgroup_manager = systemd, \
+             docker native.cgroupdriver=systemd)",
+            "make them the same: cgroupDriver: systemd in /var/lib/kubelet/config.yaml (the \
+             default of kubeadm 1.22 and later) to match the runtime, or the runtime's back to \
+             cgroupfs (containerd: SystemdCgroup = false under \
+             [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]); then \
+             systemctl restart the runtime and the kubelet"
+                .to_string(),
         ),
         Class::Timeout => (
             "RunPodSandbox times out".to_string(),

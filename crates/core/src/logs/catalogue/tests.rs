@@ -1057,6 +1057,11 @@ fn cause_table() {
             "NetworkPlugin cni failed to teardown pod \"a_b\" network: failed to open netns %!!(MISSING)q(<nil>): failed to Statfs \"\": no such file or directory",
             Cause::CniTeardown(CniFailure::MissingNetns),
         ),
+        // The plugin's own thread's namespace, not the sandbox's (flannel-io/flannel#1288).
+        (
+            "failed to destroy network for sandbox \"x\": Failed to open current namespace: failed to Statfs \"/proc/4242/task/4250/ns/net\": no such file or directory",
+            Cause::CniTeardown(CniFailure::DestroyNetwork),
+        ),
         (
             "NetworkPlugin cni failed to teardown pod \"a_b\" network: failed to find plugin \"flannel\" in path [/opt/flannel/bin /opt/cni/bin]",
             Cause::CniTeardown(CniFailure::PluginMissing),

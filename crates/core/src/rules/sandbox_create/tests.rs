@@ -424,3 +424,31 @@ fn the_sandbox_holding_a_pod_sandbox_name_in_dockers_and_isulads_wording() {
     );
     assert_eq!(name_in_use_by(&app), None);
 }
+
+#[test]
+fn a_cgroup_driver_mismatch_is_reported_after_one_attempt() {
+    // kubernetes-sigs/kubespray#8122: containerd on systemd cgroups, the kubelet on cgroupfs.
+    let line = "E1024 11:07:02.248428  397647 remote_runtime.go:116] \"RunPodSandbox from runtime service failed\" err=\"rpc error: code = Unknown desc = failed to create containerd task: OCI runtime create failed: expected cgroupsPath to be of format \\\"slice:prefix:name\\\" for systemd cgroups, got \\\"/kubepods/burstable/poda668c4166c6878f474f019afbf7729d6/64727a3e9a194101ac2491a955f0bba330e466ddd7df5bbcd3b2bb67226c3770\\\" instead: unknown\"\n";
+    let (severity, summary) = only_finding(line);
+    assert_eq!(severity, Severity::Warning);
+    assert!(
+        summary.contains("the kubelet's cgroup driver is not the runtime's"),
+        "{summary}"
+    );
+}
+
+/// The one `SandboxCreateFailing` finding of `kubelet` alone.
+fn only_finding(kubelet: &str) -> (Severity, String) {
+    let mut found = create_findings(kubelet);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    found.remove(0)
+}
+
+#[test]
+fn no_cni_config_once_is_an_info_that_says_so() {
+    // cri-o/cri-o#1523: CRI-O with no CNI config, a static pod's first sandbox.
+    let line = "E0412 15:36:09.501733   29066 remote_runtime.go:92] RunPodSandbox from runtime service failed: rpc error: code = Unknown desc = failed to create pod network sandbox k8s_kube-controller-manager-kata_kube-system_94ed0fa540fbf10c0225d82de5e61561_0(35e354e982ccd726a45da51ac613ff9c27e90e75cb97edc04d843788aa614d82): cni config uninitialized\n";
+    let (severity, summary) = only_finding(line);
+    assert_eq!(severity, Severity::Info);
+    assert!(summary.contains("no CNI config is loaded"), "{summary}");
+}
