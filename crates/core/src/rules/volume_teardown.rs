@@ -28,16 +28,21 @@ pub(super) fn volume_teardown_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             groups.entry(uid).or_default().push(e);
         }
     }
+    if groups.is_empty() {
+        return;
+    }
+    // The last unmount that went through, per pod UID: one pass, whatever the groups.
+    let mut unmounted: HashMap<String, Timestamp> = HashMap::new();
+    for e in logs.of(&[EventKind::VolumeTearDownSucceeded]) {
+        if let (Some(uid), Some(t)) = (pod_uid_of(&e.text), e.time) {
+            let at = unmounted.entry(uid).or_insert(t);
+            *at = (*at).max(t);
+        }
+    }
     for (uid, group) in groups {
         let last = group.iter().filter_map(|e| e.time).max();
         // Unmounted since: healed.
-        let healed = logs.of(&[EventKind::VolumeTearDownSucceeded]).any(|e| {
-            pod_uid_of(&e.text).as_deref() == Some(uid.as_str())
-                && match (e.time, last) {
-                    (Some(t), Some(l)) => t > l,
-                    _ => false,
-                }
-        });
+        let healed = matches!((unmounted.get(&uid), last), (Some(&u), Some(l)) if u > l);
         let backoff = group
             .iter()
             .filter_map(|e| duration_before_retry(&e.text))
@@ -46,12 +51,12 @@ pub(super) fn volume_teardown_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         if healed || (backoff < MAX_BACKOFF && span(&group) < PASSING) {
             continue;
         }
-        let first = group[group.len() - 1];
-        let volume = volume_of(&first.text);
-        let error = first
+        let latest = group[group.len() - 1];
+        let volume = volume_of(&latest.text);
+        let error = latest
             .text
             .rsplit_once(") : ")
-            .or_else(|| first.text.rsplit_once(") with: "))
+            .or_else(|| latest.text.rsplit_once(") with: "))
             .map(|(_, e)| {
                 e.trim()
                     .trim_end_matches('"')
