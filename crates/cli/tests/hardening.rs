@@ -627,3 +627,30 @@ fn explain_reads_a_piped_log_once() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("SyncLoop ADD"), "{stdout}");
 }
+
+#[test]
+fn a_log_read_in_part_is_no_clean_bill() {
+    // A `.gz` cut short in a copy: its lines up to the cut are read, and the footer says the
+    // rest was not judged though no finding was made.
+    let dir = ok(tempfile::tempdir());
+    let plain = kubelet_log(dir.path());
+    let text = ok(std::fs::read_to_string(&plain)).repeat(2000);
+    ok(std::fs::write(&plain, text));
+    let gz = ok(std::process::Command::new("gzip")
+        .args(["-c", &plain])
+        .output());
+    let cut = dir.path().join("cut.log.gz");
+    ok(std::fs::write(&cut, &gz.stdout[..gz.stdout.len() / 2]));
+    let (code, out, err) = podcoroner(&args(&[
+        "diagnose",
+        "--offline",
+        "--kubelet-log",
+        &cut.display().to_string(),
+    ]));
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("kubelet_log  degraded")
+            && out.contains("not a clean bill: kubelet_log read in part (see SOURCES)"),
+        "{out}"
+    );
+}

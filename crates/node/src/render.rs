@@ -239,6 +239,21 @@ fn table_raw(report: &DiagnosisReport) -> String {
             not_understood.join(", ")
         );
     }
+    // A log read in part (a rotation left out, a `.gz` cut short): what was not read was not
+    // judged, whatever the count says.
+    let in_part: Vec<&str> = report
+        .sources
+        .iter()
+        .filter(|(_, s)| s.counts.get("skipped_files").is_some_and(|&n| n > 0))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if !in_part.is_empty() {
+        let _ = writeln!(
+            out,
+            "not a clean bill: {} read in part (see SOURCES); what was left out was not judged",
+            in_part.join(", ")
+        );
+    }
     if !report.not_judged.is_empty() {
         let n = report.not_judged.len();
         let _ = writeln!(
