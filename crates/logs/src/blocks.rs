@@ -1305,13 +1305,15 @@ fn classified(parsed: &ParsedLine<'_>) -> Option<(Arc<Event<'static>>, u64)> {
 }
 
 /// Whether a record's time carries its own year: an RFC 3339, CRI or journald envelope, a JSON
-/// time, or logfmt's `time=` (klog and syslog times have none), whatever envelope is around it.
+/// time, logfmt's `time=`, or the RFC 3339 time a zap or slog line opens with (klog and syslog
+/// times have none), whatever envelope is around it.
 pub(crate) fn carries_year(p: &podcoroner_core::logs::ParsedLine<'_>) -> bool {
     let env = p.envelope.as_ref().map(|e| e.kind);
     matches!(
         env,
         Some(EnvelopeKind::SyslogRfc3339 | EnvelopeKind::CriLog | EnvelopeKind::JournaldJson)
     ) || p.format == Format::Json
+        || p.format == Format::TimeLevel
         || (p.format == Format::Logfmt && (p.raw.contains("time=") || p.raw.contains("\" level=")))
 }
 

@@ -740,16 +740,21 @@ fn node_logs_say_whose_year_their_yearless_times_take() {
                 .to_string()
         ))
     );
-    // A JSON log's times carry their year: nothing to say.
-    let json = dir.path().join("json.log");
+    // A JSON log's times carry their year: nothing to say; nor do a zap log's, whose lines
+    // open with an RFC 3339 time (a fresh user's try).
     let records = r#"{"ts": 1891227870992.7715, "caller": "app/server.go:529", "msg": "Kubelet version", "v": 0, "kubeletVersion": "v1.34.4"}
 {"ts": 1891227871294.6, "caller": "kuberuntime/kuberuntime_gc.go:394", "msg": "Removed symlink", "v": 4, "path": "/var/log/containers/web-0_shop_main-3aa0af74caef6e7a010361cd5a32ccb970cc4427de7cc5e0abb4e64210045ea3.log"}
 {"ts": 1891227871302.4253, "caller": "kuberuntime/kuberuntime_gc.go:394", "msg": "Removed symlink", "v": 4, "path": "/var/log/containers/web-0_shop_main-892ef6f7305a28f98f1d8b24fd664ff2575260ebbba48a69c145deb2afe5dfb8.log"}
 "#;
-    std::fs::write(&json, records).unwrap();
-    let json = Source::File(json);
-    let got = read(vec![("kubelet_log".into(), &json, LogKind::Kubelet)]);
-    assert_eq!(got[0].year_note, None);
+    let zap =
+        "2026-12-01T12:00:00.000Z\tINFO\tcontroller\tStarting workers\t{\"worker count\": 1}\n";
+    for (name, text) in [("json.log", records), ("zap.log", zap)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let log = Source::File(path);
+        let got = read(vec![("kubelet_log".into(), &log, LogKind::Kubelet)]);
+        assert_eq!(got[0].year_note, None, "{name}");
+    }
     // Beside a dated log: its year, read again.
     let containerd = dir.path().join("containerd.log");
     std::fs::write(
