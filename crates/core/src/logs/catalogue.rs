@@ -203,9 +203,6 @@ pub enum EventKind {
     /// Error: UnmountVolume.TearDown failed for volume "<name>" (UniqueName: "…") pod "<uid>"
     /// (UID: "<uid>") : <error>` (`nestedpendingoperations.go`, `operation_generator.go`).
     VolumeTearDownFailed,
-    /// `UnmountVolume.TearDown succeeded for volume "…" (OuterVolumeSpecName: "<name>") pod
-    /// "<uid>" (UID: "<uid>")`: the unmount that failed went through.
-    VolumeTearDownSucceeded,
     /// `"Clean up containers for orphaned pod we had not seen before"`,
     /// `"Clean up orphaned pod containers"`.
     CleanUpOrphanedPod,

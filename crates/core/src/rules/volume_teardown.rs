@@ -10,13 +10,20 @@ use super::*;
 /// retried this far apart has failed about ten times over four minutes or more.
 const MAX_BACKOFF: SignedDuration = SignedDuration::from_mins(2);
 
+/// How late after its `No retries permitted until` a retry may be logged: the reconciler
+/// looks every 100 ms, but a busy kubelet's loop runs late.
+const RETRY_SLACK: SignedDuration = SignedDuration::from_secs(30);
+
 /// How long an unmount may keep failing and be a passing state (a CSI driver's node plugin
 /// restarting, `NodeUnpublish operation … still ongoing`).
 const PASSING: SignedDuration = SignedDuration::from_mins(2);
 
 /// `operation_generator.go` `GenerateUnmountVolumeFunc` retried by `nestedpendingoperations.go`:
 /// `UnmountVolume.TearDown failed for volume "<name>" … pod "<uid>"` that the kubelet keeps
-/// retrying, with no `UnmountVolume.TearDown succeeded` of the pod after it. The kubelet removes
+/// retrying: its last failure not followed, past its next retry (`durationBeforeRetry` and
+/// 30 s), by more of the log without another failure (the retry went through; a healthy node's
+/// `UnmountVolume.TearDown succeeded` lines, one per volume of every pod removed, are not
+/// read). The kubelet removes
 /// a terminated pod's directory, and a deleted pod's API object, only once its volumes are
 /// unmounted, so the pod stays Terminating. A warning when the retries reached the longest
 /// back-off (`durationBeforeRetry 2m2s`, `2m0s` before 1.5) or ran over two minutes; a shorter
@@ -31,18 +38,20 @@ pub(super) fn volume_teardown_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     if groups.is_empty() {
         return;
     }
-    // The last unmount that went through, per pod UID: one pass, whatever the groups.
-    let mut unmounted: HashMap<String, Timestamp> = HashMap::new();
-    for e in logs.of(&[EventKind::VolumeTearDownSucceeded]) {
-        if let (Some(uid), Some(t)) = (pod_uid_of(&e.text), e.time) {
-            let at = unmounted.entry(uid).or_insert(t);
-            *at = (*at).max(t);
-        }
-    }
+    // Where the log ends: a failure the kubelet did not log again by its next retry, with the
+    // log going on past it, went through.
+    let log_end = logs.all.iter().filter_map(|e| e.time).max();
     for (uid, group) in groups {
-        let last = group.iter().filter_map(|e| e.time).max();
-        // Unmounted since: healed.
-        let healed = matches!((unmounted.get(&uid), last), (Some(&u), Some(l)) if u > l);
+        let latest = group[group.len() - 1];
+        let retried_by = latest
+            .time
+            .zip(duration_before_retry(&latest.text))
+            .and_then(|(t, d)| {
+                t.checked_add(d)
+                    .and_then(|t| t.checked_add(RETRY_SLACK))
+                    .ok()
+            });
+        let healed = matches!((retried_by, log_end), (Some(r), Some(end)) if end > r);
         let backoff = group
             .iter()
             .filter_map(|e| duration_before_retry(&e.text))
@@ -51,7 +60,6 @@ pub(super) fn volume_teardown_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         if healed || (backoff < MAX_BACKOFF && span(&group) < PASSING) {
             continue;
         }
-        let latest = group[group.len() - 1];
         let volume = volume_of(&latest.text);
         let error = latest
             .text

@@ -1800,21 +1800,18 @@ pub const FAMILIES: &[Family] = &[
             cite(
                 "kubernetes/kubernetes",
                 "pkg/volume/util/operationexecutor/operation_generator.go",
-                "GenerateUnmountVolumeFunc: `UnmountVolume.TearDown failed for volume %q (UniqueName: %q) pod %q (UID: %q) : %v` and `UnmountVolume.TearDown succeeded for volume %q (OuterVolumeSpecName: %q) pod %q (UID: %q)`",
+                "GenerateUnmountVolumeFunc: `UnmountVolume.TearDown failed for volume %q (UniqueName: %q) pod %q (UID: %q) : %v`",
                 "1.8-1.34",
             ),
         ],
-        wordings: &[
-            by_phrase(
-                "Operation for ",
-                Cond::Has("UnmountVolume.TearDown failed for volume"),
-                VolumeTearDownFailed,
-            ),
-            w(
-                "UnmountVolume.TearDown succeeded for volume",
-                VolumeTearDownSucceeded,
-            ),
-        ],
+        // `UnmountVolume.TearDown succeeded for volume …` is not read: a healthy node logs one
+        // per volume of every pod it removes (45,000 in 256 MiB of the bench's healthy log), and
+        // the retries falling silent say the same (`volume_teardown.rs`).
+        wordings: &[by_phrase(
+            "Operation for ",
+            Cond::Has("UnmountVolume.TearDown failed for volume"),
+            VolumeTearDownFailed,
+        )],
     },
     Family {
         source: "Go: a program crashing",

@@ -491,15 +491,16 @@ fn teardown_failed(t: &str, uid: &str, backoff: &str, why: &str) -> String {
 
 #[test]
 fn volume_teardown_failing() {
+    // A record of another pod on the same day: the log goes on.
+    let later = |t: &str| {
+        format!(
+            r#"I0601 {t}    2345 kubelet.go:2063] "SyncLoop DELETE" source="api" pods=["team-ns/other-0"]"#
+        )
+    };
     let busy = format!(
         "remove /var/lib/kubelet/pods/{UID1}/volumes/kubernetes.io~csi/data/mount: device or resource busy"
     );
     let csi = "kubernetes.io/csi: Unmounter.TearDownAt failed: rpc error: code = Aborted desc = NodeUnpublish operation for volume vol-1 still ongoing";
-    let succeeded = |t: &str, uid: &str| {
-        format!(
-            r#"I0601 {t}    2345 operation_generator.go:780] UnmountVolume.TearDown succeeded for volume "kubernetes.io/csi/hostpath.csi.k8s.io^vol-1" (OuterVolumeSpecName: "data") pod "{uid}" (UID: "{uid}"). InnerVolumeSpecName "data". PluginName "kubernetes.io/csi", VolumeGidValue """#
-        )
-    };
     check(vec![
         case(
             "retried at the longest back-off: the pod cannot finish terminating, the mount is busy",
@@ -532,12 +533,25 @@ fn volume_teardown_failing() {
             &[],
         ),
         case(
-            "not a finding: unmounted after it failed at the longest back-off",
+            "not a finding: not logged again by its next retry, the log going on (unmounted)",
             &[
                 teardown_failed("10:00:00.000000", UID1, "2m2s", &busy),
-                succeeded("10:02:03.000000", UID1),
+                later("10:03:00.000000"),
             ],
             &[],
+        ),
+        case(
+            "retried and failing again, the log going on: still a finding",
+            &[
+                teardown_failed("10:00:00.000000", UID1, "2m2s", &busy),
+                teardown_failed("10:02:02.000000", UID1, "2m2s", &busy),
+                later("10:02:30.000000"),
+            ],
+            &[(
+                FindingKind::StuckTerminatingPod,
+                Severity::Warning,
+                "device or resource busy",
+            )],
         ),
     ]);
 }
