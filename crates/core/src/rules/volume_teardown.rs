@@ -20,14 +20,13 @@ const PASSING: SignedDuration = SignedDuration::from_mins(2);
 
 /// `operation_generator.go` `GenerateUnmountVolumeFunc` retried by `nestedpendingoperations.go`:
 /// `UnmountVolume.TearDown failed for volume "<name>" … pod "<uid>"` that the kubelet keeps
-/// retrying: its last failure not followed, past its next retry (`durationBeforeRetry` and
-/// 30 s), by more of the log without another failure (the retry went through; a healthy node's
-/// `UnmountVolume.TearDown succeeded` lines, one per volume of every pod removed, are not
-/// read). The kubelet removes
-/// a terminated pod's directory, and a deleted pod's API object, only once its volumes are
-/// unmounted, so the pod stays Terminating. A warning when the retries reached the longest
-/// back-off (`durationBeforeRetry 2m2s`, `2m0s` before 1.5) or ran over two minutes; a shorter
-/// run is a passing state.
+/// retrying, still failing where the log ends. A last failure followed, past its next retry
+/// (`durationBeforeRetry` and [`RETRY_SLACK`]), by more of the log and no other failure went
+/// through; a healthy node's `UnmountVolume.TearDown succeeded` lines, one per volume of every
+/// pod it removes, are not read. The kubelet removes a terminated pod's directory, and a deleted
+/// pod's API object, only once its volumes are unmounted, so the pod stays Terminating. A
+/// warning when the retries reached the longest back-off (`durationBeforeRetry 2m2s`, `2m0s`
+/// before 1.5) or ran over two minutes; a shorter run is a passing state.
 pub(super) fn volume_teardown_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let mut groups: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
     for e in logs.of(&[EventKind::VolumeTearDownFailed]) {
