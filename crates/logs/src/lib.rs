@@ -151,9 +151,11 @@ pub struct LogRead {
     /// Records that fit no shape.
     pub unparsed: u64,
     /// Parsed records the kubelet or a container runtime may have written: a program the
-    /// envelope names as one of them (or an all-in-one such as k3s), or a record with no
-    /// program name (bare klog, logfmt, JSON). A log of parsed records none of which is (a
-    /// syslog of CRON, sshd, etcd) is the wrong file, not a clean bill.
+    /// envelope names as one of them (or an all-in-one such as k3s), a record with no program
+    /// name, or one in a shape they write (klog, logfmt, JSON) under any name. A log of parsed
+    /// records none of which is (a syslog of CRON and sshd) is the wrong file, not a clean
+    /// bill; another Kubernetes component's klog or JSON log (kube-apiserver's, etcd's) counts
+    /// as ours, and is not told apart yet.
     pub ours: u64,
     /// The first programs ([`MAX_OTHER_PROGRAMS`]) whose records are not [`Self::ours`].
     pub other_programs: Vec<String>,

@@ -679,7 +679,7 @@ pub fn log_status(
         && read.folded == 0
         && !read.other_programs.is_empty()
     {
-        // Records of other programs only (a syslog of CRON, sshd, etcd): the wrong file, which
+        // Records of other programs only (a syslog of CRON and sshd): the wrong file, which
         // would read as a clean bill.
         s.status = Some(SourceState::NotUnderstood);
         s.note_first(format!(
