@@ -166,12 +166,8 @@ fn crashed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let Some(first) = crashes.first() else {
         return;
     };
-    let program = match first.event.component {
-        Some(Component::Crio) => "crio",
-        Some(Component::Docker) => "docker",
-        Some(Component::Containerd) => "containerd",
-        _ => "the runtime",
-    };
+    // The unit the crash's record or the logs name (`teardown::runtime_unit`).
+    let program = super::teardown::runtime_unit(first, logs.runtime);
     let said = first
         .text
         .find("fatal error: ")
@@ -183,10 +179,7 @@ fn crashed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         format!(
             "{} crashed ({}{}): no pod on this node is started, stopped or inspected until it \
              is back, and such a crash comes back",
-            match program {
-                "the runtime" => "the container runtime",
-                p => p,
-            },
+            program.unwrap_or("the container runtime"),
             cut_quote(said),
             if records(&crashes) > 1 {
                 format!("; {} crashes{}", records(&crashes), over(&crashes))
@@ -198,10 +191,11 @@ fn crashed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
          after its goroutine dump; systemd restarts the runtime, its containers go on under their \
          shims, and the kubelet's CRI calls fail until it answers",
         format!(
-            "journalctl -u {program} around the crash for the goroutine dump (which call crashed), \
-             and systemctl status {program} (is it back?); report it upstream with the dump and \
+            "journalctl -u {unit} around the crash for the goroutine dump (which call crashed), \
+             and systemctl status {unit} (is it back?); report it upstream with the dump and \
              the version; `fatal error: unexpected signal` with a SIGSEGV in the Go runtime \
-             itself points at memory: run a memory test on the node"
+             itself points at memory: run a memory test on the node",
+            unit = program.unwrap_or("containerd (or crio, docker)")
         ),
     );
     f.evidence = quote(&crashes);

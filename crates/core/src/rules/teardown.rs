@@ -422,7 +422,10 @@ pub(super) fn failure_class(
 /// `docker://`, `cri-o://` or `containerd://` container ID, or the runtime's own line. `None`
 /// when it names none and `node_runtime` (the runtime whose records the logs hold,
 /// [`Logs::runtime`]) is none.
-fn runtime_unit(e: &LoggedEvent, node_runtime: Option<Component>) -> Option<&'static str> {
+pub(super) fn runtime_unit(
+    e: &LoggedEvent,
+    node_runtime: Option<Component>,
+) -> Option<&'static str> {
     let t = &e.text;
     let by_type = [
         ("docker", "docker"),
