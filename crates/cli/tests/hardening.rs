@@ -30,6 +30,18 @@ fn args(list: &[&str]) -> Vec<String> {
 fn since_beyond_the_representable_past_is_a_usage_error() {
     let dir = ok(tempfile::tempdir());
     let log = kubelet_log(dir.path());
+    let diagnose_since = |since: &str, extra: &[&str]| {
+        let mut a = vec![
+            "diagnose",
+            "--offline",
+            "--kubelet-log",
+            &log,
+            "--since",
+            since,
+        ];
+        a.extend(extra);
+        podcoroner(&args(&a))
+    };
     for since in [
         "200000y",
         "99999999999h",
@@ -37,14 +49,7 @@ fn since_beyond_the_representable_past_is_a_usage_error() {
         // u64::MAX seconds used to wrap into the future and drop every record, exit 0.
         "18446744073709551615s",
     ] {
-        let (code, out, err) = podcoroner(&args(&[
-            "diagnose",
-            "--offline",
-            "--kubelet-log",
-            &log,
-            "--since",
-            since,
-        ]));
+        let (code, out, err) = diagnose_since(since, &[]);
         assert_eq!(code, 64, "--since {since}: {out}\n{err}");
         assert!(
             err.contains(&format!("{since:?} reaches back before the year -9999"))
@@ -54,16 +59,7 @@ fn since_beyond_the_representable_past_is_a_usage_error() {
         assert_eq!(out, "");
     }
     // A long but representable duration still works.
-    let (code, _, err) = podcoroner(&args(&[
-        "diagnose",
-        "--offline",
-        "--kubelet-log",
-        &log,
-        "--since",
-        "100y",
-        "-o",
-        "json",
-    ]));
+    let (code, _, err) = diagnose_since("100y", &["-o", "json"]);
     assert_eq!(code, 0, "{err}");
     // journalctl's forms: a negative duration after a space, a date, a time without a zone
     // (this machine's). Before them all: read (exit 0); after them all: nothing judged (2).
@@ -74,16 +70,7 @@ fn since_beyond_the_representable_past_is_a_usage_error() {
         ("2999-01-01", 2),
         ("2999-01-01T10:00:00", 2),
     ] {
-        let (code, out, err) = podcoroner(&args(&[
-            "diagnose",
-            "--offline",
-            "--kubelet-log",
-            &log,
-            "--since",
-            since,
-            "-o",
-            "json",
-        ]));
+        let (code, out, err) = diagnose_since(since, &["-o", "json"]);
         assert_eq!(code, want, "--since {since}: {out}\n{err}");
     }
 }
