@@ -87,6 +87,10 @@ pub enum FindingKind {
     /// The runtime or PLEG is unhealthy ("PLEG is not healthy", "container runtime is down"): no
     /// pod on the node can be started or stopped.
     RuntimeUnhealthy,
+    /// The kubelet exits as it starts (`failed to run Kubelet: …`, `"command failed"`, `Failed
+    /// to start ContainerManager`) and the log ends with it not running again: no pod on the
+    /// node is started, stopped or reported (`cmd/kubelet/app/server.go` `Run`).
+    KubeletStartFailing,
     /// A container the runtime fails to stop or kill (`StopContainer` timing out, "failed to
     /// kill", a zombie process, the shim gone): its pod cannot finish terminating.
     ContainerStopFailing,
@@ -114,7 +118,7 @@ pub enum FindingKind {
 impl FindingKind {
     /// Every kind, in documentation order: generated from `rules::registry::RULES` (a kind
     /// added there without its count here does not compile).
-    pub const ALL: [FindingKind; 25] = crate::rules::registry::kinds();
+    pub const ALL: [FindingKind; 26] = crate::rules::registry::kinds();
 
     /// The stable name, e.g. `LeakedSandbox`.
     pub fn as_str(self) -> &'static str {
@@ -138,6 +142,7 @@ impl FindingKind {
             FindingKind::OrphanedPodVolumes => "OrphanedPodVolumes",
             FindingKind::StuckTerminatingPod => "StuckTerminatingPod",
             FindingKind::RuntimeUnhealthy => "RuntimeUnhealthy",
+            FindingKind::KubeletStartFailing => "KubeletStartFailing",
             FindingKind::StaticPodRemoved => "StaticPodRemoved",
             FindingKind::ContainerStopFailing => "ContainerStopFailing",
             FindingKind::PodStatusFailing => "PodStatusFailing",

@@ -2292,6 +2292,28 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "109-kubelet-exits-swap-on",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2026,
+            records: 9,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
+    Case {
+        slug: "110-kubelet-exits-swap-zh-locale",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2018,
+            records: 7,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

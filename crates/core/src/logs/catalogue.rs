@@ -229,6 +229,14 @@ pub enum EventKind {
     /// kubelet process starts (`cmd/kubelet/app/server.go` `run`). What its pod workers did
     /// before is not carried over: a pod no config source gives any more is not killed again.
     KubeletStarted,
+    /// The kubelet exits as it starts: `"command failed" err="…"` (component-base `cli.Run`: the
+    /// error `NewKubeletCommand`'s `RunE` returned, 1.20+), `failed to run Kubelet: …` and
+    /// `failed to load Kubelet config file …` (`server.go`, `klog.Fatal` before 1.20; `error: …`
+    /// on stderr in 1.8), `Failed to start ContainerManager` (`kubelet.go`
+    /// `initializeRuntimeDependentModules`, then `os.Exit(1)`). An exit whose error is a CRI
+    /// call's failure (`validate service connection`, `unknown service runtime.v1…`) is
+    /// classified as that failure, `RuntimeCallFailed`: the runtime is its cause.
+    KubeletExited,
     /// `"Skipping pod synchronization" err="PLEG is not healthy: …"`; legacy `skipping pod
     /// synchronization - [… PLEG is not healthy: pleg was last seen active … ago …]`.
     PlegUnhealthy,
@@ -383,6 +391,7 @@ impl EventKind {
                 | PlegUnhealthy
                 | SkippingDeleteSourcesNotReady
                 | ImagePullFailed
+                | KubeletExited
         )
     }
 
@@ -688,6 +697,13 @@ fn head<'p>(line: &'p ParsedLine<'_>) -> Option<Head<'p>> {
     } else {
         None
     };
+    // The kubelet exiting on a CRI call's failure: the runtime is the cause (`RuntimeUnhealthy`
+    // reads it).
+    if kind == EventKind::KubeletExited
+        && fallback(msg, error).is_some_and(|h| h.kind == EventKind::RuntimeCallFailed)
+    {
+        kind = EventKind::RuntimeCallFailed;
+    }
     // A sandbox name reservation is reported by whichever call hit it.
     if matches!(
         kind,

@@ -42,7 +42,11 @@ pub(crate) struct Scan {
 pub(crate) fn scan(s: &str) -> Option<Scan> {
     let b = s.as_bytes();
     let first = *b.first()?;
-    let (kind, yearless, after_time, cut) = if first.is_ascii_digit() {
+    // A digit opens an RFC 3339 time, or a month as the CJK locales print it (`6月 24 …`).
+    let numbered = first.is_ascii_digit().then(|| month_name(b, 0)).flatten();
+    let (kind, yearless, after_time, cut) = if let Some((month, len)) = numbered {
+        syslog_time(b, month, len)?
+    } else if first.is_ascii_digit() {
         // `<time> INFO …` has a level, not a host (`Format::TimeLevel`).
         if super::shape::time_level_start(s).is_some() {
             return None;

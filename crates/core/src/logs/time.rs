@@ -178,6 +178,9 @@ static ASCII_MONTH_NAMES: std::sync::LazyLock<Vec<([u8; 3], i8)>> =
 /// The name must be followed by a space.
 pub(crate) fn month_name(b: &[u8], at: usize) -> Option<(i8, usize)> {
     let rest = b.get(at..)?;
+    if rest.first()?.is_ascii_digit() {
+        return numbered_month(rest);
+    }
     // A name begins with one of these letters (a klog `I0613`, a `2025-…` does not).
     if !matches!(
         rest.first()?.to_ascii_lowercase(),
@@ -209,6 +212,23 @@ pub(crate) fn month_name(b: &[u8], at: usize) -> Option<(i8, usize)> {
         let n = name.as_bytes();
         (n.len() == len && eq_ignore_case_utf8(&rest[..len], n)).then_some((month, len))
     })
+}
+
+/// A month as the Chinese and Japanese locales' `%b` print it, its number and `月` (`6月 24
+/// 13:16:48`), or the Korean, `월`: the month and the name's length in bytes; followed by a space.
+fn numbered_month(rest: &[u8]) -> Option<(i8, usize)> {
+    let digits = rest
+        .iter()
+        .take(3)
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let month: i8 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+    let after = &rest[digits..];
+    let len = ["月", "월"]
+        .iter()
+        .find(|w| after.starts_with(w.as_bytes()))
+        .map(|w| w.len())?;
+    ((1..=12).contains(&month) && after.get(len) == Some(&b' ')).then_some((month, digits + len))
 }
 
 /// The longest of [`MONTH_NAMES`] in bytes (`févr.`).
@@ -353,6 +373,12 @@ mod tests {
         assert_eq!(month_name(b"Ju 26", 0), None);
         assert_eq!(month_name(b"I0613 07:44:44", 0), None);
         assert_eq!(month_name(b"Jun", 0), None);
+        // zh_CN's and ja_JP's `%b`, ko_KR's.
+        assert_eq!(month_name("6月 24 13:16:48".as_bytes(), 0), Some((6, 4)));
+        assert_eq!(month_name("12月 1 00:00:00".as_bytes(), 0), Some((12, 5)));
+        assert_eq!(month_name("10월 3 08:00:00".as_bytes(), 0), Some((10, 5)));
+        assert_eq!(month_name("13月 24".as_bytes(), 0), None);
+        assert_eq!(month_name("6月24".as_bytes(), 0), None);
     }
 
     fn ctx(year: i32) -> ParseContext {

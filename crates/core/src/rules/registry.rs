@@ -314,6 +314,18 @@ pub const RULES: &[Rule] = &[
         run: Run::Logs(super::runtime::run),
     },
     Rule {
+        kind: K::KubeletStartFailing,
+        input: L,
+        variant: "",
+        severity: "critical; warning when the kubelet has no config file yet (before kubeadm init or join)",
+        views: "kubelet log",
+        kubelet_source: "cmd/kubelet/app/server.go Run, kubelet.go initializeRuntimeDependentModules",
+        summary: "the kubelet exits as it starts and is not running where the log ends, with the cause",
+        remediation: "fix the cause the exit names (swap, cgroup driver, config file); systemctl restart kubelet",
+        file: "kubelet_start.rs",
+        run: Run::Logs(super::kubelet_start::run),
+    },
+    Rule {
         kind: K::ContainerStopFailing,
         input: L,
         variant: "",

@@ -208,6 +208,58 @@ pub const FAMILIES: &[Family] = &[
             with("Version: v", Cond::None, KubeletStarted),
         ],
     },
+    Family {
+        source: "cmd/kubelet/app/server.go and kubelet.go: the kubelet exits as it starts",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/component-base/cli/run.go",
+                "Run: klog.ErrorS(err, `command failed`) for the error NewKubeletCommand's RunE returned",
+                "1.23-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "cmd/kubelet/app/server.go",
+                "Run: fmt.Errorf(`failed to run Kubelet: %w`, err)",
+                "1.8-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "cmd/kubelet/app/server.go",
+                "NewKubeletCommand: klog.ErrorS(err, `Failed to run kubelet`) of Run's error",
+                "1.21-1.22",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "cmd/kubelet/app/server.go",
+                "NewKubeletCommand: klog.Fatal(err) of Run's error and of `failed to load Kubelet config file %s, error %v`",
+                "1.10-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "initializeRuntimeDependentModules: klog.ErrorS(err, `Failed to start ContainerManager`); os.Exit(1)",
+                "1.8-1.34",
+            ),
+        ],
+        wordings: &[
+            with("command failed", Cond::Exact, KubeletExited),
+            with("failed to run Kubelet", Cond::None, KubeletExited),
+            with("Failed to run kubelet", Cond::Exact, KubeletExited),
+            // 1.8's main: fmt.Fprintf(os.Stderr, "error: %v\n", err); cobra's `Error: `.
+            with("error: failed to run Kubelet", Cond::None, KubeletExited),
+            with(
+                "failed to load Kubelet config file",
+                Cond::None,
+                KubeletExited,
+            ),
+            with(
+                "Failed to start ContainerManager",
+                Cond::None,
+                KubeletExited,
+            ),
+        ],
+    },
     // kubelet: pod config and lifecycle
     Family {
         source: "kubelet.go syncLoopIteration (PLEG, housekeeping)",
@@ -1869,6 +1921,9 @@ pub const PHRASES: &[(&str, EventKind)] = &[
     // connection: validate CRI v1 runtime API for endpoint …`): the runtime's socket refusing
     // or missing, or serving no CRI.
     ("validate service connection", RuntimeCallFailed),
+    // The kubelet's exit inside a wrapper's own words (minikube's localkube: `kubelet: Exit with
+    // error: failed to run Kubelet: …`); after the runtime's phrases, which name its cause.
+    ("failed to run Kubelet: ", KubeletExited),
 ];
 
 /// Every wording, in table order.

@@ -556,6 +556,97 @@ fn volume_teardown_failing() {
     ]);
 }
 
+// === KubeletStartFailing ===
+
+#[test]
+fn kubelet_start_failing() {
+    let exit = |t: &str, err: &str| {
+        format!(
+            r#"E0205 {t}   12704 run.go:72] "command failed" err="failed to run Kubelet: {err}""#
+        )
+    };
+    let started = |t: &str| {
+        format!(r#"I0205 {t}   12704 server.go:529] "Kubelet version" kubeletVersion="v1.34.4""#)
+    };
+    let running = |t: &str| {
+        format!(
+            r#"I0205 {t}   12704 kubelet.go:2063] "SyncLoop ADD" source="api" pods=["team-ns/web-0"]"#
+        )
+    };
+    let swap = "running with swap on is not supported, please disable swap! or set --fail-swap-on flag to false";
+    check(vec![
+        case(
+            "exits at start, the log ends there: critical, with the swap fix",
+            &[started("10:58:14.900000"), exit("10:58:14.917245", swap)],
+            &[(
+                FindingKind::KubeletStartFailing,
+                Severity::Critical,
+                "running with swap on",
+            )],
+        ),
+        case(
+            "a crash loop, each start within seconds of the last exit: still a finding",
+            &[
+                exit("10:58:14.917245", swap),
+                started("10:58:25.000000"),
+                exit("10:58:25.100000", swap),
+                started("10:58:35.300000"),
+            ],
+            &[(
+                FindingKind::KubeletStartFailing,
+                Severity::Critical,
+                "2 exits",
+            )],
+        ),
+        case(
+            "not a finding: it ran over a minute after its last exit (fixed and restarted)",
+            &[
+                exit("10:58:14.917245", swap),
+                started("11:05:00.000000"),
+                running("11:06:30.000000"),
+            ],
+            &[],
+        ),
+        case(
+            "no config file yet (before kubeadm join): a warning, the loop expected",
+            &[r#"E0117 16:14:53.701110   17651 run.go:72] "command failed" err="failed to load kubelet config file, path: /var/lib/kubelet/config.yaml, error: failed to load Kubelet config file /var/lib/kubelet/config.yaml, error failed to read kubelet config file \"/var/lib/kubelet/config.yaml\", error: open /var/lib/kubelet/config.yaml: no such file or directory""#
+                .to_string()],
+            &[(
+                FindingKind::KubeletStartFailing,
+                Severity::Warning,
+                "kubeadm init or join",
+            )],
+        ),
+        case(
+            "before 1.20, klog.Fatal: the cgroup driver's fix",
+            &[r#"F0905 10:01:57.021681   25297 server.go:266] failed to run Kubelet: failed to create kubelet: misconfiguration: kubelet cgroup driver: "cgroupfs" is different from docker cgroup driver: "systemd""#.to_string()],
+            &[(
+                FindingKind::KubeletStartFailing,
+                Severity::Critical,
+                "is different from docker cgroup driver",
+            )],
+        ),
+        case(
+            "in a wrapper's words (minikube's localkube), syslog-wrapped",
+            &[r#"Jan 03 01:49:48 banwagong localkube[30646]: kubelet: Exit with error: failed to run Kubelet: failed to create kubelet: misconfiguration: kubelet cgroup driver: "cgroupfs" is different from docker cgroup driver: "systemd""#.to_string()],
+            &[(
+                FindingKind::KubeletStartFailing,
+                Severity::Critical,
+                "is different from docker cgroup driver",
+            )],
+        ),
+        case(
+            "not this kind: an exit on the runtime endpoint is RuntimeUnhealthy's",
+            &[r#"E1207 09:17:30.895924   18641 run.go:74] "command failed" err="failed to run Kubelet: validate service connection: validate CRI v1 runtime API for endpoint \"unix:///run/containerd/containerd.sock\": rpc error: code = Unimplemented desc = unknown service runtime.v1.RuntimeService""#.to_string()],
+            &[(
+                FindingKind::RuntimeUnhealthy,
+                Severity::Critical,
+                "serves no CRI",
+            )],
+        ),
+    ]);
+}
+
 #[test]
 fn static_pod_removal() {
     let pod = "team-ns/static-nginx-10.0.0.11";

@@ -1,0 +1,155 @@
+//! `KubeletStartFailing`: the kubelet exits as it starts, and the log ends with it not running.
+
+#[allow(unused_imports)]
+use super::logs::*;
+#[allow(unused_imports)]
+use super::*;
+use crate::logs::Component;
+
+/// How long after its last exit the kubelet's own records must go on for it to count as
+/// running again: systemd restarts it 10 s after an exit (kubeadm's drop-in, `RestartSec=10`),
+/// and a kubelet that exits at start does so within seconds of its `Kubelet version` line.
+const RUNNING_AGAIN: SignedDuration = SignedDuration::from_mins(1);
+
+/// `cmd/kubelet/app/server.go` `Run` and `kubelet.go` `initializeRuntimeDependentModules`: the
+/// kubelet's `KubeletExited` records (`"command failed" err="failed to run Kubelet: …"`, the
+/// `F…] failed to run Kubelet: …` of kubelets before 1.20, `Failed to start ContainerManager`),
+/// with no record of the kubelet's more than [`RUNNING_AGAIN`] after the last: the kubelet is
+/// not running where the log ends, so no pod on the node is started, stopped or reported, and
+/// the node goes NotReady. Critical; a warning when the kubelet has no config file yet (`kubeadm
+/// init` or `join` writes it: until then the crash loop is expected). An exit the runtime caused
+/// (`validate service connection`) is `RuntimeUnhealthy`'s: classified `RuntimeCallFailed`.
+pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
+    let exits: Vec<&LoggedEvent> = logs.of(&[EventKind::KubeletExited]).collect();
+    let Some(last) = exits.iter().copied().max_by_key(|e| e.time) else {
+        return;
+    };
+    let running_again = last.time.is_some_and(|t| {
+        logs.all.iter().any(|e| {
+            e.event.kind != EventKind::KubeletExited
+                && is_the_kubelets(e)
+                && e.time
+                    .is_some_and(|at| at.duration_since(t) > RUNNING_AGAIN)
+        })
+    });
+    if running_again {
+        return;
+    }
+    let error = super::teardown::error_quote(last);
+    let (severity, why, fix) = cause(&super::teardown::error_text(last));
+    let mut f = finding(
+        FindingKind::KubeletStartFailing,
+        severity,
+        format!(
+            "the kubelet exits as it starts ({error}; {}{}), and nothing after shows it running: no \
+             pod on this node is started, stopped or reported while it does not run{why}",
+            plural(records(&exits), "exit", "exits"),
+            over(&exits),
+        ),
+        "cmd/kubelet/app/server.go Run (`failed to run Kubelet: …`) and kubelet.go \
+         initializeRuntimeDependentModules (`Failed to start ContainerManager`): the kubelet returns \
+         the error and exits; systemd starts it again after RestartSec and it fails the same way \
+         until the cause is fixed; the node's lease lapses and the node goes NotReady",
+        fix,
+    );
+    f.evidence = quote(&exits);
+    out.push(f);
+}
+
+/// Whether `e` is the kubelet's own record (not a runtime's, in a runtime log given beside).
+fn is_the_kubelets(e: &LoggedEvent) -> bool {
+    !matches!(
+        e.event.component,
+        Some(Component::Containerd | Component::Crio | Component::Docker)
+    )
+}
+
+/// The severity, what the summary adds and the fix, from the exit's error.
+fn cause(err: &str) -> (Severity, &'static str, String) {
+    use crate::logs::catalogue::contains_words;
+    let restart = "; then systemctl restart kubelet";
+    if contains_words(err, "running with swap on is not supported") {
+        return (
+            Severity::Critical,
+            "",
+            format!(
+                "swap is on and the kubelet refuses it (failSwapOn): swapoff -a and remove the swap \
+                 line from /etc/fstab (or set failSwapOn: false, with memorySwap's swapBehavior on \
+                 1.28+){restart}"
+            ),
+        );
+    }
+    if err.contains("cgroup driver") || err.contains("cgroupDriver") {
+        return (
+            Severity::Critical,
+            "",
+            format!(
+                "the kubelet's cgroup driver must be the runtime's: set cgroupDriver in \
+                 /var/lib/kubelet/config.yaml (--cgroup-driver) to what the runtime uses (docker info \
+                 | grep -i cgroup; containerd's SystemdCgroup in /etc/containerd/config.toml){restart}"
+            ),
+        );
+    }
+    let config = contains_words(err, "failed to load kubelet config file")
+        || contains_words(err, "failed to load Kubelet config file");
+    // `failed to read kubelet config file "<path>", error: open <path>: no such file or
+    // directory`, often cut after `open` by journalctl's pager.
+    if config && (err.contains("no such file or directory") || err.contains("error: open ")) {
+        return (
+            Severity::Warning,
+            " (it cannot open its config file: before kubeadm init or join writes it, this crash \
+             loop is expected)",
+            format!(
+                "the kubelet's config file is missing or unreadable: on a kubeadm node, kubeadm init or kubeadm \
+                 join writes /var/lib/kubelet/config.yaml (kubeadm init phase kubelet-start on a \
+                 node that was set up); elsewhere, the --config path in the kubelet's unit is wrong \
+                 (systemctl cat kubelet){restart}"
+            ),
+        );
+    }
+    if config {
+        return (
+            Severity::Critical,
+            "",
+            format!(
+                "the kubelet's config file does not load: the error names the file and the field \
+                 (kubelet --config=<file> checks it); fix it{restart}"
+            ),
+        );
+    }
+    if err.contains("bootstrap-kubelet.conf") || contains_words(err, "unable to load bootstrap") {
+        return (
+            Severity::Critical,
+            "",
+            format!(
+                "the kubelet has no bootstrap kubeconfig to join the cluster with: kubeadm join \
+                 writes /etc/kubernetes/bootstrap-kubelet.conf (a fresh token: kubeadm token create \
+                 --print-join-command){restart}"
+            ),
+        );
+    }
+    if contains_words(err, "unknown flag") || contains_words(err, "failed to parse kubelet flag") {
+        return (
+            Severity::Critical,
+            "",
+            format!(
+                "a flag the kubelet no longer has (1.24 removed the dockershim's, --network-plugin \
+                 among them): remove it from the unit's arguments (systemctl cat kubelet; \
+                 /var/lib/kubelet/kubeadm-flags.env){restart}"
+            ),
+        );
+    }
+    (
+        Severity::Critical,
+        "",
+        format!(
+            "read the error: it names what the kubelet could not set up (journalctl -u kubelet -b \
+             | grep -m1 -B5 -E 'command failed|failed to run Kubelet'); fix it{restart}"
+        ),
+    )
+}
+
+/// The registry's runner.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    kubelet_start_failing(input.logs, out);
+}
