@@ -634,6 +634,15 @@ fn merge(
     out.lines += part.lines;
     out.parsed += part.parsed;
     out.ours += part.ours;
+    out.kubelet_callers += part.kubelet_callers;
+    out.other_callers += part.other_callers;
+    for c in part.other_components {
+        if out.other_components.len() < crate::MAX_OTHER_PROGRAMS
+            && !out.other_components.iter().any(|(who, _)| *who == c.0)
+        {
+            out.other_components.push(c);
+        }
+    }
     for p in part.other_programs {
         if out.other_programs.len() < crate::MAX_OTHER_PROGRAMS && !out.other_programs.contains(&p)
         {
@@ -954,6 +963,11 @@ fn note_program(parsed: &ParsedLine<'_>, read: &mut LogRead) {
                 .any(|w| lower.contains(w))
         }
     };
+    if read.kubelet_callers == 0
+        && let Some(caller) = parsed.caller.as_deref()
+    {
+        note_caller(caller, read);
+    }
     if ours {
         read.ours += 1;
     } else if let Some(ident) = ident
@@ -961,6 +975,25 @@ fn note_program(parsed: &ParsedLine<'_>, read: &mut LogRead) {
         && !read.other_programs.iter().any(|p| p == ident)
     {
         read.other_programs.push(ident.to_string());
+    }
+}
+
+/// Counts a record's caller as the kubelet's code or another component's
+/// ([`LogRead::kubelet_callers`], [`LogRead::other_callers`]).
+fn note_caller(caller: &str, read: &mut LogRead) {
+    use podcoroner_core::logs::callers::{CallerOwner, caller_owner};
+    match caller_owner(caller) {
+        Some(CallerOwner::Kubelet) => read.kubelet_callers += 1,
+        Some(CallerOwner::Other(who)) => {
+            read.other_callers += 1;
+            if read.other_components.len() < crate::MAX_OTHER_PROGRAMS
+                && !read.other_components.iter().any(|(w, _)| *w == who)
+            {
+                let file = caller.rsplit_once(':').map_or(caller, |(path, _)| path);
+                read.other_components.push((who, file.to_string()));
+            }
+        }
+        None => {}
     }
 }
 

@@ -154,11 +154,22 @@ pub struct LogRead {
     /// envelope names as one of them (or an all-in-one such as k3s), a record with no program
     /// name, or one in a shape they write (klog, logfmt, JSON) under any name. A log of parsed
     /// records none of which is (a syslog of CRON and sshd) is the wrong file, not a clean
-    /// bill; another Kubernetes component's klog or JSON log (kube-apiserver's, etcd's) counts
-    /// as ours, and is not told apart yet.
+    /// bill. Another Kubernetes component's klog or JSON log (kube-apiserver's, etcd's) counts
+    /// as ours here and is told apart by its callers ([`Self::other_callers`]).
     pub ours: u64,
     /// The first programs ([`MAX_OTHER_PROGRAMS`]) whose records are not [`Self::ours`].
     pub other_programs: Vec<String>,
+    /// Parsed records whose caller is the kubelet's own code
+    /// ([`caller_owner`](podcoroner_core::logs::callers::caller_owner)); counted until the
+    /// first.
+    pub kubelet_callers: u64,
+    /// Parsed records whose caller is another Kubernetes component's code (etcd's,
+    /// kube-apiserver's, kube-proxy's), counted while no record's is the kubelet's: a log of
+    /// those and none of the kubelet's is the wrong file, though its shape is the kubelet's.
+    pub other_callers: u64,
+    /// The components [`Self::other_callers`] name, the first [`MAX_OTHER_PROGRAMS`], with the
+    /// first file of each (`("etcd", "etcdserver/server.go")`).
+    pub other_components: Vec<(&'static str, String)>,
     /// The first [`MAX_KEPT_UNPARSED`] unparsed records that are not blank lines, prompts or
     /// markup ([`non_record`](podcoroner_core::logs::non_record)), with their positions.
     pub unparsed_samples: Vec<Unparsed>,

@@ -673,6 +673,24 @@ pub fn log_status(
             }
         };
         s.note_first(format!("not understood: no line read, {why}"));
+    } else if read.kubelet_callers == 0
+        && read.other_callers >= 2
+        && read.other_callers * 10 >= read.ours
+    {
+        // Another Kubernetes component's log (etcd's zap JSON, kube-apiserver's klog): the
+        // kubelet's shapes, none of its code.
+        s.status = Some(SourceState::NotUnderstood);
+        s.note_first(format!(
+            "not understood: {} of its {} records come from {} code, none from the kubelet's: \
+             another component's log, the wrong file?",
+            read.other_callers,
+            read.parsed,
+            read.other_components
+                .iter()
+                .map(|(who, file)| format!("{who}'s ({file})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     } else if read.parsed > 0
         && read.ours == 0
         && read.events.is_empty()

@@ -57,3 +57,49 @@ fn a_syslog_of_other_programs_is_the_wrong_file() {
         Some(SourceState::Ok)
     );
 }
+
+#[test]
+fn another_components_log_in_the_kubelets_shape_is_the_wrong_file() {
+    // etcd's zap JSON, as etcd 3.6 logs it (the real node's etcd).
+    let etcd = r#"{"level":"info","ts":"2026-12-07T08:41:50.112Z","caller":"embed/config.go:705","msg":"Running http and grpc server on single port. This is not recommended for production."}
+{"level":"info","ts":"2026-12-07T08:41:50.113Z","caller":"etcdmain/etcd.go:64","msg":"Running: ","args":["etcd"]}
+{"level":"info","ts":"2026-12-07T08:41:51.200Z","caller":"etcdserver/server.go:2044","msg":"published local member to cluster through raft"}
+"#;
+    let s = status_of(etcd, LogKind::Kubelet);
+    assert_eq!(s.status, Some(SourceState::NotUnderstood), "{s:?}");
+    let detail = s.detail.unwrap_or_default();
+    assert!(
+        detail.contains(
+            "3 of its 3 records come from etcd's (embed/config.go) code, none from the kubelet's"
+        ),
+        "{detail}"
+    );
+    // kube-apiserver's klog: its flags (a file every component shares) and its own packages.
+    let apiserver = "I1207 08:41:51.652331   70001 flags.go:64] FLAG: --advertise-address=\"10.0.0.1\"\n\
+                     I1207 08:41:52.100000   70001 genericapiserver.go:796] \"Waiting for the apiserver to be ready\"\n\
+                     I1207 08:41:52.200000   70001 cacher.go:469] cacher (pods): initialized\n";
+    let s = status_of(apiserver, LogKind::Kubelet);
+    assert_eq!(s.status, Some(SourceState::NotUnderstood), "{s:?}");
+    assert!(
+        s.detail
+            .as_deref()
+            .unwrap_or_default()
+            .contains("kube-apiserver's (genericapiserver.go)"),
+        "{s:?}"
+    );
+    // One kubelet record among them: the kubelet's log (a paste of several components').
+    let mixed = format!(
+        "{apiserver}I1207 08:41:53.000000   70002 kubelet.go:2428] \"Starting kubelet main sync loop\"\n"
+    );
+    assert_eq!(
+        status_of(&mixed, LogKind::Kubelet).status,
+        Some(SourceState::Ok)
+    );
+    // Shared packages alone name nobody: a kubelet excerpt of reflector and flag lines.
+    let shared = "I1207 08:41:51.000000    2345 flags.go:64] FLAG: --v=\"2\"\n\
+                  W1207 08:41:52.000000    2345 reflector.go:561] failed to list *v1.Node\n";
+    assert_eq!(
+        status_of(shared, LogKind::Kubelet).status,
+        Some(SourceState::Ok)
+    );
+}

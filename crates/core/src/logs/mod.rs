@@ -26,6 +26,7 @@
 //! ```
 
 mod assemble;
+pub mod callers;
 pub mod catalogue;
 mod envelope;
 pub mod ids;
