@@ -91,6 +91,11 @@ pub enum FindingKind {
     /// to start ContainerManager`) and the log ends with it not running again: no pod on the
     /// node is started, stopped or reported (`cmd/kubelet/app/server.go` `Run`).
     KubeletStartFailing,
+    /// The kubelet cannot update its Node's status (`Error updating node status, will retry`,
+    /// `Unable to update node status`) where the log ends: the Node object deleted, its
+    /// credentials refused, or the API server out of reach for five minutes
+    /// (`kubelet_node_status.go` `updateNodeStatus`).
+    NodeStatusUpdateFailing,
     /// A container the runtime fails to stop or kill (`StopContainer` timing out, "failed to
     /// kill", a zombie process, the shim gone): its pod cannot finish terminating.
     ContainerStopFailing,
@@ -118,7 +123,7 @@ pub enum FindingKind {
 impl FindingKind {
     /// Every kind, in documentation order: generated from `rules::registry::RULES` (a kind
     /// added there without its count here does not compile).
-    pub const ALL: [FindingKind; 26] = crate::rules::registry::kinds();
+    pub const ALL: [FindingKind; 27] = crate::rules::registry::kinds();
 
     /// The stable name, e.g. `LeakedSandbox`.
     pub fn as_str(self) -> &'static str {
@@ -143,6 +148,7 @@ impl FindingKind {
             FindingKind::StuckTerminatingPod => "StuckTerminatingPod",
             FindingKind::RuntimeUnhealthy => "RuntimeUnhealthy",
             FindingKind::KubeletStartFailing => "KubeletStartFailing",
+            FindingKind::NodeStatusUpdateFailing => "NodeStatusUpdateFailing",
             FindingKind::StaticPodRemoved => "StaticPodRemoved",
             FindingKind::ContainerStopFailing => "ContainerStopFailing",
             FindingKind::PodStatusFailing => "PodStatusFailing",

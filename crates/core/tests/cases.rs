@@ -2314,6 +2314,17 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "111-kubelet-node-object-deleted",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2019,
+            records: 7,
+            ..FILE
+        }],
+        events: &[],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

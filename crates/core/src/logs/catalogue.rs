@@ -237,6 +237,10 @@ pub enum EventKind {
     /// call's failure (`validate service connection`, `unknown service runtime.v1…`) is
     /// classified as that failure, `RuntimeCallFailed`: the runtime is its cause.
     KubeletExited,
+    /// `"Error updating node status, will retry" err=…` (`kubelet_node_status.go`
+    /// `updateNodeStatus`, each of its 5 tries) and `"Unable to update node status" err="update
+    /// node status exceeds retry count"` (`syncNodeStatus`); legacy `…, will retry: <err>`.
+    NodeStatusUpdateFailed,
     /// `"Skipping pod synchronization" err="PLEG is not healthy: …"`; legacy `skipping pod
     /// synchronization - [… PLEG is not healthy: pleg was last seen active … ago …]`.
     PlegUnhealthy,
@@ -392,6 +396,7 @@ impl EventKind {
                 | SkippingDeleteSourcesNotReady
                 | ImagePullFailed
                 | KubeletExited
+                | NodeStatusUpdateFailed
         )
     }
 

@@ -28,6 +28,7 @@ pub mod logs;
 mod manifests;
 mod mirror_pod_create_failed;
 mod mirror_pods;
+mod node_status;
 mod orphaned_container;
 mod pod_dirs;
 pub(crate) mod pod_startup;

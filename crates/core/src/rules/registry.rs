@@ -326,6 +326,18 @@ pub const RULES: &[Rule] = &[
         run: Run::Logs(super::kubelet_start::run),
     },
     Rule {
+        kind: K::NodeStatusUpdateFailing,
+        input: L,
+        variant: "",
+        severity: "critical when the Node object was deleted; warning when the kubelet's credentials are refused, or the API server is out of reach or the updates fail for five minutes",
+        views: "kubelet log",
+        kubelet_source: "kubelet_node_status.go updateNodeStatus and syncNodeStatus",
+        summary: "the kubelet cannot update its Node's status where the log ends, with the cause",
+        remediation: "restart the kubelet for a deleted Node; check its certificate; check that the node reaches the API server",
+        file: "node_status.rs",
+        run: Run::Logs(super::node_status::run),
+    },
+    Rule {
         kind: K::ContainerStopFailing,
         input: L,
         variant: "",

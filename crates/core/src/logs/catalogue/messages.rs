@@ -260,6 +260,35 @@ pub const FAMILIES: &[Family] = &[
             ),
         ],
     },
+    Family {
+        source: "pkg/kubelet/kubelet_node_status.go: the node's status the kubelet cannot update",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet_node_status.go",
+                "updateNodeStatus: klog.ErrorS(err, `Error updating node status, will retry`); syncNodeStatus: klog.ErrorS(err, `Unable to update node status`)",
+                "1.20-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet_node_status.go",
+                "updateNodeStatus: glog.Errorf (klog from 1.13) `Error updating node status, will retry: %v`; syncNodeStatus `Unable to update node status: %v`",
+                "1.3-1.19",
+            ),
+        ],
+        wordings: &[
+            with(
+                "Error updating node status, will retry",
+                Cond::None,
+                NodeStatusUpdateFailed,
+            ),
+            with(
+                "Unable to update node status",
+                Cond::None,
+                NodeStatusUpdateFailed,
+            ),
+        ],
+    },
     // kubelet: pod config and lifecycle
     Family {
         source: "kubelet.go syncLoopIteration (PLEG, housekeeping)",

@@ -647,6 +647,93 @@ fn kubelet_start_failing() {
     ]);
 }
 
+// === NodeStatusUpdateFailing ===
+
+#[test]
+fn node_status_update_failing() {
+    let failed = |t: &str, err: &str| {
+        format!(
+            r#"E0322 {t}    1272 kubelet_node_status.go:548] "Error updating node status, will retry" err="{err}""#
+        )
+    };
+    let exhausted = |t: &str| {
+        format!(
+            r#"E0322 {t}    1272 kubelet_node_status.go:535] "Unable to update node status" err="update node status exceeds retry count""#
+        )
+    };
+    let later = |t: &str| {
+        format!(
+            r#"I0322 {t}    1272 kubelet.go:2063] "SyncLoop DELETE" source="api" pods=["team-ns/other-0"]"#
+        )
+    };
+    let deleted = r#"error getting node "node-a": nodes "node-a" not found"#;
+    let refused = r#"error getting node "node-a": Get "https://10.0.0.1:6443/api/v1/nodes/node-a?timeout=10s": dial tcp 10.0.0.1:6443: connect: connection refused"#;
+    check(vec![
+        case(
+            "the Node object deleted, retries exhausted: critical",
+            &[
+                failed("17:40:06.941770", deleted),
+                exhausted("17:40:06.941777"),
+            ],
+            &[(
+                FindingKind::NodeStatusUpdateFailing,
+                Severity::Critical,
+                "nodes \"node-a\" not found",
+            )],
+        ),
+        case(
+            "not a finding: the informer's `node \"…\" not found` once at start (the real kubelet)",
+            &[failed(
+                "08:41:53.142534",
+                r#"error getting node \"lab-node\": node \"lab-node\" not found"#,
+            )],
+            &[],
+        ),
+        case(
+            "the API server out of reach for six minutes, the log ending there: a warning",
+            &[
+                failed("10:00:00.000000", refused),
+                failed("10:03:00.000000", refused),
+                failed("10:06:00.000000", refused),
+            ],
+            &[(
+                FindingKind::NodeStatusUpdateFailing,
+                Severity::Warning,
+                "connection refused",
+            )],
+        ),
+        case(
+            "not a finding: refused for two minutes, as a control plane's boot",
+            &[
+                failed("10:00:00.000000", refused),
+                failed("10:02:00.000000", refused),
+            ],
+            &[],
+        ),
+        case(
+            "not a finding: out of reach for six minutes, then the log goes on without a failure",
+            &[
+                failed("10:00:00.000000", refused),
+                failed("10:06:00.000000", refused),
+                later("10:08:00.000000"),
+            ],
+            &[],
+        ),
+        case(
+            "the client certificate expired, twice: a warning",
+            &[
+                failed("10:00:00.000000", "Unauthorized"),
+                failed("10:00:10.000000", "Unauthorized"),
+            ],
+            &[(
+                FindingKind::NodeStatusUpdateFailing,
+                Severity::Warning,
+                "Unauthorized",
+            )],
+        ),
+    ]);
+}
+
 #[test]
 fn static_pod_removal() {
     let pod = "team-ns/static-nginx-10.0.0.11";

@@ -1,0 +1,173 @@
+//! `NodeStatusUpdateFailing`: the kubelet cannot update its Node's status.
+
+#[allow(unused_imports)]
+use super::logs::*;
+#[allow(unused_imports)]
+use super::*;
+
+/// How long after its last failure the log must go on for the updates to count as going
+/// through again: the kubelet updates its Node every `nodeStatusUpdateFrequency` (10 s), five
+/// tries each, and logs each failed try.
+const UPDATING_AGAIN: SignedDuration = SignedDuration::from_mins(1);
+
+/// How long the API server may be out of reach before it is a finding: the node controller
+/// marks the node NotReady after `node-monitor-grace-period` (40 s) and evicts its pods after
+/// the `node.kubernetes.io/unreachable` toleration's 300 s; a control plane node's kubelet
+/// fails for the first minute or two of every boot, until its static API server is up.
+const UNREACHABLE: SignedDuration = SignedDuration::from_mins(5);
+
+/// Why the updates fail, from the errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why {
+    /// The API answers `nodes "<name>" not found`: the Node object was deleted. The kubelet
+    /// registers it only when it starts. (The informer's `node "<name>" not found`, singular,
+    /// is a kubelet that has not registered yet: every start logs it once.)
+    NodeDeleted,
+    /// The client's certificate expired, or its credentials are refused.
+    Credentials,
+    /// The API server does not answer (refused, no route, timeouts).
+    Unreachable,
+    /// Anything else.
+    Other,
+}
+
+fn why_of(err: &str) -> Why {
+    if err.contains("nodes \"") && err.contains("\" not found") {
+        Why::NodeDeleted
+    } else if err.contains("certificate has expired")
+        || err.contains("Unauthorized")
+        || err.contains("x509: certificate signed by unknown authority")
+    {
+        Why::Credentials
+    } else if [
+        "connection refused",
+        "no route to host",
+        "i/o timeout",
+        "Client.Timeout",
+        "TLS handshake timeout",
+        "context deadline exceeded",
+        "connection reset by peer",
+        "net/http: request canceled",
+        "EOF",
+    ]
+    .iter()
+    .any(|p| err.contains(p))
+    {
+        Why::Unreachable
+    } else {
+        Why::Other
+    }
+}
+
+/// `kubelet_node_status.go` `updateNodeStatus` and `syncNodeStatus`: `Error updating node
+/// status, will retry` (each try), `Unable to update node status` (`update node status exceeds
+/// retry count`) still failing where the log ends (no [`UPDATING_AGAIN`] of the log after the
+/// last failure). The node controller marks the node NotReady and, five minutes on, evicts its
+/// pods (they show Terminating or Unknown in the API while their containers run on here).
+/// Critical when the Node object was deleted (`nodes "<name>" not found`, twice or with the
+/// retries exhausted): the kubelet never registers it again while it runs, so the API's pod
+/// GC deletes the node's pods while their containers run on. A warning when the kubelet's
+/// credentials are refused (twice), or the API server stays out of reach or the updates fail
+/// otherwise for [`UNREACHABLE`].
+pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
+    let failed: Vec<&LoggedEvent> = logs.of(&[EventKind::NodeStatusUpdateFailed]).collect();
+    let Some(last) = failed.iter().copied().max_by_key(|e| e.time) else {
+        return;
+    };
+    let updating_again = last.time.is_some_and(|t| {
+        logs.all.iter().any(|e| {
+            e.event.kind != EventKind::NodeStatusUpdateFailed
+                && e.time
+                    .is_some_and(|at| at.duration_since(t) > UPDATING_AGAIN)
+        })
+    });
+    if updating_again {
+        return;
+    }
+    // The cause: the first error that names one (`exceeds retry count` names none).
+    let errors: Vec<&LoggedEvent> = failed
+        .iter()
+        .copied()
+        .filter(|e| !e.text.contains("exceeds retry count"))
+        .collect();
+    let cause = errors
+        .iter()
+        .rev()
+        .map(|e| (e, why_of(&e.text)))
+        .min_by_key(|(_, w)| {
+            [
+                Why::NodeDeleted,
+                Why::Credentials,
+                Why::Unreachable,
+                Why::Other,
+            ]
+            .iter()
+            .position(|x| x == w)
+        });
+    let why = cause.map_or(Why::Other, |(_, w)| w);
+    let exhausted = failed
+        .iter()
+        .any(|e| e.text.contains("exceeds retry count"));
+    let n = records(&failed);
+    let severity = match why {
+        Why::NodeDeleted if n >= 2 || exhausted => Severity::Critical,
+        Why::Credentials if n >= 2 => Severity::Warning,
+        Why::Unreachable | Why::Other if span(&failed) >= UNREACHABLE => Severity::Warning,
+        _ => return,
+    };
+    let error = cause.map_or_else(
+        || "update node status exceeds retry count".to_string(),
+        |(e, _)| super::teardown::error_quote(e),
+    );
+    let (consequence, fix) = match why {
+        Why::NodeDeleted => (
+            "the Node object was deleted and the kubelet registers it only when it starts: the \
+             API's pod GC deletes this node's pods while their containers run on here",
+            "systemctl restart kubelet (it registers the Node again); if the node was deleted on \
+             purpose (drained, scaled in), stop the kubelet and the runtime so its containers stop \
+             too",
+        ),
+        Why::Credentials => (
+            "the API server refuses the kubelet's credentials: the node goes NotReady and its pods \
+             are evicted",
+            "the kubelet's client certificate (/var/lib/kubelet/pki/kubelet-client-current.pem: \
+             openssl x509 -enddate -noout -in it); kubeadm certs check-expiration on a control \
+             plane; rotateCertificates: true, or kubeadm join the node again",
+        ),
+        Why::Unreachable | Why::Other => (
+            "the node controller marks the node NotReady after 40 s and evicts its pods after 5 \
+             minutes, while their containers run on here",
+            "can this node reach the API server? curl -k https://<server>:6443/healthz from the \
+             node (the address is in /etc/kubernetes/kubelet.conf); the API server's and the load \
+             balancer's health; a changed node IP or server address needs the kubeconfig and \
+             certificates renewed",
+        ),
+    };
+    let mut f = finding(
+        FindingKind::NodeStatusUpdateFailing,
+        severity,
+        format!(
+            "the kubelet cannot update its Node's status ({error}; {}{}{}), and nothing after \
+             shows it updating again: {consequence}",
+            plural(n, "failure", "failures"),
+            over(&failed),
+            if exhausted {
+                ", its retries exhausted"
+            } else {
+                ""
+            },
+        ),
+        "kubelet_node_status.go updateNodeStatus (5 tries every nodeStatusUpdateFrequency, 10 s) \
+         and syncNodeStatus; the node lifecycle controller marks a node whose status and lease \
+         are not renewed NotReady and taints it, and pods are evicted once their \
+         node.kubernetes.io/unreachable toleration (300 s) runs out",
+        fix.to_string(),
+    );
+    f.evidence = quote(&failed);
+    out.push(f);
+}
+
+/// The registry's runner.
+pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
+    node_status_update_failing(input.logs, out);
+}
