@@ -4,7 +4,6 @@
 use super::logs::*;
 #[allow(unused_imports)]
 use super::*;
-use crate::logs::Component;
 
 /// How long after its last exit the kubelet's own records must go on for it to count as
 /// running again: systemd restarts it 10 s after an exit (kubeadm's drop-in, `RestartSec=10`),
@@ -21,20 +20,14 @@ const RUNNING_AGAIN: SignedDuration = SignedDuration::from_mins(1);
 /// (`validate service connection`) is `RuntimeUnhealthy`'s: classified `RuntimeCallFailed`.
 pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let exits: Vec<&LoggedEvent> = logs.of(&[EventKind::KubeletExited]).collect();
-    let Some(last) = exits.iter().copied().max_by_key(|e| e.time) else {
-        return;
-    };
-    let running_again = last.time.is_some_and(|t| {
-        logs.all.iter().any(|e| {
-            e.event.kind != EventKind::KubeletExited
-                && is_the_kubelets(e)
-                && e.time
-                    .is_some_and(|at| at.duration_since(t) > RUNNING_AGAIN)
-        })
-    });
-    if running_again {
+    if exits.is_empty() || kubelet_goes_on_without(logs, EventKind::KubeletExited, RUNNING_AGAIN) {
         return;
     }
+    let last = exits
+        .iter()
+        .copied()
+        .max_by_key(|e| e.time)
+        .unwrap_or(exits[0]);
     let error = super::teardown::error_quote(last);
     let (severity, why, fix) = cause(&super::teardown::error_text(last));
     let mut f = finding(
@@ -54,14 +47,6 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     );
     f.evidence = quote(&exits);
     out.push(f);
-}
-
-/// Whether `e` is the kubelet's own record (not a runtime's, in a runtime log given beside).
-fn is_the_kubelets(e: &LoggedEvent) -> bool {
-    !matches!(
-        e.event.component,
-        Some(Component::Containerd | Component::Crio | Component::Docker)
-    )
 }
 
 /// The severity, what the summary adds and the fix, from the exit's error.

@@ -206,6 +206,27 @@ pub(crate) struct Logs<'a> {
     pub(super) runtime: Option<crate::logs::Component>,
 }
 
+/// Whether the kubelet's own records (not a runtime's, from a runtime log given beside) go on
+/// more than `gap` after the last record of `kind`, none of them of `kind`: what it said has
+/// stopped. `false` when no record of `kind` has a time.
+pub(super) fn kubelet_goes_on_without(
+    logs: &Logs<'_>,
+    kind: EventKind,
+    gap: SignedDuration,
+) -> bool {
+    let Some(last) = logs.of(&[kind]).filter_map(|e| e.time).max() else {
+        return false;
+    };
+    logs.all.iter().any(|e| {
+        e.event.kind != kind
+            && !matches!(
+                e.event.component,
+                Some(Component::Containerd | Component::Crio | Component::Docker)
+            )
+            && e.time.is_some_and(|at| at.duration_since(last) > gap)
+    })
+}
+
 /// The positions in `at` (ascending) before `i`.
 pub(super) fn before(at: &[usize], i: usize) -> &[usize] {
     &at[..at.partition_point(|&j| j < i)]

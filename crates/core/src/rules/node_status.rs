@@ -71,17 +71,9 @@ fn why_of(err: &str) -> Why {
 /// otherwise for [`UNREACHABLE`].
 pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let failed: Vec<&LoggedEvent> = logs.of(&[EventKind::NodeStatusUpdateFailed]).collect();
-    let Some(last) = failed.iter().copied().max_by_key(|e| e.time) else {
-        return;
-    };
-    let updating_again = last.time.is_some_and(|t| {
-        logs.all.iter().any(|e| {
-            e.event.kind != EventKind::NodeStatusUpdateFailed
-                && e.time
-                    .is_some_and(|at| at.duration_since(t) > UPDATING_AGAIN)
-        })
-    });
-    if updating_again {
+    if failed.is_empty()
+        || kubelet_goes_on_without(logs, EventKind::NodeStatusUpdateFailed, UPDATING_AGAIN)
+    {
         return;
     }
     // The cause: the first error that names one (`exceeds retry count` names none).
