@@ -60,7 +60,8 @@ pub struct SourceSettings {
     /// The kubelet's root directory, holding pods/<uid>/.
     #[arg(long, value_name = "DIR", default_value = "/var/lib/kubelet")]
     pub kubelet_root_dir: PathBuf,
-    /// The kubelet's log: a file (its rotated siblings, plain or .gz, are read first), `-` for
+    /// The kubelet's log: a file (its rotated siblings, plain or .gz, are read first; gzip is
+    /// read decompressed whatever the name, on a pipe too), `-` for
     /// the standard input (a pipe, for `diagnose`, `explain` and `collect`), or `journald`
     /// (journalctl -u <kubelet unit> -o json, of --journal-dir when given; a quoted entry shows
     /// its time, host, identifier, unit, PID, priority and MESSAGE, in that order). Repeatable

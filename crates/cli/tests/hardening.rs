@@ -615,6 +615,48 @@ fn explain_reads_a_piped_log_once() {
     assert!(stdout.contains("SyncLoop ADD"), "{stdout}");
 }
 
+/// A gzip stream on the standard input (`cat kubelet.log.1.gz | podcoroner diagnose
+/// --kubelet-log -`) and a gzip file named without `.gz` are read decompressed, as a `.gz` is:
+/// they were refused as binary (fresh user 39).
+#[test]
+fn gzip_is_read_by_its_magic_on_a_pipe_and_without_its_suffix() {
+    use std::io::Write as _;
+    let dir = ok(tempfile::tempdir());
+    let plain = kubelet_log(dir.path());
+    let gz = ok(std::process::Command::new("gzip")
+        .args(["-c", &plain])
+        .output());
+    let diagnose = |log: &str, stdin: Option<&[u8]>| {
+        let mut child = ok(std::process::Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+            .args(["diagnose", "--offline", "--kubelet-log", log, "-o", "json"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn());
+        let mut pipe = child.stdin.take().expect("piped");
+        if let Some(bytes) = stdin {
+            ok(pipe.write_all(bytes));
+        }
+        drop(pipe);
+        let out = ok(child.wait_with_output());
+        let json: serde_json::Value = ok(serde_json::from_slice(&out.stdout));
+        (
+            out.status.code(),
+            json["sources"]["kubelet_log"]["counts"].clone(),
+        )
+    };
+    let (code, want) = diagnose(&plain, None);
+    assert_ne!(code, Some(2));
+    assert!(want["events"].as_u64().unwrap_or(0) > 0, "{want}");
+    let unnamed = dir.path().join("kubelet.log.1");
+    ok(std::fs::write(&unnamed, &gz.stdout));
+    assert_eq!(
+        diagnose(&unnamed.to_string_lossy(), None),
+        (code, want.clone())
+    );
+    assert_eq!(diagnose("-", Some(&gz.stdout)), (code, want));
+}
+
 #[test]
 fn a_log_read_in_part_is_no_clean_bill() {
     // A `.gz` cut short in a copy: its lines up to the cut are read, and the footer says the

@@ -486,44 +486,48 @@ fn read_source(
                 let mut utf16 = false;
                 let lines_before = out.lines;
                 let read = || -> std::io::Result<()> {
+                    use std::io::BufRead as _;
                     let f = std::fs::File::open(&file)?;
                     let meta = f.metadata()?;
                     let len = meta.len();
-                    let sized = meta.is_file() && !is_gzip(&file);
+                    let gzip_file = is_gzip(&file);
+                    let sized = meta.is_file() && !gzip_file;
                     let _reading = progress::Reading::begin(&origin, sized.then_some(len));
-                    if is_gzip(&file) {
-                        let limit = len.saturating_mul(MAX_GZIP_RATIO).max(MIN_GZIP_LIMIT_BYTES);
-                        let gz = flate2::read::MultiGzDecoder::new(f);
-                        let (gz, turned) = line_ends::LoneCr::new(gz);
-                        lone_cr = Some(turned);
-                        let (r, c) = bounded::Bounded::new(gz, MAX_LINE_BYTES, Some(limit));
-                        cuts = Some((c, Some(limit)));
-                        blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
-                    } else if !meta.is_file() || {
-                        let start = line_ends::Start::of(&f);
-                        utf16 = start.utf16;
-                        start.utf16 || start.lone_cr
-                    } {
-                        // Read in order through the cut: a pipe (`journalctl -u kubelet |
-                        // podcoroner diagnose --kubelet-log -`) has no length to cut into
-                        // blocks; the blocks split at `\n`, which a file of lone `\r` line
-                        // ends lacks, and read UTF-8, which a UTF-16 file (PowerShell's `>`)
-                        // is not until decoded.
-                        let f: Box<dyn Read + Send> = if utf16 {
-                            Box::new(encoding_rs_io::DecodeReaderBytesBuilder::new().build(f))
-                        } else {
-                            Box::new(f)
-                        };
-                        let (f, turned) = line_ends::LoneCr::new(f);
-                        lone_cr = Some(turned);
-                        let (r, c) = bounded::Bounded::new(f, MAX_LINE_BYTES, None);
-                        cuts = Some((c, None));
-                        blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
+                    let start = if meta.is_file() {
+                        line_ends::Start::of(&f)
                     } else {
+                        line_ends::Start::default()
+                    };
+                    if meta.is_file() && !gzip_file && !start.utf16 && !start.lone_cr {
                         // In blocks, and in order through the cut from a line too long for
                         // them on.
-                        blocks::read_file(&f, len, &opts, ctx, &mut out, sink)
+                        return blocks::read_file(&f, len, &opts, ctx, &mut out, sink);
                     }
+                    // A pipe's first bytes are read ahead: `cat kubelet.log.gz |` is gzip too.
+                    let mut input = std::io::BufReader::with_capacity(1 << 16, f);
+                    let gzip = gzip_file
+                        || (!meta.is_file() && input.fill_buf()?.starts_with(&GZIP_MAGIC));
+                    let (input, limit): (Box<dyn Read + Send>, _) = if gzip {
+                        // A file's output is bounded to a ratio of its size; a pipe has none.
+                        let limit = gzip_file
+                            .then(|| len.saturating_mul(MAX_GZIP_RATIO).max(MIN_GZIP_LIMIT_BYTES));
+                        (Box::new(flate2::read::MultiGzDecoder::new(input)), limit)
+                    } else if start.utf16 {
+                        // Read UTF-8 once decoded: a UTF-16 file (PowerShell's `>`).
+                        utf16 = true;
+                        let decoded = encoding_rs_io::DecodeReaderBytesBuilder::new().build(input);
+                        (Box::new(decoded), None)
+                    } else {
+                        (Box::new(input), None)
+                    };
+                    // Read in order through the cut: a pipe (`journalctl -u kubelet |
+                    // podcoroner diagnose --kubelet-log -`) has no length to cut into blocks,
+                    // and the blocks split at `\n`, which a file of lone `\r` line ends lacks.
+                    let (input, turned) = line_ends::LoneCr::new(input);
+                    lone_cr = Some(turned);
+                    let (r, c) = bounded::Bounded::new(input, MAX_LINE_BYTES, limit);
+                    cuts = Some((c, limit));
+                    blocks::read_stream(Box::new(r), &opts, ctx, &mut out, sink)
                 };
                 let result = read();
                 let lines_read = out.lines - lines_before;
@@ -849,10 +853,23 @@ fn open_reader(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
     })
 }
 
-/// Whether `path` names a gzip file (`.gz`).
+/// Whether `path` is a gzip file: named `.gz`, or a regular file starting with gzip's magic
+/// bytes (a rotation compressed without the suffix, a `.gz` renamed).
 fn is_gzip(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "gz")
+    use std::os::unix::fs::FileExt as _;
+    if path.extension().is_some_and(|e| e == "gz") {
+        return true;
+    }
+    let mut magic = [0u8; 2];
+    std::fs::File::open(path).is_ok_and(|f| {
+        f.metadata().is_ok_and(|m| m.is_file())
+            && f.read_at(&mut magic, 0).is_ok_and(|n| n == 2)
+            && magic == GZIP_MAGIC
+    })
 }
+
+/// The first two bytes of a gzip stream (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// How much of a file [`peek`] parses in full.
 const PEEK_BYTES: u64 = 1 << 20;
