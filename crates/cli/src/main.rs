@@ -102,55 +102,76 @@ struct ExplainArgs {
 struct SourceArgs {
     #[command(flatten)]
     node: podcoroner_agent::config::SourceSettings,
-    /// Only log records from this time on: a duration back from now (2h, 3d; -2h as
-    /// journalctl writes it), an RFC 3339 time, or a date or time without a zone (2026-11-29,
-    /// 2026-11-29T10:00:00), read in this machine's zone as journalctl reads it.
+    /// Only log records from this time on, in journalctl's forms: a duration back from now (2h,
+    /// 3d; -2h as journalctl writes it; +1h on from now), an RFC 3339 time, a date, time or both
+    /// without a zone (2026-11-29, 2026-11-29 10:00:00, 12:30: today), or now, today,
+    /// yesterday, tomorrow, read in this machine's zone as journalctl reads them.
     #[arg(long, value_name = "DURATION|TIME", value_parser = parse_since, allow_hyphen_values = true)]
     since: Option<jiff::Timestamp>,
 }
 
-/// `--since`: an RFC 3339 time; a date or a civil time, in this machine's zone (journalctl's
-/// `--since 2026-11-29`); or a duration back from now (`2h`, or journalctl's `-2h`) resolved to
-/// one when parsed.
+/// `--since`, in journalctl's forms: an RFC 3339 time; a date, a date and time, or a time of
+/// today without a zone, in this machine's zone (`2026-11-29`, `2026-11-29 10:00:00`,
+/// `12:30`); `now`, `today`, `yesterday`, `tomorrow`; or a duration back from now (`2h`, `-2h`)
+/// or on from it (`+1h`), resolved to a time when parsed.
 ///
 /// # Errors
-/// None of these forms, or a duration reaching before the earliest time jiff represents
-/// (`-9999-01-01`), which would otherwise overflow (or wrap into the future).
+/// None of these forms, or a time outside the years -9999 to 9999 that jiff represents (a
+/// duration reaching back before it, `9999-12-31` in a zone east of UTC).
 fn parse_since(s: &str) -> Result<jiff::Timestamp, String> {
+    use jiff::civil::{Date, DateTime, Time};
     if let Ok(t) = s.parse::<jiff::Timestamp>() {
         return Ok(t);
     }
-    let local = |civil: jiff::civil::DateTime| {
+    let out_of_range = || {
+        format!(
+            "{s:?} is outside the years -9999 to 9999, the times podcoroner handles: give a nearer time"
+        )
+    };
+    let local = |civil: DateTime| {
         civil
             .to_zoned(jiff::tz::TimeZone::system())
             .map(|z| z.timestamp())
-            .ok()
+            .map_err(|_| out_of_range())
     };
-    if let Some(t) = s
-        .parse::<jiff::civil::DateTime>()
-        .ok()
-        .or_else(|| {
-            s.parse::<jiff::civil::Date>()
-                .ok()
-                .map(|d| d.to_datetime(jiff::civil::Time::midnight()))
-        })
-        .and_then(local)
-    {
-        return Ok(t);
+    let today = jiff::Zoned::now().date();
+    let day = |d: Option<Date>| {
+        d.ok_or_else(out_of_range)
+            .map(|d| d.to_datetime(Time::midnight()))
+    };
+    match s {
+        "now" => return Ok(jiff::Timestamp::now()),
+        "today" => return local(day(Some(today))?),
+        "yesterday" => return local(day(today.yesterday().ok())?),
+        "tomorrow" => return local(day(today.tomorrow().ok())?),
+        _ => {}
     }
-    let ago = humantime::parse_duration(s.strip_prefix('-').unwrap_or(s)).map_err(|_| {
+    if let Ok(civil) = s.parse::<DateTime>() {
+        return local(civil);
+    }
+    if let Ok(date) = s.parse::<Date>() {
+        return local(date.to_datetime(Time::midnight()));
+    }
+    if let Ok(time) = s.parse::<Time>() {
+        return local(today.to_datetime(time));
+    }
+    let (forward, duration) = match s.strip_prefix('+') {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix('-').unwrap_or(s)),
+    };
+    let d = humantime::parse_duration(duration).map_err(|_| {
         format!(
-            "{s:?} is neither a duration (2h, 3d) nor a time (2026-11-29T10:00:00Z, or 2026-11-29 in this machine's zone)"
+            "{s:?} is neither a duration (2h, -3d, +1h) nor a time (2026-11-29T10:00:00Z; 2026-11-29, 12:30, yesterday in this machine's zone)"
         )
     })?;
-    jiff::SignedDuration::try_from(ago)
-        .ok()
-        .and_then(|d| jiff::Timestamp::now().checked_sub(d).ok())
-        .ok_or_else(|| {
-            format!(
-                "{s:?} reaches back before the year -9999, the earliest time podcoroner handles: give a shorter duration or an RFC 3339 time"
-            )
-        })
+    let d = jiff::SignedDuration::try_from(d).map_err(|_| out_of_range())?;
+    let now = jiff::Timestamp::now();
+    if forward {
+        now.checked_add(d)
+    } else {
+        now.checked_sub(d)
+    }
+    .map_err(|_| out_of_range())
 }
 
 #[derive(Debug, Args)]
@@ -825,4 +846,52 @@ async fn daemon(args: DaemonArgs, matches: Option<&clap::ArgMatches>) -> anyhow:
     };
     podcoroner_agent::run(options).await?;
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_since;
+
+    /// journalctl's words and a time of today read in this machine's zone, as journalctl reads
+    /// them.
+    #[test]
+    fn since_takes_journalctls_words_and_times_of_today() {
+        let zone = jiff::tz::TimeZone::system();
+        let today = jiff::Timestamp::now().to_zoned(zone.clone()).date();
+        let at = |d: jiff::civil::Date, t: jiff::civil::Time| {
+            d.to_datetime(t)
+                .to_zoned(zone.clone())
+                .map(|z| z.timestamp())
+                .ok()
+        };
+        let midnight = jiff::civil::Time::midnight();
+        for (since, want) in [
+            ("today", at(today, midnight)),
+            (
+                "yesterday",
+                at(today.yesterday().unwrap_or(today), midnight),
+            ),
+            ("tomorrow", at(today.tomorrow().unwrap_or(today), midnight)),
+            ("12:30", at(today, jiff::civil::time(12, 30, 0, 0))),
+            (
+                "2026-11-29 10:00:00",
+                at(
+                    jiff::civil::date(2026, 11, 29),
+                    jiff::civil::time(10, 0, 0, 0),
+                ),
+            ),
+        ] {
+            assert_eq!(parse_since(since).ok(), want, "{since}");
+        }
+        let now = jiff::Timestamp::now();
+        let ahead = parse_since("+1h").map(|t| t.duration_since(now));
+        assert!(
+            ahead
+                .as_ref()
+                .is_ok_and(|d| (jiff::SignedDuration::from_mins(59)
+                    ..=jiff::SignedDuration::from_mins(61))
+                    .contains(d)),
+            "{ahead:?}"
+        );
+    }
 }
