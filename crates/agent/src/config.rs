@@ -32,7 +32,7 @@ pub struct SourceSettings {
     #[arg(long, value_name = "ENDPOINT", value_parser = parse_runtime_endpoint)]
     pub runtime_endpoint: Option<String>,
     /// Timeout of each CRI RPC and API server request.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
     /// The node's name as the kubelet registers it (lower-cased, as the kubelet does). Default:
     /// $NODE_NAME, then the hostname.
@@ -110,16 +110,16 @@ impl SourceSettings {
 pub struct RuleSettings {
     /// Sandboxes, containers, mirror pods and pod directories younger than this are not judged
     /// (the kubelet may not have caught up). Accepts 0s.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration, allow_hyphen_values = true)]
     pub min_age: Duration,
     /// A pod in phase Failed is reported once it has been Failed this long.
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration, allow_hyphen_values = true)]
     pub failed_pod_min_age: Duration,
     /// A pod that takes longer than this from being bound to the node to Ready is a
     /// SlowPodStartup. 3m: above the kubelet's 2m runtime request timeout and an ordinary image
     /// pull, so a healthy pod with a slow-warming application stays under it; raise it for
     /// workloads that warm up longer.
-    #[arg(long, value_name = "DURATION", default_value = "3m", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "3m", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub slow_start: Duration,
 }
 
@@ -130,11 +130,11 @@ pub struct RuleSettings {
 pub struct GcSettings {
     /// GC: only sandboxes created longer ago than this (and, with a pods file, before the file
     /// was written). Accepts 0s.
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration, allow_hyphen_values = true)]
     pub gc_min_age: Duration,
     /// GC: a pods file modified longer ago than this is refused (an old listing cannot prove a
     /// pod is gone) and nothing is removed.
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration, allow_hyphen_values = true)]
     pub pods_max_age: Duration,
     /// GC: at most this many removals per run.
     #[arg(long, value_name = "N", default_value = "20")]
@@ -186,34 +186,34 @@ pub struct AgentSettings {
     #[arg(long, value_name = "FILTER", default_value = "info")]
     pub log_level: String,
     /// How often the CRI runtime's sandboxes and containers are listed.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub cri_poll_interval: Duration,
     /// How often the manifest directory is re-read in full (file events only wake the daemon
     /// early; the rescan is the truth).
-    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub manifest_rescan_interval: Duration,
     /// How often the API server's pods of this node are listed (or the pods file re-read).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub api_poll_interval: Duration,
     /// How often findings are evaluated from the latest views.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub evaluate_interval: Duration,
     /// Evaluations a finding must be missing from before it is resolved.
     #[arg(long, value_name = "N", default_value = "2")]
     pub resolve_after_misses: u32,
     /// How long resolved findings stay visible.
-    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = parse_duration, allow_hyphen_values = true)]
     pub resolved_retention: Duration,
     /// Where findings, log read positions and the GC audit log are kept across restarts.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_STATE_DIR)]
     pub state_dir: PathBuf,
     /// HTTP: a request's head must arrive within this from the accept, or the connection is
     /// closed (a client that connects and sends nothing, or a byte at a time).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub http_header_read_timeout: Duration,
     /// HTTP: a connection on which nothing is read or written for this long is closed
     /// (keep-alive connections between requests, a client that stops reading).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub http_idle_timeout: Duration,
     /// HTTP: at most this many connections at once; accepting one more closes the oldest, so a
     /// flood of stuck connections cannot starve the kubelet's probes. Lowered at start so that
@@ -225,7 +225,7 @@ pub struct AgentSettings {
     #[arg(long, value_enum, value_name = "MODE", default_value = "off")]
     pub gc: GcMode,
     /// GC: how often it runs in `plan` or `apply` mode.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_positive_duration, allow_hyphen_values = true)]
     pub gc_interval: Duration,
     /// Post a Kubernetes Event (reason = the finding kind) on the pod, or the Node, for each new
     /// finding of warning or higher. Needs API server access with `events: create`.
@@ -245,7 +245,7 @@ pub struct AgentSettings {
     /// read back this far: records since `max(now - log_lookback, boot time)` (as
     /// node-problem-detector's `lookback`), from at most the last 64 MiB of a file; `0s` reads
     /// only what comes next. A restart resumes where it stopped instead.
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration, allow_hyphen_values = true)]
     pub log_lookback: Duration,
 }
 
@@ -602,6 +602,12 @@ pub fn daemon_settings(cli: &ArgMatches, config: Option<&Path>) -> anyhow::Resul
 /// # Errors
 /// No unit, or not a duration.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    if s.starts_with('-') {
+        return Err(
+            "a negative duration: durations count from 0s (examples: 0s, 90s, 10m, 1h30m)"
+                .to_string(),
+        );
+    }
     humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 0s, 90s, 10m, 1h30m)"))
 }
 
@@ -668,6 +674,32 @@ pub fn parse_selector(s: &str) -> Result<podcoroner_node::selector::LabelSelecto
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A negative duration is said to be one, on the command line and in the file alike (clap
+    /// took `--min-age -5m` for an unknown flag `-5`).
+    #[test]
+    fn a_negative_duration_is_said_to_be_one() {
+        let cli = |args: &[&str]| {
+            let cmd = RuleSettings::augment_args(clap::Command::new("t"));
+            cmd.try_get_matches_from(std::iter::once("t").chain(args.iter().copied()))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let err = cli(&["--min-age", "-5m"]).unwrap_err();
+        assert!(
+            err.contains("a negative duration: durations count from 0s"),
+            "{err}"
+        );
+        assert!(cli(&["--min-age", "5m"]).is_ok());
+        let file = RawFile::parse("min_age: -5m\n", "c.yaml");
+        let err = file
+            .and_then(|f| Settings::resolve(None, Some(&f)))
+            .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("a negative duration"),
+            "{err:#}"
+        );
+    }
 
     #[test]
     fn manifest_url_is_an_http_url() {

@@ -766,8 +766,16 @@ async fn explain(args: ExplainArgs) -> anyhow::Result<u8> {
     let timeline = podcoroner_core::timeline::explain(&args.pod, &view, &events);
     // Nothing on stdout for a pod nothing names: a script reading it gets no empty timeline.
     if timeline.entries.is_empty() {
+        // Where was looked: --offline reads only the logs given.
+        let looked = if args.snapshot.is_some() {
+            "in the snapshot"
+        } else if args.offline {
+            "in the logs given"
+        } else {
+            "on this node"
+        };
         let mut message = format!(
-            "nothing on this node names {:?} (a pod UID, namespace/name, sandbox or container ID)",
+            "nothing {looked} names {:?} (a pod UID, namespace/name, sandbox or container ID)",
             args.pod
         );
         if !unread.is_empty() {

@@ -928,7 +928,7 @@ async fn logs_explain_a_leaked_sandbox() {
     ]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("nothing on this node names \"nobody/nothing\""),
+        err.contains("nothing in the logs given names \"nobody/nothing\""),
         "{err}"
     );
 }

@@ -108,7 +108,7 @@ fn explain_says_why_a_query_cannot_match_and_prints_nothing_for_an_unknown_pod()
     assert_eq!(code, 2, "{err}");
     assert_eq!(out, "", "nothing on stdout before the error");
     assert!(
-        err.contains("nothing on this node names \"0f0f0f0f-dead-beef\""),
+        err.contains("nothing in the logs given names \"0f0f0f0f-dead-beef\""),
         "{err}"
     );
     // A pod that is there still gets its timeline.
@@ -134,7 +134,7 @@ fn explain_says_why_a_query_cannot_match_and_prints_nothing_for_an_unknown_pod()
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
     assert!(
         err.contains(&format!(
-            "nothing on this node names \"shop/cart-0\" (a pod UID, namespace/name, sandbox or container ID) in what was read; kubelet_log ({empty}) not understood: no line read"
+            "nothing in the logs given names \"shop/cart-0\" (a pod UID, namespace/name, sandbox or container ID) in what was read; kubelet_log ({empty}) not understood: no line read"
         )),
         "{err}"
     );

@@ -165,7 +165,7 @@ fn diagnose_offline_reads_a_copied_journal_directory() {
     assert_eq!(runtime["status"], "not_understood", "{report:#}");
     assert_eq!(
         runtime["detail"],
-        "not understood: no line read, journalctl -u crio gave no entry: the wrong unit (--runtime-unit), or none since --since?",
+        "not understood: no line read, journalctl -u crio gave no entry: the wrong unit (--runtime-unit), none in the time asked (--since), or journal files it cannot read (journalctl --verify)?",
         "{report:#}"
     );
 }

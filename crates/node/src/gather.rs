@@ -668,7 +668,7 @@ pub fn log_status(
                     LogKind::Runtime => "--runtime-unit",
                 };
                 format!(
-                    "journalctl -u {unit} gave no entry: the wrong unit ({flag}), or none since --since?"
+                    "journalctl -u {unit} gave no entry: the wrong unit ({flag}), none in the time asked (--since), or journal files it cannot read (journalctl --verify)?"
                 )
             }
         };

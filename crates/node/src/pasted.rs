@@ -60,8 +60,13 @@ fn crictl_pods(path: &Path) -> Read<PastedSandbox> {
     if !is_json(&text) {
         return pasted::crictl_pods_table(&text, &origin).map_err(|e| e.to_string());
     }
-    let sandboxes =
-        podcoroner_cri::crictl_json::parse_pods(&text, &origin).map_err(|e| e.to_string())?;
+    let sandboxes = podcoroner_cri::crictl_json::parse_pods(&text, &origin).map_err(|e| {
+        // The serde error says what was wrong there (`missing field `items``).
+        match std::error::Error::source(&e) {
+            Some(why) => format!("{e}: {why}"),
+            None => e.to_string(),
+        }
+    })?;
     Ok(Pasted {
         rows: sandboxes
             .into_iter()
@@ -255,4 +260,21 @@ pub fn read(files: &PastedFiles) -> (PastedViews, BTreeMap<String, SourceStatus>
         sources.insert("kubectl_pods".to_string(), s);
     }
     (views, sources)
+}
+
+#[cfg(test)]
+mod tests {
+    /// A pasted `crictl pods -o json` of the wrong shape says what is wrong where, not only
+    /// where (`failed at `.`` was all it said: fresh user 39).
+    #[test]
+    fn a_crictl_json_of_the_wrong_shape_says_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pods.json");
+        std::fs::write(&path, "{\"foo\": 1}\n").unwrap();
+        let err = super::crictl_pods(&path).err().unwrap_or_default();
+        assert!(
+            err.ends_with("failed at `.`: missing field `items` at line 1 column 10"),
+            "{err}"
+        );
+    }
 }
