@@ -551,9 +551,10 @@ async fn diagnose(args: DiagnoseArgs) -> anyhow::Result<u8> {
         let now = jiff::Timestamp::now();
         let mut pasted_young = None;
         let mut not_judged = Vec::new();
-        let mut diagnosis = podcoroner_core::log_rules::diagnose_with_logs(
+        let mut diagnosis = podcoroner_core::log_rules::diagnose_with_logs_until(
             &gathered.view,
             &gathered.events,
+            gathered.kubelet_log_end,
             &config,
             now,
         );

@@ -2,4 +2,4 @@
 //! [`crate::rules`] (one file per finding family), the event record in [`crate::event`].
 
 pub use crate::event::{LogKind, LoggedEvent};
-pub use crate::rules::logs::{diagnose_logs, diagnose_with_logs, enrich};
+pub use crate::rules::logs::{diagnose_logs, diagnose_with_logs, diagnose_with_logs_until, enrich};

@@ -61,6 +61,9 @@ pub struct Gathered {
     pub raw_pods: Option<Vec<Pod>>,
     /// The classified events of the kubelet's and the runtime's logs, in reading order.
     pub events: Vec<LoggedEvent>,
+    /// The time of the kubelet logs' last record, classified or not (`LogRead::span`): what
+    /// `diagnose_with_logs_until` takes as where the kubelet's log ends.
+    pub kubelet_log_end: Option<jiff::Timestamp>,
     /// How each log's yearless and zone-less times were read (kubelet logs, then runtime logs,
     /// as given): what a second read of them must use.
     pub(crate) log_reads: Vec<podcoroner_logs::ReadAs>,
@@ -234,6 +237,11 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
         }
         sources.insert(log.name.clone(), s);
     }
+    let kubelet_log_end = reads
+        .iter()
+        .filter(|log| log.kind == LogKind::Kubelet)
+        .filter_map(|log| log.read.span.map(|(_, end)| end))
+        .max();
     for log in reads {
         // Moved, not copied, when it is the only log.
         if events.is_empty() {
@@ -266,6 +274,7 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
             runtime: None,
             raw_pods: None,
             events,
+            kubelet_log_end,
             log_reads,
         });
     }
@@ -344,6 +353,7 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
         runtime: Some(runtime),
         raw_pods,
         events,
+        kubelet_log_end,
         log_reads,
     })
 }

@@ -582,6 +582,7 @@ mod tests {
             runtime: None,
             raw_pods: None,
             events: vec![],
+            kubelet_log_end: None,
             log_reads: vec![],
         }
     }

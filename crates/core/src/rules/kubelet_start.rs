@@ -19,7 +19,10 @@ const RUNNING_AGAIN: SignedDuration = SignedDuration::from_mins(1);
 /// init` or `join` writes it: until then the crash loop is expected). An exit the runtime caused
 /// (`validate service connection`) is `RuntimeUnhealthy`'s: classified `RuntimeCallFailed`.
 pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
-    let exits: Vec<&LoggedEvent> = logs.of(&[EventKind::KubeletExited]).collect();
+    let exits: Vec<&LoggedEvent> = logs
+        .of(&[EventKind::KubeletExited])
+        .filter(|e| kubelets_exit(e))
+        .collect();
     if exits.is_empty() || kubelet_goes_on_without(logs, EventKind::KubeletExited, RUNNING_AGAIN) {
         return;
     }
@@ -47,6 +50,27 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     );
     f.evidence = quote(&exits);
     out.push(f);
+}
+
+/// Whether an exit record is the kubelet's: component-base's `"command failed"` is every
+/// component's (kube-proxy's, kube-scheduler's in a journal beside the kubelet's), so it counts
+/// under the kubelet's identifier (or none) or when its error is the kubelet's own; the
+/// kubelet's wordings (`failed to run Kubelet`) count under any identifier (a wrapper's,
+/// minikube's `localkube`).
+fn kubelets_exit(e: &LoggedEvent) -> bool {
+    let own = [
+        "failed to run Kubelet",
+        "Kubelet config file",
+        "kubelet config file",
+        "kubelet flag",
+        "Failed to start ContainerManager",
+        "Failed to run kubelet",
+    ];
+    own.iter().any(|w| e.text.contains(w))
+        || matches!(
+            e.event.component,
+            None | Some(crate::logs::Component::Kubelet)
+        )
 }
 
 /// The severity, what the summary adds and the fix, from the exit's error.

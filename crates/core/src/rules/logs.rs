@@ -66,13 +66,28 @@ pub fn diagnose_with_logs(
     config: &Config,
     now: Timestamp,
 ) -> Diagnosis {
+    diagnose_with_logs_until(view, events, None, config, now)
+}
+
+/// [`diagnose_with_logs`], told when the kubelet's log ends: the time of its last record,
+/// classified or not (`podcoroner_logs::LogRead::span`), so that a rule can see the kubelet
+/// logging on after its last failure though nothing it logged after is an event (a kubelet
+/// that exited, then started and ran: `KubeletStartFailing`). `None`: the last event's time.
+pub fn diagnose_with_logs_until(
+    view: &NodeView,
+    events: &[LoggedEvent],
+    kubelet_log_end: Option<Timestamp>,
+    config: &Config,
+    now: Timestamp,
+) -> Diagnosis {
     let mut d = diagnose(view, config, now);
     if events.is_empty() {
         d.startup = super::pod_startup::startup_breakdowns(view, events);
         return d;
     }
     // One index of the events for every log rule and the enrichment.
-    let logs = Logs::new(events);
+    let mut logs = Logs::new(events);
+    logs.kubelet_log_end = kubelet_log_end;
     let (from_logs, startup) = run_log_rules(&logs, view, config, now);
     d.startup = startup;
     enrich_with(&mut d.findings, &logs);
@@ -204,11 +219,15 @@ pub(crate) struct Logs<'a> {
     pub(super) by_name: FastMap<NameKey<'a>, Vec<usize>>,
     /// The first container runtime (containerd, CRI-O, dockerd) whose own records the logs hold.
     pub(super) runtime: Option<crate::logs::Component>,
+    /// When the kubelet's log ends, classified record or not ([`diagnose_with_logs_until`]);
+    /// `None`: not told.
+    pub(super) kubelet_log_end: Option<Timestamp>,
 }
 
-/// Whether the kubelet's own records (not a runtime's, from a runtime log given beside) go on
-/// more than `gap` after the last record of `kind`, none of them of `kind`: what it said has
-/// stopped. `false` when no record of `kind` has a time.
+/// Whether the kubelet's log goes on more than `gap` after the last record of `kind`, none of
+/// them of `kind`: what it said has stopped. The kubelet log's end is the later of its last
+/// event and [`Logs::kubelet_log_end`] (its last record, classified or not); a runtime log's
+/// records say nothing of the kubelet. `false` when no record of `kind` has a time.
 pub(super) fn kubelet_goes_on_without(
     logs: &Logs<'_>,
     kind: EventKind,
@@ -217,14 +236,21 @@ pub(super) fn kubelet_goes_on_without(
     let Some(last) = logs.of(&[kind]).filter_map(|e| e.time).max() else {
         return false;
     };
-    logs.all.iter().any(|e| {
-        e.event.kind != kind
-            && !matches!(
-                e.event.component,
-                Some(Component::Containerd | Component::Crio | Component::Docker)
-            )
-            && e.time.is_some_and(|at| at.duration_since(last) > gap)
-    })
+    let last_event = logs
+        .all
+        .iter()
+        .filter(|e| {
+            e.log == crate::event::LogKind::Kubelet
+                && !matches!(
+                    e.event.component,
+                    Some(Component::Containerd | Component::Crio | Component::Docker)
+                )
+        })
+        .filter_map(|e| e.time)
+        .max();
+    last_event
+        .max(logs.kubelet_log_end)
+        .is_some_and(|end| end.duration_since(last) > gap)
 }
 
 /// The positions in `at` (ascending) before `i`.
@@ -251,6 +277,7 @@ impl<'a> Logs<'a> {
             by_uid: FastMap::default(),
             by_name: FastMap::default(),
             runtime: None,
+            kubelet_log_end: None,
         };
         // (namespace, name, UID) already in `uids`.
         let mut named: HashSet<(&str, &str, &str), foldhash::fast::RandomState> =

@@ -85,7 +85,7 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
     let cause = errors
         .iter()
         .rev()
-        .map(|e| (e, why_of(&e.text)))
+        .map(|e| (e, why_of(&super::teardown::error_text(e))))
         .min_by_key(|(_, w)| {
             [
                 Why::NodeDeleted,

@@ -636,6 +636,11 @@ fn kubelet_start_failing() {
             )],
         ),
         case(
+            "not a finding: another component's `command failed` in the same journal",
+            &[r#"Nov 29 08:18:55 cp-1 kube-scheduler[3100]: E1129 08:18:55.000000    3100 run.go:74] "command failed" err="failed to create scheduler: couldn't create scheduler from policy""#.to_string()],
+            &[],
+        ),
+        case(
             "not this kind: an exit on the runtime endpoint is RuntimeUnhealthy's",
             &[r#"E1207 09:17:30.895924   18641 run.go:74] "command failed" err="failed to run Kubelet: validate service connection: validate CRI v1 runtime API for endpoint \"unix:///run/containerd/containerd.sock\": rpc error: code = Unimplemented desc = unknown service runtime.v1.RuntimeService""#.to_string()],
             &[(
@@ -645,6 +650,29 @@ fn kubelet_start_failing() {
             )],
         ),
     ]);
+}
+
+/// A kubelet that exited, then started and ran on logging only records no rule reads (a
+/// healthy kubelet at -v=0): the log's end, told by the reader, shows it running.
+#[test]
+fn the_kubelets_log_end_shows_it_running_after_its_last_exit() {
+    let lines = [
+        r#"E1129 07:58:00.090000    1000 run.go:74] "command failed" err="failed to load kubelet config file, path: /var/lib/kubelet/config.yaml, error: open /var/lib/kubelet/config.yaml: no such file or directory""#.to_string(),
+    ];
+    let events = read(LogKind::Kubelet, "kubelet.log", &lines);
+    let exit = events[0].time.expect("the record has a time");
+    let found = |end: Option<Timestamp>| {
+        diagnose_with_logs_until(&NodeView::empty(), &events, end, &cfg(), now())
+            .findings
+            .iter()
+            .filter(|f| f.kind == FindingKind::KubeletStartFailing)
+            .count()
+    };
+    assert_eq!(found(None), 1, "the log ends at the exit");
+    let later = exit.checked_add(SignedDuration::from_mins(5)).ok();
+    assert_eq!(found(later), 0, "the kubelet's log went on five minutes");
+    let soon = exit.checked_add(SignedDuration::from_secs(20)).ok();
+    assert_eq!(found(soon), 1, "20 s on: the next start of a crash loop");
 }
 
 // === NodeStatusUpdateFailing ===
@@ -666,8 +694,9 @@ fn node_status_update_failing() {
             r#"I0322 {t}    1272 kubelet.go:2063] "SyncLoop DELETE" source="api" pods=["team-ns/other-0"]"#
         )
     };
-    let deleted = r#"error getting node "node-a": nodes "node-a" not found"#;
-    let refused = r#"error getting node "node-a": Get "https://10.0.0.1:6443/api/v1/nodes/node-a?timeout=10s": dial tcp 10.0.0.1:6443: connect: connection refused"#;
+    // As structured klog writes an error: its quotes escaped.
+    let deleted = r#"error getting node \"node-a\": nodes \"node-a\" not found"#;
+    let refused = r#"error getting node \"node-a\": Get \"https://10.0.0.1:6443/api/v1/nodes/node-a?timeout=10s\": dial tcp 10.0.0.1:6443: connect: connection refused"#;
     check(vec![
         case(
             "the Node object deleted, retries exhausted: critical",
