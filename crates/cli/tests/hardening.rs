@@ -692,3 +692,39 @@ fn a_log_read_in_part_is_no_clean_bill() {
         "{out}"
     );
 }
+
+/// A kubelet crash loop that recovered (the config file missing until `kubeadm join` wrote
+/// it), then records no rule reads for five minutes: the log's end shows the kubelet running,
+/// so no KubeletStartFailing (fresh user 40: it was a false alarm on most kubeadm nodes).
+#[test]
+fn a_crash_loop_that_recovered_is_no_finding() {
+    let dir = ok(tempfile::tempdir());
+    let log = dir.path().join("kubelet.log");
+    let exit = "E1129 07:58:00.090000    1000 run.go:74] \"command failed\" err=\"failed to load kubelet config file, path: /var/lib/kubelet/config.yaml, error: open /var/lib/kubelet/config.yaml: no such file or directory\"\n";
+    let running = (0..6)
+        .map(|m| {
+            format!(
+                "I1129 08:0{m}:00.000000    1100 reflector.go:368] \"Caches populated\" type=\"*v1.Node\"\n"
+            )
+        })
+        .collect::<String>();
+    ok(std::fs::write(&log, format!("{exit}{running}")));
+    let (code, out, err) = podcoroner(&args(&[
+        "diagnose",
+        "--offline",
+        "--kubelet-log",
+        &log.display().to_string(),
+    ]));
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!out.contains("KubeletStartFailing"), "{out}");
+    // The same exit with the log ending there: the kubelet is not running.
+    ok(std::fs::write(&log, exit));
+    let (code, out, _) = podcoroner(&args(&[
+        "diagnose",
+        "--offline",
+        "--kubelet-log",
+        &log.display().to_string(),
+    ]));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("KubeletStartFailing"), "{out}");
+}
