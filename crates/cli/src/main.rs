@@ -104,16 +104,18 @@ struct SourceArgs {
     node: podcoroner_agent::config::SourceSettings,
     /// Only log records from this time on, in journalctl's forms: a duration back from now (2h,
     /// 3d; -2h as journalctl writes it; +1h on from now), an RFC 3339 time, a date, time or both
-    /// without a zone (2026-11-29, 2026-11-29 10:00:00, 12:30: today), or now, today,
-    /// yesterday, tomorrow, read in this machine's zone as journalctl reads them.
+    /// without a zone (2026-11-29, 2026-11-29 10:00:00, 12:30: today), now, today, yesterday,
+    /// tomorrow (yesterday 12:00), 1 hour ago, @<epoch seconds>, read in this machine's zone as
+    /// journalctl reads them.
     #[arg(long, value_name = "DURATION|TIME", value_parser = parse_since, allow_hyphen_values = true)]
     since: Option<jiff::Timestamp>,
 }
 
 /// `--since`, in journalctl's forms: an RFC 3339 time; a date, a date and time, or a time of
 /// today without a zone, in this machine's zone (`2026-11-29`, `2026-11-29 10:00:00`,
-/// `12:30`); `now`, `today`, `yesterday`, `tomorrow`; or a duration back from now (`2h`, `-2h`)
-/// or on from it (`+1h`), resolved to a time when parsed.
+/// `12:30`); `now`, `today`, `yesterday`, `tomorrow`, with a time or not (`yesterday 12:00`);
+/// `@<seconds since the epoch>`; or a duration back from now (`2h`, `-2h`, `1 hour ago`) or on
+/// from it (`+1h`), resolved to a time when parsed.
 ///
 /// # Errors
 /// None of these forms, or a time outside the years -9999 to 9999 that jiff represents (a
@@ -155,9 +157,31 @@ fn parse_since(s: &str) -> Result<jiff::Timestamp, String> {
     if let Ok(time) = s.parse::<Time>() {
         return local(today.to_datetime(time));
     }
-    let (forward, duration) = match s.strip_prefix('+') {
-        Some(rest) => (true, rest),
-        None => (false, s.strip_prefix('-').unwrap_or(s)),
+    // `yesterday 12:00`, `today 08:00:00`.
+    if let Some((word, time)) = s.split_once(' ')
+        && let Ok(time) = time.parse::<Time>()
+    {
+        let date = match word {
+            "today" => Some(today),
+            "yesterday" => today.yesterday().ok(),
+            "tomorrow" => today.tomorrow().ok(),
+            _ => None,
+        };
+        if let Some(date) = date {
+            return local(date.to_datetime(time));
+        }
+    }
+    // `@1732870800`: seconds since the epoch.
+    if let Some(seconds) = s.strip_prefix('@')
+        && let Ok(seconds) = seconds.parse::<i64>()
+    {
+        return jiff::Timestamp::from_second(seconds).map_err(|_| out_of_range());
+    }
+    // `1 hour ago`, `3h ago`: back from now.
+    let (forward, duration) = match (s.strip_suffix(" ago"), s.strip_prefix('+')) {
+        (Some(back), _) => (false, back.trim()),
+        (None, Some(rest)) => (true, rest),
+        (None, None) => (false, s.strip_prefix('-').unwrap_or(s)),
     };
     let d = humantime::parse_duration(duration).map_err(|_| {
         format!(
@@ -889,10 +913,27 @@ mod tests {
                     jiff::civil::time(10, 0, 0, 0),
                 ),
             ),
+            (
+                "yesterday 12:00",
+                at(
+                    today.yesterday().unwrap_or(today),
+                    jiff::civil::time(12, 0, 0, 0),
+                ),
+            ),
+            (
+                "@1732870800",
+                jiff::Timestamp::from_second(1_732_870_800).ok(),
+            ),
         ] {
             assert_eq!(parse_since(since).ok(), want, "{since}");
         }
         let now = jiff::Timestamp::now();
+        let back = parse_since("1 hour ago").map(|t| now.duration_since(t));
+        assert!(
+            back.as_ref()
+                .is_ok_and(|d| d.as_secs() >= 3590 && d.as_secs() <= 3600),
+            "{back:?}"
+        );
         let ahead = parse_since("+1h").map(|t| t.duration_since(now));
         assert!(
             ahead
