@@ -128,7 +128,8 @@ pub(crate) fn hms(b: &[u8], at: usize) -> Option<(i8, i8, i8, i32, usize)> {
 
 /// Month names as journalctl and syslog print them under the C locale and under the locales
 /// seen in pasted journals (French `sept.`, `févr.`, `déc.`; German `Mär`, `Okt`, `Dez`; Spanish
-/// `ene`, `abr`, `ago`, `dic`): glibc's `%b` abbreviations, any case, a trailing `.` included.
+/// `ene`, `abr`, `ago`, `dic`; Russian `ноя`, `нояб.`): glibc's `%b` abbreviations, any case, a
+/// trailing `.` included.
 const MONTH_NAMES: &[(&str, i8)] = &[
     ("janv.", 1),
     ("févr.", 2),
@@ -161,6 +162,31 @@ const MONTH_NAMES: &[(&str, i8)] = &[
     ("abr", 4),
     ("ago", 8),
     ("dic", 12),
+    // ru_RU: glibc's `%b` before and since 2.27, and its abbreviations with a point.
+    ("янв", 1),
+    ("фев", 2),
+    ("мар", 3),
+    ("апр", 4),
+    ("май", 5),
+    ("мая", 5),
+    ("июн", 6),
+    ("июл", 7),
+    ("авг", 8),
+    ("сен", 9),
+    ("окт", 10),
+    ("ноя", 11),
+    ("дек", 12),
+    ("янв.", 1),
+    ("февр.", 2),
+    ("мар.", 3),
+    ("апр.", 4),
+    ("июн.", 6),
+    ("июл.", 7),
+    ("авг.", 8),
+    ("сент.", 9),
+    ("окт.", 10),
+    ("нояб.", 11),
+    ("дек.", 12),
 ];
 
 /// The three-letter ASCII names of [`MONTH_NAMES`], sorted, for [`month_name`]'s common case.
@@ -184,7 +210,8 @@ pub(crate) fn month_name(b: &[u8], at: usize) -> Option<(i8, usize)> {
     // A name begins with one of these letters (a klog `I0613`, a `2025-…` does not).
     if !matches!(
         rest.first()?.to_ascii_lowercase(),
-        b'a' | b'd' | b'e' | b'f' | b'j' | b'm' | b'n' | b'o' | b's'
+        // 0xD0, 0xD1: the first byte of a Cyrillic letter.
+        b'a' | b'd' | b'e' | b'f' | b'j' | b'm' | b'n' | b'o' | b's' | 0xD0 | 0xD1
     ) {
         return None;
     }
@@ -231,8 +258,8 @@ fn numbered_month(rest: &[u8]) -> Option<(i8, usize)> {
     ((1..=12).contains(&month) && after.get(len) == Some(&b' ')).then_some((month, digits + len))
 }
 
-/// The longest of [`MONTH_NAMES`] in bytes (`févr.`).
-const MONTH_NAME_MAX_BYTES: usize = 6;
+/// The longest of [`MONTH_NAMES`] in bytes (`февр.`).
+const MONTH_NAME_MAX_BYTES: usize = 9;
 
 /// ASCII-case-insensitive comparison that also folds the Latin-1 capitals of `é`, `û`, `ä`
 /// (`FÉVR.`, `AOÛT`, `MÄR`).
@@ -373,6 +400,8 @@ mod tests {
         assert_eq!(month_name(b"Ju 26", 0), None);
         assert_eq!(month_name(b"I0613 07:44:44", 0), None);
         assert_eq!(month_name(b"Jun", 0), None);
+        assert_eq!(month_name("ноя 29 07:44:44".as_bytes(), 0), Some((11, 6)));
+        assert_eq!(month_name("нояб. 29 07:44:44".as_bytes(), 0), Some((11, 9)));
         // zh_CN's and ja_JP's `%b`, ko_KR's.
         assert_eq!(month_name("6月 24 13:16:48".as_bytes(), 0), Some((6, 4)));
         assert_eq!(month_name("12月 1 00:00:00".as_bytes(), 0), Some((12, 5)));
