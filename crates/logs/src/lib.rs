@@ -868,6 +868,25 @@ fn is_gzip(path: &Path) -> bool {
     })
 }
 
+/// The compression a file's first bytes show that podcoroner does not read (zstd, xz, bzip2,
+/// lz4), with the command that decompresses it: `("zstd", "zstd -d")`. `None` for anything
+/// else, gzip included (read decompressed), and for a file that cannot be read.
+pub fn unread_compression(path: &Path) -> Option<(&'static str, &'static str)> {
+    use std::os::unix::fs::FileExt as _;
+    const MAGIC: &[(&[u8], &str, &str)] = &[
+        (&[0x28, 0xB5, 0x2F, 0xFD], "zstd", "zstd -d"),
+        (&[0xFD, b'7', b'z', b'X', b'Z', 0x00], "xz", "xz -d"),
+        (b"BZh", "bzip2", "bzip2 -d"),
+        (&[0x04, 0x22, 0x4D, 0x18], "lz4", "lz4 -d"),
+    ];
+    let mut head = [0u8; 6];
+    let n = std::fs::File::open(path).ok()?.read_at(&mut head, 0).ok()?;
+    MAGIC
+        .iter()
+        .find(|(magic, _, _)| head[..n].starts_with(magic))
+        .map(|&(_, name, command)| (name, command))
+}
+
 /// The first two bytes of a gzip stream (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 

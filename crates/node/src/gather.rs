@@ -724,6 +724,16 @@ pub fn log_status(
             read.before_since
         ));
     }
+    // A compressed file podcoroner does not read: said with the command that reads it.
+    if s.status == Some(SourceState::NotUnderstood)
+        && let podcoroner_logs::Source::File(path) = source
+        && let Some((name, command)) = podcoroner_logs::unread_compression(path)
+    {
+        s.note_first(format!(
+            "{} is {name}-compressed: decompress it first ({command}; plain and gzip logs are read)",
+            path.display()
+        ));
+    }
     // Files left out or read in part: the source is read in part.
     if !read.skipped.is_empty() {
         s.status = Some(crate::api::SourceState::Degraded);

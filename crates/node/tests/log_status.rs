@@ -103,3 +103,27 @@ fn another_components_log_in_the_kubelets_shape_is_the_wrong_file() {
         Some(SourceState::Ok)
     );
 }
+
+#[test]
+fn a_log_compressed_otherwise_than_gzip_says_how_to_read_it() {
+    // zstd's magic and frame bytes, as `zstd kubelet.log` begins its output.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubelet.log.zst");
+    std::fs::write(
+        &path,
+        b"\x28\xb5\x2f\xfd\x64\x00\x01\x25\x11\x00\x46\x18\x4a\x24\n\x01\x02\n",
+    )
+    .unwrap();
+    let source = Source::File(path.clone());
+    let got = read(&source, LogKind::Kubelet, None).unwrap();
+    let s = log_status(&source, LogKind::Kubelet, &got);
+    assert_eq!(s.status, Some(SourceState::NotUnderstood), "{s:?}");
+    let detail = s.detail.unwrap_or_default();
+    assert!(
+        detail.contains(&format!(
+            "{} is zstd-compressed: decompress it first (zstd -d; plain and gzip logs are read)",
+            path.display()
+        )),
+        "{detail}"
+    );
+}
