@@ -728,3 +728,45 @@ fn a_crash_loop_that_recovered_is_no_finding() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("KubeletStartFailing"), "{out}");
 }
+
+/// Two nodes' logs given as one node's (`--kubelet-log` twice, from two hosts) are said to be
+/// so: their records would be judged together, one node's hiding another's finding (fresh user
+/// 40). The same host by its short name and its FQDN is one host.
+#[test]
+fn logs_of_two_hosts_are_no_clean_bill() {
+    let dir = ok(tempfile::tempdir());
+    let line = |host: &str| {
+        format!(
+            "Nov 29 10:00:00 {host} kubelet[1234]: I1129 10:00:00.000000    1234 kubelet.go:2431] \"SyncLoop ADD\" source=\"api\" pods=[\"shop/cart-0\"]\n"
+        )
+    };
+    let write = |name: &str, host: &str| {
+        let path = dir.path().join(name);
+        ok(std::fs::write(&path, line(host)));
+        path.display().to_string()
+    };
+    let (a, b, fqdn) = (
+        write("a.log", "node-a"),
+        write("b.log", "node-b"),
+        write("a-fqdn.log", "node-a.example.com"),
+    );
+    let diagnose = |logs: [&str; 2]| {
+        podcoroner(&args(&[
+            "diagnose",
+            "--offline",
+            "--kubelet-log",
+            logs[0],
+            "--kubelet-log",
+            logs[1],
+        ]))
+    };
+    let (_, out, err) = diagnose([&a, &b]);
+    assert!(
+        out.contains("not a clean bill: kubelet_log, kubelet_log_2 name more than one host")
+            && out
+                .contains("its records are host node-a's, the logs read are node-a's and node-b's"),
+        "{out}\n{err}"
+    );
+    let (_, out, err) = diagnose([&a, &fqdn]);
+    assert!(!out.contains("more than one host"), "{out}\n{err}");
+}

@@ -634,6 +634,13 @@ fn merge(
     out.lines += part.lines;
     out.parsed += part.parsed;
     out.ours += part.ours;
+    for (h, n) in part.hosts {
+        if let Some((_, m)) = out.hosts.iter_mut().find(|(o, _)| *o == h) {
+            *m += n;
+        } else if out.hosts.len() < crate::MAX_OTHER_PROGRAMS {
+            out.hosts.push((h, n));
+        }
+    }
     out.kubelet_callers += part.kubelet_callers;
     out.other_callers += part.other_callers;
     for c in part.other_components {
@@ -937,6 +944,19 @@ fn before_since(t: Timestamp, opts: &StreamOpts<'_>, read: &mut LogRead) -> bool
 fn note_program(parsed: &ParsedLine<'_>, read: &mut LogRead) {
     use podcoroner_core::logs::{Component, Format};
     let ident = parsed.envelope.as_ref().and_then(|e| e.ident.as_deref());
+    // A CRI log line's "host" is its stream.
+    if let Some(host) = parsed
+        .envelope
+        .as_ref()
+        .filter(|e| e.kind != podcoroner_core::logs::EnvelopeKind::CriLog)
+        .and_then(|e| e.host.as_deref())
+    {
+        if let Some((_, n)) = read.hosts.iter_mut().find(|(h, _)| h == host) {
+            *n += 1;
+        } else if read.hosts.len() < crate::MAX_OTHER_PROGRAMS {
+            read.hosts.push((host.to_string(), 1));
+        }
+    }
     if ident.is_some_and(|i| i == "systemd" || i == "init") {
         return;
     }

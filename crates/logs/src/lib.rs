@@ -170,6 +170,10 @@ pub struct LogRead {
     /// The components [`Self::other_callers`] name, the first [`MAX_OTHER_PROGRAMS`], with the
     /// first file of each (`("etcd", "etcdserver/server.go")`).
     pub other_components: Vec<(&'static str, String)>,
+    /// The hosts the records' envelopes name (syslog, journald) with how many records name
+    /// each, the first [`MAX_OTHER_PROGRAMS`] in reading order: logs whose main hosts differ
+    /// are the logs of more than one node.
+    pub hosts: Vec<(String, u64)>,
     /// The first [`MAX_KEPT_UNPARSED`] unparsed records that are not blank lines, prompts or
     /// markup ([`non_record`](podcoroner_core::logs::non_record)), with their positions.
     pub unparsed_samples: Vec<Unparsed>,

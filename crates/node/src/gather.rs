@@ -223,9 +223,58 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
     }
     let reads = podcoroner_logs::read_in_node_times(logs, read_log)?;
     let mut log_reads = Vec::new();
+    // Each log's main host (the one most of its records name): logs whose main hosts differ
+    // are several nodes' logs, judged here as one node's. A host is its first label (`node-a`
+    // and `node-a.example.com` are one); names that are no host name (a cut `node-`, a
+    // redacted `ip-10-xxxx`, a log format's `[info][94213]`) and a boot's names before the node
+    // has its own (`localhost`) name none.
+    let host_of = |h: &str| -> Option<String> {
+        let label = h.split('.').next().unwrap_or(h).to_ascii_lowercase();
+        let name = label.len() >= 2
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+            && !label.contains("xxx")
+            && label != "localhost";
+        name.then_some(label)
+    };
+    let main_host = |read: &podcoroner_logs::LogRead| -> Option<String> {
+        let mut counts: Vec<(String, u64)> = Vec::new();
+        for (h, n) in &read.hosts {
+            let Some(h) = host_of(h) else { continue };
+            match counts.iter_mut().find(|(c, _)| *c == h) {
+                Some((_, m)) => *m += n,
+                None => counts.push((h, *n)),
+            }
+        }
+        counts.into_iter().max_by_key(|(_, n)| *n).map(|(h, _)| h)
+    };
+    let mut hosts: Vec<String> = Vec::new();
+    for log in &reads {
+        if let Some(h) = main_host(&log.read)
+            && !hosts.contains(&h)
+        {
+            hosts.push(h);
+        }
+    }
     for log in &reads {
         log_reads.push(log.read_as);
         let mut s = log_status(log.source, log.kind, &log.read);
+        if hosts.len() > 1
+            && let Some(own) = main_host(&log.read)
+        {
+            if s.status == Some(SourceState::Ok) {
+                s.status = Some(SourceState::Degraded);
+            }
+            s.counts.insert("hosts".to_string(), hosts.len());
+            s.note_last(format!(
+                "its records are host {own}'s, the logs read are {}'s: more than one node's \
+                 logs, judged as one node's (give one node's logs)",
+                hosts.join("'s and ")
+            ));
+        }
         if let Some((year, whose)) = &log.year_note {
             s.note_last(format!("yearless times read in {year}, {whose}"));
         }

@@ -254,6 +254,21 @@ fn table_raw(report: &DiagnosisReport) -> String {
             in_part.join(", ")
         );
     }
+    // Logs of more than one node judged as one: a finding of one may be hidden by another's
+    // records.
+    let hosts: Vec<&str> = report
+        .sources
+        .iter()
+        .filter(|(_, s)| s.counts.get("hosts").is_some_and(|&n| n > 1))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if !hosts.is_empty() {
+        let _ = writeln!(
+            out,
+            "not a clean bill: {} name more than one host (see SOURCES): several nodes' logs were judged as one node's",
+            hosts.join(", ")
+        );
+    }
     if !report.not_judged.is_empty() {
         let n = report.not_judged.len();
         let _ = writeln!(
