@@ -770,3 +770,31 @@ fn logs_of_two_hosts_are_no_clean_bill() {
     let (_, out, err) = diagnose([&a, &fqdn]);
     assert!(!out.contains("more than one host"), "{out}\n{err}");
 }
+
+/// A piped log of December 31st read before its year's end: its yearless times are last
+/// year's, and the year note says so (it said "the year it was read in": fresh user 40).
+#[test]
+fn a_piped_logs_year_note_says_the_year_before() {
+    use std::io::Write as _;
+    let mut child = ok(std::process::Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args(["diagnose", "--offline", "--kubelet-log", "-", "-o", "json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn());
+    let mut stdin = child.stdin.take().expect("piped");
+    ok(stdin.write_all(
+        b"I1231 23:59:59.000000    1234 kubelet.go:2431] \"SyncLoop ADD\" source=\"api\" pods=[\"shop/cart-0\"]\n",
+    ));
+    drop(stdin);
+    let out = ok(child.wait_with_output());
+    let json: serde_json::Value = ok(serde_json::from_slice(&out.stdout));
+    let detail = json["sources"]["kubelet_log"]["detail"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        detail.contains("the year before it was read in: in ")
+            && detail.contains(" its times would be after now"),
+        "{detail}"
+    );
+}

@@ -136,7 +136,15 @@ fn undated_year(source: &Source, first: i32) -> String {
         _ => None,
     };
     let Some(modified) = modified else {
-        return format!("the year it was read in ({UNDATED})");
+        // A pipe's times are read as of now: December's, read on January 1st, are last year's.
+        let now = jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC);
+        if i32::from(now.year()) == first {
+            return format!("the year it was read in ({UNDATED})");
+        }
+        return format!(
+            "the year before it was read in: in {} its times would be after now ({UNDATED})",
+            now.year()
+        );
     };
     let modified = modified.to_zoned(jiff::tz::TimeZone::UTC);
     if i32::from(modified.year()) == first {
