@@ -91,8 +91,9 @@ pub enum FindingKind {
     /// to start ContainerManager`) and the log ends with it not running again: no pod on the
     /// node is started, stopped or reported (`cmd/kubelet/app/server.go` `Run`).
     KubeletStartFailing,
-    /// The kubelet cannot update its Node's status (`Error updating node status, will retry`,
-    /// `Unable to update node status`) where the log ends: the Node object deleted, its
+    /// The kubelet cannot register its Node (`Unable to register node with API server`) or
+    /// update its status (`Error updating node status, will retry`, `Unable to update node
+    /// status`) where the log ends: the Node object deleted, its
     /// credentials refused, or the API server out of reach for five minutes
     /// (`kubelet_node_status.go` `updateNodeStatus`).
     NodeStatusUpdateFailing,

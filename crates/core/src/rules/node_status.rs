@@ -36,6 +36,7 @@ fn why_of(err: &str) -> Why {
         Why::NodeDeleted
     } else if err.contains("certificate has expired")
         || err.contains("Unauthorized")
+        || err.contains("system:anonymous")
         || err.contains("x509: certificate signed by unknown authority")
     {
         Why::Credentials
@@ -103,7 +104,13 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
     let n = records(&failed);
     let severity = match why {
         Why::NodeDeleted if n >= 2 || exhausted => Severity::Critical,
-        Why::Credentials if n >= 2 => Severity::Warning,
+        // The API server taking the kubelet for `system:anonymous`: it has no credentials, which
+        // no retry mends.
+        Why::Credentials
+            if n >= 2 || errors.iter().any(|e| e.text.contains("system:anonymous")) =>
+        {
+            Severity::Warning
+        }
         Why::Unreachable | Why::Other if span(&failed) >= UNREACHABLE => Severity::Warning,
         _ => return,
     };
@@ -122,9 +129,11 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
         Why::Credentials => (
             "the API server refuses the kubelet's credentials: the node goes NotReady and its pods \
              are evicted",
-            "the kubelet's client certificate (/var/lib/kubelet/pki/kubelet-client-current.pem: \
-             openssl x509 -enddate -noout -in it); kubeadm certs check-expiration on a control \
-             plane; rotateCertificates: true, or kubeadm join the node again",
+            "the kubelet's credentials in /etc/kubernetes/kubelet.conf: its client certificate \
+             (openssl x509 -enddate -noout -in /var/lib/kubelet/pki/kubelet-client-current.pem); \
+             system:anonymous means it presented none the API server trusts (the kubeconfig's \
+             certificate paths, its CA, the bootstrap token); kubeadm certs check-expiration on a \
+             control plane; rotateCertificates: true, or kubeadm join the node again",
         ),
         Why::Unreachable | Why::Other => (
             "the node controller marks the node NotReady after 40 s and evicts its pods after 5 \
@@ -135,12 +144,22 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
              certificates renewed",
         ),
     };
+    // Registration fails before the Node exists: no pod is scheduled to the node at all.
+    let registering = failed.iter().all(|e| e.text.contains("register node"));
+    let (what, consequence) = if registering {
+        (
+            "register its Node with the API server",
+            "the node is not part of the cluster, so no pod is scheduled to it",
+        )
+    } else {
+        ("update its Node's status", consequence)
+    };
     let mut f = finding(
         FindingKind::NodeStatusUpdateFailing,
         severity,
         format!(
-            "the kubelet cannot update its Node's status ({error}; {}{}{}), and nothing after \
-             shows it updating again: {consequence}",
+            "the kubelet cannot {what} ({error}; {}{}{}), and nothing after shows it \
+             succeeding: {consequence}",
             plural(n, "failure", "failures"),
             over(&failed),
             if exhausted {

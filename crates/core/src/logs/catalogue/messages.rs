@@ -261,7 +261,7 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
-        source: "pkg/kubelet/kubelet_node_status.go: the node's status the kubelet cannot update",
+        source: "pkg/kubelet/kubelet_node_status.go: the Node the kubelet cannot register or update",
         cites: &[
             cite(
                 "kubernetes/kubernetes",
@@ -275,6 +275,12 @@ pub const FAMILIES: &[Family] = &[
                 "updateNodeStatus: glog.Errorf (klog from 1.13) `Error updating node status, will retry: %v`; syncNodeStatus `Unable to update node status: %v`",
                 "1.3-1.19",
             ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet_node_status.go",
+                "registerWithAPIServer/tryRegisterWithAPIServer: klog.ErrorS(err, `Unable to register node with API server`, node); before 1.20 `Unable to register node %q with API server: %v`",
+                "1.5-1.34",
+            ),
         ],
         wordings: &[
             with(
@@ -284,6 +290,13 @@ pub const FAMILIES: &[Family] = &[
             ),
             with(
                 "Unable to update node status",
+                Cond::None,
+                NodeStatusUpdateFailed,
+            ),
+            // registerWithAPIServer: 1.20+ `"Unable to register node with API server" err=…
+            // node=…`, before `Unable to register node "<name>" with API server: <err>`.
+            with(
+                "Unable to register node",
                 Cond::None,
                 NodeStatusUpdateFailed,
             ),

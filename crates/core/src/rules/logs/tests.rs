@@ -749,6 +749,23 @@ fn node_status_update_failing() {
             &[],
         ),
         case(
+            "registration refused to system:anonymous, once: the kubelet has no credentials",
+            &[r#"E0510 09:26:40.763688    1046 kubelet_node_status.go:92] "Unable to register node with API server" err="nodes is forbidden: User \"system:anonymous\" cannot create resource \"nodes\" in API group \"\" at the cluster scope" node="cp-1""#.to_string()],
+            &[(
+                FindingKind::NodeStatusUpdateFailing,
+                Severity::Warning,
+                "cannot register its Node",
+            )],
+        ),
+        case(
+            "not a finding: registration refused for a minute, as a control plane's boot",
+            &[
+                r#"E0510 09:26:40.000000    1046 kubelet_node_status.go:92] "Unable to register node with API server" err="Post \"https://10.0.0.1:6443/api/v1/nodes\": dial tcp 10.0.0.1:6443: connect: connection refused" node="cp-1""#.to_string(),
+                r#"E0510 09:27:40.000000    1046 kubelet_node_status.go:92] "Unable to register node with API server" err="Post \"https://10.0.0.1:6443/api/v1/nodes\": dial tcp 10.0.0.1:6443: connect: connection refused" node="cp-1""#.to_string(),
+            ],
+            &[],
+        ),
+        case(
             "the client certificate expired, twice: a warning",
             &[
                 failed("10:00:00.000000", "Unauthorized"),
