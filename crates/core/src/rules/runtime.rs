@@ -100,9 +100,16 @@ pub(super) fn runtime_unhealthy(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         .into_iter()
         .partition(|e| e.text.contains("PLEG") || !e.text.contains("container runtime is down"));
     if pleg.is_empty() {
+        let before = out.len();
         slow_creates(logs, out);
         slow_syncs(logs, out);
         not_answering(logs, &runtime_down, out);
+        if !out[before..]
+            .iter()
+            .any(|f| f.kind == FindingKind::RuntimeUnhealthy)
+        {
+            hung(logs, out);
+        }
         return;
     }
     let down = pleg
@@ -385,6 +392,106 @@ fn not_answering(logs: &Logs<'_>, runtime_down: &[&LoggedEvent], out: &mut Vec<F
             .to_string(),
     );
     f.evidence = quote(&down);
+    out.push(f);
+}
+
+/// The CRI methods whose timing out [`hung`] counts: the kubelet's reads of the runtime's state
+/// (its creates are [`slow_creates`]'s), and `ExecSync` beside them (it runs a probe's own
+/// command, whose slowness alone is the application's).
+const HUNG_METHODS: &[&str] = &[
+    "ExecSync",
+    "ListPodSandbox",
+    "ListContainers",
+    "ListContainerStats",
+    "ListPodSandboxStats",
+    "ContainerStatus",
+    "PodSandboxStatus",
+    "ContainerStats",
+    "ImageStatus",
+    "ListImages",
+    "ImageFsInfo",
+    "Status",
+    "Version",
+];
+
+/// How close together the timed-out calls of [`hung`] must be.
+const HUNG_WINDOW: SignedDuration = SignedDuration::from_mins(2);
+
+/// The runtime hung without the PLEG saying so yet: three or more of the kubelet's calls of
+/// [`HUNG_METHODS`] (two methods or more, one of them no `ExecSync`) timing out
+/// (DeadlineExceeded) within [`HUNG_WINDOW`], and nothing after shows the runtime answering. A
+/// warning: past 3 minutes of it the PLEG goes unhealthy and the node NotReady. One method
+/// timing out alone is a slow call (a listing), or a slow probe (`ExecSync`).
+fn hung(logs: &Logs<'_>, out: &mut Vec<Finding>) {
+    let method = |e: &LoggedEvent| {
+        HUNG_METHODS
+            .iter()
+            .filter_map(|m| e.text.find(&format!("{m} ")).map(|at| (at, *m)))
+            .min()
+            .map(|(_, m)| m)
+    };
+    let mut calls: Vec<(&LoggedEvent, &str)> = logs
+        .of(&[EventKind::RuntimeCallFailed])
+        .filter(|e| e.event.cause == Some(Cause::Timeout) && e.time.is_some())
+        .filter_map(|e| method(e).map(|m| (e, m)))
+        .collect();
+    calls.sort_by_key(|(e, _)| e.time);
+    // The first window of HUNG_WINDOW holding three calls of two methods or more.
+    let mut window: Option<&[(&LoggedEvent, &str)]> = None;
+    let mut from = 0;
+    for to in 0..calls.len() {
+        while calls[from]
+            .0
+            .time
+            .zip(calls[to].0.time)
+            .is_some_and(|(a, b)| b.duration_since(a) > HUNG_WINDOW)
+        {
+            from += 1;
+        }
+        let w = &calls[from..=to];
+        let methods: BTreeSet<&str> = w.iter().map(|(_, m)| *m).collect();
+        if w.len() >= 3 && methods.len() >= 2 && methods.iter().any(|m| *m != "ExecSync") {
+            window = Some(&calls[from..]);
+            break;
+        }
+    }
+    let Some(window) = window else {
+        return;
+    };
+    let last = window.iter().filter_map(|(e, _)| e.time).max();
+    let answered = last.is_some_and(|last| {
+        logs.all
+            .iter()
+            .any(|e| e.time.is_some_and(|t| t > last) && runtime_answered(e))
+    });
+    if answered {
+        return;
+    }
+    let group: Vec<&LoggedEvent> = window.iter().map(|(e, _)| *e).collect();
+    let methods: BTreeSet<&str> = window.iter().map(|(_, m)| *m).collect();
+    let mut f = finding(
+        FindingKind::RuntimeUnhealthy,
+        Severity::Warning,
+        format!(
+            "the container runtime does not answer the kubelet in time ({} timed out: {}; {}), and \
+             nothing after shows it answering: the kubelet cannot list or inspect the node's pods, \
+             and past 3 minutes of it the PLEG goes unhealthy and the node NotReady",
+            plural(records(&group), "call", "calls"),
+            methods.into_iter().collect::<Vec<_>>().join(", "),
+            match over(&group) {
+                o if o.is_empty() => "within a second".to_string(),
+                o => o.trim_start().to_string(),
+            }
+        ),
+        "the kubelet's CRI client (remote_runtime.go, remote_image.go): each call has the runtime \
+         request timeout (2 minutes; listings less) and fails with DeadlineExceeded when the runtime \
+         does not answer; pleg/generic.go relists through the same calls",
+        "crictl info and crictl ps (does the runtime answer?); journalctl -u containerd (or crio, \
+         docker) for a hung shim, storage errors or a full disk; iostat for disk I/O; systemctl \
+         restart containerd"
+            .to_string(),
+    );
+    f.evidence = quote(&group);
     out.push(f);
 }
 

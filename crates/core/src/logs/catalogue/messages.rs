@@ -1955,6 +1955,9 @@ pub const PHRASES: &[(&str, EventKind)] = &[
     ("failed to setup network for sandbox", RunPodSandboxFailed),
     (PLEG_UNHEALTHY, PlegUnhealthy),
     (RUNTIME_FAILED, RuntimeCallFailed),
+    // The CRI client's image calls (`remote_image.go`: `ImageStatus %q from image service
+    // failed`, `ListImages … from image service failed`, `ImageFsInfo …`).
+    ("from image service failed", RuntimeCallFailed),
     // The kubelet's checks of its runtime endpoint that found no CRI, in the wordings that do
     // not say `from runtime service failed` (`Get runtime version failed: …`, `failed to run
     // Kubelet: validate service connection: …`, kubernetes/kubernetes#73189).

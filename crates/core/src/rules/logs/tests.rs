@@ -1689,6 +1689,65 @@ fn a_hung_runtime_is_one_that_does_not_answer() {
     // (a kubelet's start).
     assert!(run(&[list("07:26:52.077422"), list("07:26:52.077745")]).is_empty());
     assert!(run(&[list("07:20:52.077422"), down]).is_empty());
+
+    // Without syncLoop's word: three calls of two methods or more that read the runtime's state
+    // timing out within two minutes (trial 12: ListPodSandbox, ImageStatus, ExecSync).
+    let image = |t: &str| {
+        format!(
+            r#"E0722 {t}   14287 remote_image.go:87] ImageStatus "registry.k8s.io/pause:3.9" from image service failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded"#
+        )
+    };
+    let exec = |t: &str| {
+        format!(
+            r#"E0722 {t}   14287 remote_runtime.go:336] ExecSync {C1} 'pg_isready' from runtime service failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded"#
+        )
+    };
+    let found = run(&[
+        list("07:26:00.000000"),
+        image("07:26:30.000000"),
+        exec("07:26:59.000000"),
+    ]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(
+        (found[0].kind, found[0].severity),
+        (FindingKind::RuntimeUnhealthy, Severity::Warning)
+    );
+    assert!(
+        found[0]
+            .summary
+            .contains("3 calls timed out: ExecSync, ImageStatus, ListContainers"),
+        "{}",
+        found[0].summary
+    );
+    // Must not: one method again and again (a slow listing; a slow probe's command), the calls
+    // minutes apart, or the runtime answering after them (a PLEG event).
+    let listed = [
+        list("07:26:00.000000"),
+        list("07:26:30.000000"),
+        list("07:26:59.000000"),
+    ];
+    assert!(run(&listed).is_empty());
+    let probes = [
+        exec("07:26:00.000000"),
+        exec("07:26:30.000000"),
+        exec("07:26:59.000000"),
+    ];
+    assert!(run(&probes).is_empty());
+    let apart = [
+        list("07:20:00.000000"),
+        image("07:24:00.000000"),
+        exec("07:28:00.000000"),
+    ];
+    assert!(run(&apart).is_empty());
+    let answered = [
+        list("07:26:00.000000"),
+        image("07:26:30.000000"),
+        exec("07:26:59.000000"),
+        format!(
+            r#"I0722 07:27:30.000000   14287 kubelet.go:2453] "SyncLoop (PLEG): event for pod" pod="team-ns/web-0" event={{"ID":"{UID1}","Type":"ContainerStarted","Data":"{C1}"}}"#
+        ),
+    ];
+    assert!(run(&answered).is_empty(), "{:#?}", run(&answered));
 }
 
 // === ContainerStopFailing: CRI-O's and containerd 2.x's own messages ===
