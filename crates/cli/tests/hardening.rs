@@ -769,6 +769,15 @@ fn logs_of_two_hosts_are_no_clean_bill() {
     );
     let (_, out, err) = diagnose([&a, &fqdn]);
     assert!(!out.contains("more than one host"), "{out}\n{err}");
+    // A node renamed as it was set up (the image's default name, then its own): its logs end
+    // under one name (the adversarial run of stop 40).
+    let renamed = dir.path().join("renamed.log");
+    ok(std::fs::write(
+        &renamed,
+        format!("{}{}{}", line("ubuntu"), line("ubuntu"), line("node-a")),
+    ));
+    let (_, out, err) = diagnose([&renamed.display().to_string(), &a]);
+    assert!(!out.contains("more than one host"), "{out}\n{err}");
 }
 
 /// A piped log of December 31st read before its year's end: its yearless times are last

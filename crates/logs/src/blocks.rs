@@ -634,6 +634,9 @@ fn merge(
     out.lines += part.lines;
     out.parsed += part.parsed;
     out.ours += part.ours;
+    if part.last_host.is_some() {
+        out.last_host = part.last_host;
+    }
     for (h, n) in part.hosts {
         if let Some((_, m)) = out.hosts.iter_mut().find(|(o, _)| *o == h) {
             *m += n;
@@ -951,6 +954,9 @@ fn note_program(parsed: &ParsedLine<'_>, read: &mut LogRead) {
         .filter(|e| e.kind != podcoroner_core::logs::EnvelopeKind::CriLog)
         .and_then(|e| e.host.as_deref())
     {
+        if read.last_host.as_deref() != Some(host) {
+            read.last_host = Some(host.to_string());
+        }
         if let Some((_, n)) = read.hosts.iter_mut().find(|(h, _)| h == host) {
             *n += 1;
         } else if read.hosts.len() < crate::MAX_OTHER_PROGRAMS {

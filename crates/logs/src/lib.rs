@@ -174,6 +174,9 @@ pub struct LogRead {
     /// each, the first [`MAX_OTHER_PROGRAMS`] in reading order: logs whose main hosts differ
     /// are the logs of more than one node.
     pub hosts: Vec<(String, u64)>,
+    /// The host the last record with one names: a node renamed as it was set up (the image's
+    /// default name, then its own) ends its logs under its own name.
+    pub last_host: Option<String>,
     /// The first [`MAX_KEPT_UNPARSED`] unparsed records that are not blank lines, prompts or
     /// markup ([`non_record`](podcoroner_core::logs::non_record)), with their positions.
     pub unparsed_samples: Vec<Unparsed>,

@@ -223,8 +223,9 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
     }
     let reads = podcoroner_logs::read_in_node_times(logs, read_log)?;
     let mut log_reads = Vec::new();
-    // Each log's main host (the one most of its records name): logs whose main hosts differ
-    // are several nodes' logs, judged here as one node's. A host is its first label (`node-a`
+    // Each log's host: the one its last record names, or else the one most of its records name
+    // (a node renamed as it was set up ends its logs under its own name). Logs whose hosts
+    // differ are several nodes' logs, judged here as one node's. A host is its first label (`node-a`
     // and `node-a.example.com` are one); names that are no host name (a cut `node-`, a
     // redacted `ip-10-xxxx`, a log format's `[info][94213]`) and a boot's names before the node
     // has its own (`localhost`) name none.
@@ -249,7 +250,8 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
                 None => counts.push((h, *n)),
             }
         }
-        counts.into_iter().max_by_key(|(_, n)| *n).map(|(h, _)| h)
+        let last = read.last_host.as_deref().and_then(host_of);
+        last.or_else(|| counts.into_iter().max_by_key(|(_, n)| *n).map(|(h, _)| h))
     };
     let mut hosts: Vec<String> = Vec::new();
     for log in &reads {

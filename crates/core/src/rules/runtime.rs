@@ -418,8 +418,10 @@ const HUNG_METHODS: &[&str] = &[
 const HUNG_WINDOW: SignedDuration = SignedDuration::from_mins(2);
 
 /// The runtime hung without the PLEG saying so yet: three or more of the kubelet's calls of
-/// [`HUNG_METHODS`] (two methods or more, one of them no `ExecSync`) timing out
-/// (DeadlineExceeded) within [`HUNG_WINDOW`], and nothing after shows the runtime answering. A
+/// [`HUNG_METHODS`] (two methods or more, two calls or more no `ExecSync`) timing out
+/// (DeadlineExceeded) within [`HUNG_WINDOW`], nothing after shows the runtime answering, and
+/// the kubelet's log does not go on past [`PLEG_RELIST_THRESHOLD`] without the PLEG going
+/// unhealthy (which a runtime still hung would make it). A
 /// warning: past 3 minutes of it the PLEG goes unhealthy and the node NotReady. One method
 /// timing out alone is a slow call (a listing), or a slow probe (`ExecSync`).
 fn hung(logs: &Logs<'_>, out: &mut Vec<Finding>) {
@@ -450,8 +452,9 @@ fn hung(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         }
         let w = &calls[from..=to];
         let methods: BTreeSet<&str> = w.iter().map(|(_, m)| *m).collect();
-        if w.len() >= 3 && methods.len() >= 2 && methods.iter().any(|m| *m != "ExecSync") {
-            window = Some(&calls[from..]);
+        let reads = w.iter().filter(|(_, m)| *m != "ExecSync").count();
+        if w.len() >= 3 && methods.len() >= 2 && reads >= 2 {
+            window = Some(w);
             break;
         }
     }
@@ -459,12 +462,35 @@ fn hung(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         return;
     };
     let last = window.iter().filter_map(|(e, _)| e.time).max();
+    // What a kubelet at -v=0 logs of the runtime answering, besides `runtime_answered`'s: a
+    // sandbox created, a container started, an image pulled, a pod started, a probe passing
+    // (it ran in the container).
     let answered = last.is_some_and(|last| {
+        logs.all.iter().any(|e| {
+            e.time.is_some_and(|t| t > last)
+                && (runtime_answered(e)
+                    || matches!(
+                        e.event.kind,
+                        EventKind::PodSandboxCreated
+                            | EventKind::ContainerStartedLogged
+                            | EventKind::ImagePulled
+                            | EventKind::PodStartupObserved
+                            | EventKind::ReadinessProbeReady
+                    ))
+        })
+    });
+    // A runtime still hung three minutes on makes the PLEG unhealthy, which the kubelet logs at
+    // every verbosity: its log going on longer without saying so is the runtime answering.
+    let pleg_would_say = last.is_some_and(|last| {
         logs.all
             .iter()
-            .any(|e| e.time.is_some_and(|t| t > last) && runtime_answered(e))
+            .filter(|e| e.log == crate::event::LogKind::Kubelet)
+            .filter_map(|e| e.time)
+            .max()
+            .max(logs.kubelet_log_end)
+            .is_some_and(|end| end.duration_since(last) > PLEG_RELIST_THRESHOLD)
     });
-    if answered {
+    if answered || pleg_would_say {
         return;
     }
     let group: Vec<&LoggedEvent> = window.iter().map(|(e, _)| *e).collect();

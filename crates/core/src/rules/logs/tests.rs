@@ -1748,6 +1748,20 @@ fn a_hung_runtime_is_one_that_does_not_answer() {
         ),
     ];
     assert!(run(&answered).is_empty(), "{:#?}", run(&answered));
+    // Nor a burst the runtime answered after, then a lone slow call much later (adversarial
+    // run of stop 40: the window took in every later call), nor a log going on four minutes
+    // after the burst without the PLEG going unhealthy.
+    let mut later = answered.to_vec();
+    later.push(list("08:10:00.000000"));
+    assert!(run(&later).is_empty(), "{:#?}", run(&later));
+    let went_on = [
+        list("07:26:00.000000"),
+        image("07:26:30.000000"),
+        list("07:26:59.000000"),
+        r#"I0722 07:31:00.000000   14287 kubelet.go:2440] "SyncLoop UPDATE" source="api" pods=["team-ns/web-0"]"#
+            .to_string(),
+    ];
+    assert!(run(&went_on).is_empty(), "{:#?}", run(&went_on));
 }
 
 // === ContainerStopFailing: CRI-O's and containerd 2.x's own messages ===
