@@ -23,7 +23,7 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         .of(&[EventKind::KubeletExited])
         .filter(|e| kubelets_exit(e))
         .collect();
-    if exits.is_empty() || kubelet_goes_on_without(logs, EventKind::KubeletExited, RUNNING_AGAIN) {
+    if exits.is_empty() || kubelet_goes_on_after(logs, &exits, RUNNING_AGAIN) {
         return;
     }
     let last = exits

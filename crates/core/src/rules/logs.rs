@@ -224,20 +224,10 @@ pub(crate) struct Logs<'a> {
     pub(super) kubelet_log_end: Option<Timestamp>,
 }
 
-/// Whether the kubelet's log goes on more than `gap` after the last record of `kind`, none of
-/// them of `kind`: what it said has stopped. The kubelet log's end is the later of its last
-/// event and [`Logs::kubelet_log_end`] (its last record, classified or not); a runtime log's
-/// records say nothing of the kubelet. `false` when no record of `kind` has a time.
-pub(super) fn kubelet_goes_on_without(
-    logs: &Logs<'_>,
-    kind: EventKind,
-    gap: SignedDuration,
-) -> bool {
-    let Some(last) = logs.of(&[kind]).filter_map(|e| e.time).max() else {
-        return false;
-    };
-    let last_event = logs
-        .all
+/// When the kubelet's log ends: the later of its last event (not a runtime's, from a runtime
+/// log given beside) and [`Logs::kubelet_log_end`] (its last record, classified or not).
+pub(super) fn kubelet_log_end(logs: &Logs<'_>) -> Option<Timestamp> {
+    logs.all
         .iter()
         .filter(|e| {
             e.log == crate::event::LogKind::Kubelet
@@ -247,10 +237,22 @@ pub(super) fn kubelet_goes_on_without(
                 )
         })
         .filter_map(|e| e.time)
-        .max();
-    last_event
+        .max()
         .max(logs.kubelet_log_end)
-        .is_some_and(|end| end.duration_since(last) > gap)
+}
+
+/// Whether the kubelet's log ([`kubelet_log_end`]) goes on more than `gap` after the last of
+/// `group`: what they said has stopped, when `group` holds every record that says it. `false`
+/// when no record of `group` has a time.
+pub(super) fn kubelet_goes_on_after(
+    logs: &Logs<'_>,
+    group: &[&LoggedEvent],
+    gap: SignedDuration,
+) -> bool {
+    let Some(last) = record_times(group).max() else {
+        return false;
+    };
+    kubelet_log_end(logs).is_some_and(|end| end.duration_since(last) > gap)
 }
 
 /// The positions in `at` (ascending) before `i`.

@@ -72,9 +72,7 @@ fn why_of(err: &str) -> Why {
 /// otherwise for [`UNREACHABLE`].
 pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let failed: Vec<&LoggedEvent> = logs.of(&[EventKind::NodeStatusUpdateFailed]).collect();
-    if failed.is_empty()
-        || kubelet_goes_on_without(logs, EventKind::NodeStatusUpdateFailed, UPDATING_AGAIN)
-    {
+    if failed.is_empty() || kubelet_goes_on_after(logs, &failed, UPDATING_AGAIN) {
         return;
     }
     // The cause: the first error that names one (`exceeds retry count` names none).

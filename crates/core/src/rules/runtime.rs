@@ -481,19 +481,10 @@ fn hung(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     });
     // A runtime still hung three minutes on makes the PLEG unhealthy, which the kubelet logs at
     // every verbosity: its log going on longer without saying so is the runtime answering.
-    let pleg_would_say = last.is_some_and(|last| {
-        logs.all
-            .iter()
-            .filter(|e| e.log == crate::event::LogKind::Kubelet)
-            .filter_map(|e| e.time)
-            .max()
-            .max(logs.kubelet_log_end)
-            .is_some_and(|end| end.duration_since(last) > PLEG_RELIST_THRESHOLD)
-    });
-    if answered || pleg_would_say {
+    let group: Vec<&LoggedEvent> = window.iter().map(|(e, _)| *e).collect();
+    if answered || kubelet_goes_on_after(logs, &group, PLEG_RELIST_THRESHOLD) {
         return;
     }
-    let group: Vec<&LoggedEvent> = window.iter().map(|(e, _)| *e).collect();
     let methods: BTreeSet<&str> = window.iter().map(|(_, m)| *m).collect();
     let mut f = finding(
         FindingKind::RuntimeUnhealthy,

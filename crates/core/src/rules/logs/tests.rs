@@ -641,6 +641,16 @@ fn kubelet_start_failing() {
             &[],
         ),
         case(
+            "not a finding: the kubelet recovered, then another component exits in its journal",
+            &[
+                exit("10:58:14.917245", swap),
+                started("11:05:00.000000"),
+                running("11:06:30.000000"),
+                r#"Feb 05 11:06:40 cp-1 kube-scheduler[3100]: E0205 11:06:40.000000    3100 run.go:74] "command failed" err="failed to create scheduler: couldn't create scheduler from policy""#.to_string(),
+            ],
+            &[],
+        ),
+        case(
             "not this kind: an exit on the runtime endpoint is RuntimeUnhealthy's",
             &[r#"E1207 09:17:30.895924   18641 run.go:74] "command failed" err="failed to run Kubelet: validate service connection: validate CRI v1 runtime API for endpoint \"unix:///run/containerd/containerd.sock\": rpc error: code = Unimplemented desc = unknown service runtime.v1.RuntimeService""#.to_string()],
             &[(
