@@ -69,6 +69,39 @@ pub struct Gathered {
     pub(crate) log_reads: Vec<podcoroner_logs::ReadAs>,
 }
 
+/// A log's host: the one its last record names, or else the one most of its records name (a
+/// node renamed as it was set up ends its logs under its own name); `None` when no record names
+/// one. Logs whose hosts differ are several nodes' logs.
+fn log_host(read: &podcoroner_logs::LogRead) -> Option<String> {
+    let mut counts: Vec<(String, u64)> = Vec::new();
+    for (h, n) in &read.hosts {
+        let Some(h) = host_name(h) else { continue };
+        match counts.iter_mut().find(|(c, _)| *c == h) {
+            Some((_, m)) => *m += n,
+            None => counts.push((h, *n)),
+        }
+    }
+    let last = read.last_host.as_deref().and_then(host_name);
+    last.or_else(|| counts.into_iter().max_by_key(|(_, n)| *n).map(|(h, _)| h))
+}
+
+/// A host as [`log_host`] compares it: its first label, lower case (`node-a` and
+/// `node-a.example.com` are one); `None` for a name that is no host name (a cut `node-`, a
+/// redacted `ip-10-xxxx`, a log format's `[info][94213]`) and for a boot's name before the node
+/// has its own (`localhost`).
+fn host_name(h: &str) -> Option<String> {
+    let label = h.split('.').next().unwrap_or(h).to_ascii_lowercase();
+    let name = label.len() >= 2
+        && label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && !label.starts_with('-')
+        && !label.ends_with('-')
+        && !label.contains("xxx")
+        && label != "localhost";
+    name.then_some(label)
+}
+
 /// `offset` as ISO 8601 writes it: `+02:00`, `-05:30`.
 fn offset_text(offset: jiff::tz::Offset) -> String {
     let seconds = offset.seconds();
@@ -223,39 +256,11 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
     }
     let reads = podcoroner_logs::read_in_node_times(logs, read_log)?;
     let mut log_reads = Vec::new();
-    // Each log's host: the one its last record names, or else the one most of its records name
-    // (a node renamed as it was set up ends its logs under its own name). Logs whose hosts
-    // differ are several nodes' logs, judged here as one node's. A host is its first label (`node-a`
-    // and `node-a.example.com` are one); names that are no host name (a cut `node-`, a
-    // redacted `ip-10-xxxx`, a log format's `[info][94213]`) and a boot's names before the node
-    // has its own (`localhost`) name none.
-    let host_of = |h: &str| -> Option<String> {
-        let label = h.split('.').next().unwrap_or(h).to_ascii_lowercase();
-        let name = label.len() >= 2
-            && label
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-            && !label.starts_with('-')
-            && !label.ends_with('-')
-            && !label.contains("xxx")
-            && label != "localhost";
-        name.then_some(label)
-    };
-    let main_host = |read: &podcoroner_logs::LogRead| -> Option<String> {
-        let mut counts: Vec<(String, u64)> = Vec::new();
-        for (h, n) in &read.hosts {
-            let Some(h) = host_of(h) else { continue };
-            match counts.iter_mut().find(|(c, _)| *c == h) {
-                Some((_, m)) => *m += n,
-                None => counts.push((h, *n)),
-            }
-        }
-        let last = read.last_host.as_deref().and_then(host_of);
-        last.or_else(|| counts.into_iter().max_by_key(|(_, n)| *n).map(|(h, _)| h))
-    };
+    // Each log's host (`log_host`): logs whose hosts differ are several nodes' logs, judged
+    // here as one node's.
     let mut hosts: Vec<String> = Vec::new();
     for log in &reads {
-        if let Some(h) = main_host(&log.read)
+        if let Some(h) = log_host(&log.read)
             && !hosts.contains(&h)
         {
             hosts.push(h);
@@ -265,7 +270,7 @@ async fn gather_with(opts: &SourceOptions, keep: Keep) -> anyhow::Result<Gathere
         log_reads.push(log.read_as);
         let mut s = log_status(log.source, log.kind, &log.read);
         if hosts.len() > 1
-            && let Some(own) = main_host(&log.read)
+            && let Some(own) = log_host(&log.read)
         {
             if s.status == Some(SourceState::Ok) {
                 s.status = Some(SourceState::Degraded);
