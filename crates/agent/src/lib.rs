@@ -158,6 +158,11 @@ pub struct Shared {
     /// The `SandboxStopFailing` findings of the last GC run (`gc: apply`): each evaluation reports
     /// them while their sandbox is listed, until a run no longer fails to stop it.
     pub gc_stop_failures: Mutex<Vec<Finding>>,
+    /// When the followed kubelet log file last gave a line, once its history was read (a line
+    /// read live was written about then): where the kubelet's log ends for the rules
+    /// (`diagnose_with_logs_until`), so a kubelet that exited and runs again, logging only
+    /// records no rule reads, is seen running. `None` before, and for a journal.
+    pub kubelet_last_line: Mutex<Option<Timestamp>>,
 }
 
 impl Shared {
@@ -284,6 +289,7 @@ pub async fn run(options: AgentOptions) -> anyhow::Result<()> {
         last_store_save: Mutex::new(None),
         events_changed: Mutex::new(false),
         gc_stop_failures: Mutex::new(vec![]),
+        kubelet_last_line: Mutex::new(None),
     });
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
@@ -893,9 +899,11 @@ pub fn evaluate(shared: &Shared, state_path: &std::path::Path) {
     // The kept events are judged in place (no copy of the ring at every evaluation); the
     // followers wait for the lock meanwhile.
     let mut events = lock(&shared.events);
-    let mut diagnosis = podcoroner_core::log_rules::diagnose_with_logs(
+    let kubelet_log_end = *lock(&shared.kubelet_last_line);
+    let mut diagnosis = podcoroner_core::log_rules::diagnose_with_logs_until(
         &view,
         events.make_contiguous(),
+        kubelet_log_end,
         &shared.options.rules,
         now,
     );

@@ -358,6 +358,9 @@ pub async fn file_loop(shared: Arc<Shared>, name: &'static str, path: PathBuf, k
                     shared.failed(name, format!("{}: {} ({} failures in a row)", path.display(), f.message, f.consecutive));
                 } else {
                     let last = stats.last_line_at.and_then(|t| Timestamp::try_from(t).ok());
+                    if kind == LogKind::Kubelet && lookback.from.is_none() && last.is_some() {
+                        *lock(&shared.kubelet_last_line) = last;
+                    }
                     let mut notes = vec![format!(
                         "last line {}",
                         last.map_or("none yet".to_string(), |t| t.to_string())
