@@ -954,8 +954,11 @@ fn note_program(parsed: &ParsedLine<'_>, read: &mut LogRead) {
         .filter(|e| e.kind != podcoroner_core::logs::EnvelopeKind::CriLog)
         .and_then(|e| e.host.as_deref())
     {
-        if read.last_host.as_deref() != Some(host) {
-            read.last_host = Some(host.to_string());
+        // The buffer is reused: a log of several hosts' lines changes host often.
+        let last = read.last_host.get_or_insert_with(String::new);
+        if last != host {
+            last.clear();
+            last.push_str(host);
         }
         if let Some((_, n)) = read.hosts.iter_mut().find(|(h, _)| h == host) {
             *n += 1;
