@@ -16,8 +16,8 @@ const UPDATING_AGAIN: SignedDuration = SignedDuration::from_mins(1);
 /// fails for the first minute or two of every boot, until its static API server is up.
 const UNREACHABLE: SignedDuration = SignedDuration::from_mins(5);
 
-/// Why the updates fail, from the errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why the updates fail, from the errors; the most telling first (`Ord`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Why {
     /// The API answers `nodes "<name>" not found`: the Node object was deleted. The kubelet
     /// registers it only when it starts. (The informer's `node "<name>" not found`, singular,
@@ -60,9 +60,10 @@ fn why_of(err: &str) -> Why {
     }
 }
 
-/// `kubelet_node_status.go` `updateNodeStatus` and `syncNodeStatus`: `Error updating node
-/// status, will retry` (each try), `Unable to update node status` (`update node status exceeds
-/// retry count`) still failing where the log ends (no [`UPDATING_AGAIN`] of the log after the
+/// `kubelet_node_status.go` `registerWithAPIServer`, `updateNodeStatus` and `syncNodeStatus`:
+/// `Unable to register node with API server`, `Error updating node status, will retry` (each
+/// try), `Unable to update node status` (`update node status exceeds retry count`) still
+/// failing where the log ends (no [`UPDATING_AGAIN`] of the log after the
 /// last failure). The node controller marks the node NotReady and, five minutes on, evicts its
 /// pods (they show Terminating or Unknown in the API while their containers run on here).
 /// Critical when the Node object was deleted (`nodes "<name>" not found`, twice or with the
@@ -75,7 +76,8 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
     if failed.is_empty() || kubelet_goes_on_after(logs, &failed, UPDATING_AGAIN) {
         return;
     }
-    // The cause: the first error that names one (`exceeds retry count` names none).
+    // The cause: the most telling an error names, the latest error of it (`exceeds retry
+    // count` names none).
     let errors: Vec<&LoggedEvent> = failed
         .iter()
         .copied()
@@ -85,16 +87,7 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
         .iter()
         .rev()
         .map(|e| (e, why_of(&super::teardown::error_text(e))))
-        .min_by_key(|(_, w)| {
-            [
-                Why::NodeDeleted,
-                Why::Credentials,
-                Why::Unreachable,
-                Why::Other,
-            ]
-            .iter()
-            .position(|x| x == w)
-        });
+        .min_by_key(|(_, w)| *w);
     let why = cause.map_or(Why::Other, |(_, w)| w);
     let exhausted = failed
         .iter()
