@@ -26,6 +26,20 @@ fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
+/// Runs the binary with `args` and `stdin` written to its standard input, a pipe.
+fn podcoroner_piped(args: &[&str], stdin: &[u8]) -> std::process::Output {
+    let mut child = ok(Command::new(env!("CARGO_BIN_EXE_podcoroner"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn());
+    let mut pipe = child.stdin.take().expect("piped");
+    ok(pipe.write_all(stdin));
+    drop(pipe);
+    ok(child.wait_with_output())
+}
+
 #[test]
 fn since_beyond_the_representable_past_is_a_usage_error() {
     let dir = ok(tempfile::tempdir());
@@ -603,19 +617,10 @@ fn yearless_times_take_the_year_and_zone_of_dated_records() {
 /// event kept: its rounds read a regular file again, and a pipe is empty the second time.
 #[test]
 fn explain_reads_a_piped_log_once() {
-    use std::io::Write as _;
-    let mut child = ok(std::process::Command::new(env!("CARGO_BIN_EXE_podcoroner"))
-        .args(["explain", "shop/cart-0", "--offline", "--kubelet-log", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn());
-    let mut stdin = child.stdin.take().expect("piped");
-    ok(stdin.write_all(
+    let out = podcoroner_piped(
+        &["explain", "shop/cart-0", "--offline", "--kubelet-log", "-"],
         b"I1129 10:00:00.000000    1234 kubelet.go:2431] \"SyncLoop ADD\" source=\"api\" pods=[\"shop/cart-0\"]\n",
-    ));
-    drop(stdin);
-    let out = ok(child.wait_with_output());
+    );
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -629,25 +634,16 @@ fn explain_reads_a_piped_log_once() {
 /// they were refused as binary (fresh user 39).
 #[test]
 fn gzip_is_read_by_its_magic_on_a_pipe_and_without_its_suffix() {
-    use std::io::Write as _;
     let dir = ok(tempfile::tempdir());
     let plain = kubelet_log(dir.path());
     let gz = ok(std::process::Command::new("gzip")
         .args(["-c", &plain])
         .output());
     let diagnose = |log: &str, stdin: Option<&[u8]>| {
-        let mut child = ok(std::process::Command::new(env!("CARGO_BIN_EXE_podcoroner"))
-            .args(["diagnose", "--offline", "--kubelet-log", log, "-o", "json"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn());
-        let mut pipe = child.stdin.take().expect("piped");
-        if let Some(bytes) = stdin {
-            ok(pipe.write_all(bytes));
-        }
-        drop(pipe);
-        let out = ok(child.wait_with_output());
+        let out = podcoroner_piped(
+            &["diagnose", "--offline", "--kubelet-log", log, "-o", "json"],
+            stdin.unwrap_or_default(),
+        );
         let json: serde_json::Value = ok(serde_json::from_slice(&out.stdout));
         (
             out.status.code(),
@@ -784,19 +780,10 @@ fn logs_of_two_hosts_are_no_clean_bill() {
 /// year's, and the year note says so (it said "the year it was read in": fresh user 40).
 #[test]
 fn a_piped_logs_year_note_says_the_year_before() {
-    use std::io::Write as _;
-    let mut child = ok(std::process::Command::new(env!("CARGO_BIN_EXE_podcoroner"))
-        .args(["diagnose", "--offline", "--kubelet-log", "-", "-o", "json"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn());
-    let mut stdin = child.stdin.take().expect("piped");
-    ok(stdin.write_all(
+    let out = podcoroner_piped(
+        &["diagnose", "--offline", "--kubelet-log", "-", "-o", "json"],
         b"I1231 23:59:59.000000    1234 kubelet.go:2431] \"SyncLoop ADD\" source=\"api\" pods=[\"shop/cart-0\"]\n",
-    ));
-    drop(stdin);
-    let out = ok(child.wait_with_output());
+    );
     let json: serde_json::Value = ok(serde_json::from_slice(&out.stdout));
     let detail = json["sources"]["kubelet_log"]["detail"]
         .as_str()
