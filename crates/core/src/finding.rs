@@ -115,6 +115,11 @@ pub enum FindingKind {
     /// sandbox for pod", "CreatePodSandbox for pod failed", containerd `RunPodSandbox for …
     /// failed`), the cause classified (the CNI ADD, a sandbox name held by a leaked sandbox).
     SandboxCreateFailing,
+    /// Pods whose container images the node cannot pull (the pod worker's `ErrImagePull` and
+    /// `ImagePullBackOff`, `images/image_manager.go` `EnsureImageExists`, CRI `PullImage`), the
+    /// cause classified as the node's (registry out of reach, certificate, rate limit, disk,
+    /// deadline, unpacking) or the pod spec's (no such image, credentials).
+    ImagePullFailing,
     /// The kubelet's own startup SLI is impossible (`"Observed pod startup duration"` with a
     /// negative `podStartSLOduration`, about -9.22e+09 with parallel image pulls: k/k #130432),
     /// so `kubelet_pod_start_sli_duration_seconds` cannot be trusted on this node.
@@ -124,7 +129,7 @@ pub enum FindingKind {
 impl FindingKind {
     /// Every kind, in documentation order: generated from `rules::registry::RULES` (a kind
     /// added there without its count here does not compile).
-    pub const ALL: [FindingKind; 27] = crate::rules::registry::kinds();
+    pub const ALL: [FindingKind; 28] = crate::rules::registry::kinds();
 
     /// The stable name, e.g. `LeakedSandbox`.
     pub fn as_str(self) -> &'static str {
@@ -155,6 +160,7 @@ impl FindingKind {
             FindingKind::PodStatusFailing => "PodStatusFailing",
             FindingKind::SlowPodStartup => "SlowPodStartup",
             FindingKind::SandboxCreateFailing => "SandboxCreateFailing",
+            FindingKind::ImagePullFailing => "ImagePullFailing",
             FindingKind::PodStartupMetricInvalid => "PodStartupMetricInvalid",
         }
     }

@@ -2325,6 +2325,54 @@ const CASES: &[Case] = &[
         events: &[],
         absent: &[],
     },
+    Case {
+        slug: "112-image-pull-dns-timeout-backoff",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2019,
+            records: 3,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::ErrorSyncingPod,
+                uid: Some("ef093916-1f66-4e98-95fe-bc954320e74e"),
+                pod: Some(("kube-system", "tiller-deploy-767d9b9584-ckgsv")),
+                n: 2,
+                ..WANT
+            },
+            // The CRI client's failed pull before 1.21 (it was read as a pull starting).
+            Want {
+                kind: EventKind::ImagePullFailed,
+                time: Some("2019-07-27T17:30:05.22001Z"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
+    Case {
+        slug: "113-rancher-ui-prefix-node-deleted",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2016,
+            records: 7,
+            ..FILE
+        }],
+        events: &[
+            // Every line read past the viewer's glued time, the retries exhausted among them.
+            Want {
+                kind: EventKind::NodeStatusUpdateFailed,
+                n: 7,
+                ..WANT
+            },
+            Want {
+                kind: EventKind::NodeStatusUpdateFailed,
+                time: Some("2016-04-28T16:31:27.398119Z"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -1305,6 +1305,25 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "112-image-pull-dns-timeout-backoff",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            never: &[K::SandboxCreateFailing, K::RuntimeUnhealthy],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
+    Case {
+        slug: "113-rancher-ui-prefix-node-deleted",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -8,7 +8,8 @@
 //!   files (`kubelet.err.log:123:E0613 …`, `C:\var\log\kubelet.log:12:…`);
 //! - wrappers: Docker Desktop's `[2023-01-10T14:00:14.373845500Z][kubelet][I] I0110 …`,
 //!   talosctl's `10.0.0.8: {"ts":…}` (also read as a [`Tag`](super::EnvelopeKind::Tag)),
-//!   a cloud logging text export's `2023-06-01T10:00:00.000Z\tnode-a\t…` columns.
+//!   a cloud logging text export's `2023-06-01T10:00:00.000Z\tnode-a\t…` columns;
+//! - a log viewer's time glued to klog's header (Rancher's `4/28/2016 9:31:27 AME0428 …`).
 //!
 //! A prefix is at most [`MAX_PREFIX_BYTES`] long, has at most [`MAX_PREFIX_WORDS`]
 //! whitespace-separated words and no `=`, so a hard-wrapped continuation that happens to hold
@@ -25,8 +26,9 @@ pub(crate) const MAX_PREFIX_WORDS: usize = 4;
 
 /// Positions where a record may start after a prefix, in order: `i > 0` such that the byte
 /// before is a separator (space, tab, `:`, `]`, `>`, `|`, `,`, or a `"` that opens a CSV
-/// field), the byte at `i` is not whitespace, and `s[..i]` is a possible prefix (see the
-/// module docs).
+/// field) or a klog header starts at `i` right after a letter or digit (a log viewer's
+/// `… 9:31:27 AM` glued to `E0428 16:31:27…`), the byte at `i` is not whitespace, and `s[..i]`
+/// is a possible prefix (see the module docs).
 pub(crate) fn candidates(s: &str) -> impl Iterator<Item = usize> + '_ {
     let b = s.as_bytes();
     let limit = b.len().min(MAX_PREFIX_BYTES);
@@ -53,11 +55,22 @@ pub(crate) fn candidates(s: &str) -> impl Iterator<Item = usize> + '_ {
                 b' ' | b'\t' | b':' | b']' | b'>' | b'|' | b',' => true,
                 // `"E0601 …` as a CSV field: after `,"`, `\t"` or at the start.
                 b'"' => i == 1 || matches!(b[i - 2], b',' | b'\t'),
+                // A klog header glued to a viewer's time (`4/28/2016 9:31:27 AME0428 16:31:27…`).
+                c if c.is_ascii_alphanumeric() => klog_header_at(b, i),
                 _ => false,
             };
             Some((sep && !matches!(b[i], b' ' | b'\t') && s.is_char_boundary(i)).then_some(i))
         })
         .flatten()
+}
+
+/// Whether `b[i..]` opens like a klog header: a severity letter, `MMDD` and a space
+/// (`E0428 `), so that a header glued to the word before it is found as well.
+fn klog_header_at(b: &[u8], i: usize) -> bool {
+    b.len() > i + 5
+        && matches!(b[i], b'I' | b'W' | b'E' | b'F')
+        && b[i + 1..i + 5].iter().all(u8::is_ascii_digit)
+        && b[i + 5] == b' '
 }
 
 /// grep's separators: `:` on matching lines, `-` on context lines.
@@ -141,6 +154,11 @@ mod tests {
             ["[kubelet][I] I0", "[I] I0", "I0"]
         );
         assert_eq!(cands("a,\"E0"), ["\"E0", "E0"]);
+        assert_eq!(
+            cands("9:31 AME0428 1"),
+            ["31 AME0428 1", "AME0428 1", "E0428 1", "1"]
+        );
+        assert_eq!(cands("AMEN0428 1"), ["1"]);
         // Too many words, or a `key=`: a message, not a prefix.
         assert_eq!(
             cands("one two three four five six"),

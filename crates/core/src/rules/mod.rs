@@ -22,6 +22,7 @@ mod container_stop;
 mod duplicate_ready_sandboxes;
 mod failed_pods;
 pub mod fold;
+mod image_pull;
 mod kubelet_start;
 pub(crate) mod leaked_sandbox;
 pub mod logs;

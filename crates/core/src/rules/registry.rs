@@ -410,6 +410,18 @@ pub const RULES: &[Rule] = &[
         run: Run::Logs(super::sandbox_create::run),
     },
     Rule {
+        kind: K::ImagePullFailing,
+        input: L,
+        variant: "",
+        severity: "warning when the cause is the node's (the registry out of reach, its certificate untrusted, a rate limit, the image filesystem full, a pull past the deadline, layers not unpacked) and the pod still fails where the log ends; info when it is the pod's spec's (no such image, credentials refused) or not given",
+        views: "kubelet log (+ runtime log)",
+        kubelet_source: "images/image_manager.go EnsureImageExists, CRI PullImage",
+        summary: "pods whose images the node cannot pull (ErrImagePull, ImagePullBackOff), with the cause and whose it is",
+        remediation: "crictl pull <image> on the node; the cause's fix (DNS, proxy, CA, disk, pull secrets)",
+        file: "image_pull.rs",
+        run: Run::Logs(super::image_pull::run),
+    },
+    Rule {
         kind: K::SlowPodStartup,
         input: L,
         variant: "",

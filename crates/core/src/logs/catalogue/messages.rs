@@ -1779,6 +1779,31 @@ pub const FAMILIES: &[Family] = &[
         )],
     },
     Family {
+        source: "kubelet CRI client and image puller: a failed pull, before 1.21 (it names the image, never the pod)",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/remote/remote_image.go",
+                "PullImage: glog/klog.Errorf `PullImage %q from image service failed: %v` (1.21+ logs the structured `PullImage from image service failed` err image, read as a failed runtime call)",
+                "1.7-1.20",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kuberuntime/kuberuntime_image.go",
+                "PullImage: glog/klog.Errorf `Pull image %q failed: %v`",
+                "1.7-1.20",
+            ),
+        ],
+        wordings: &[
+            with(
+                "PullImage \"",
+                Cond::Has("\" from image service failed"),
+                ImagePullFailed,
+            ),
+            with("Pull image \"", Cond::Has("\" failed"), ImagePullFailed),
+        ],
+    },
+    Family {
         source: "containerd CRI PullImage (the runtime's side of an image pull; it names the image, never the pod)",
         cites: &[
             cite(

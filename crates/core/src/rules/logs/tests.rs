@@ -2340,3 +2340,131 @@ fn unanswered_stop_requests() {
         ),
     ]);
 }
+
+// === ImagePullFailing ===
+
+#[test]
+fn image_pull_failing() {
+    const UID: &str = "1193f710-eeae-4761-84b6-176acbd97ea6";
+    // As structured klog writes the pod worker's error: its quotes escaped, the pull's twice.
+    let synced = |t: &str, with: &str| {
+        format!(
+            r#"E0810 {t}    1766 pod_workers.go:965] "Error syncing pod, skipping" err="failed to \"StartContainer\" for \"app\" with {with}" pod="team/app-0" podUID={UID}"#
+        )
+    };
+    let pull = |t: &str, err: &str| {
+        synced(
+            t,
+            &format!(
+                r#"ErrImagePull: \"rpc error: code = Unknown desc = failed to pull and unpack image \\\"registry.example.com/app:1\\\": {err}\"""#
+            ),
+        )
+    };
+    let back_off = |t: &str| {
+        synced(
+            t,
+            r#"ImagePullBackOff: \"Back-off pulling image \\\"registry.example.com/app:1\\\"\""#,
+        )
+    };
+    let started = |t: &str| {
+        format!(
+            r#"I0810 {t}    1766 kubelet.go:2157] "SyncLoop (PLEG): event for pod" pod="team/app-0" event={{"ID":"{UID}","Type":"ContainerStarted","Data":"{}"}}"#,
+            "c".repeat(64)
+        )
+    };
+    let other = |t: &str| {
+        format!(
+            r#"I0810 {t}    1766 kubelet.go:2063] "SyncLoop DELETE" source="api" pods=["team/other-0"]"#
+        )
+    };
+    let timeout = r#"failed to do request: Head \\\"https://registry.example.com/v2/app/manifests/1\\\": dial tcp 10.0.0.9:443: i/o timeout"#;
+    let unknown = r#"failed to resolve reference \\\"registry.example.com/app:1\\\": registry.example.com/app:1: not found"#;
+    check(vec![
+        case(
+            "the registry out of the node's reach, then in back-off: a warning with the cause",
+            &[
+                pull("17:20:00.000000", timeout),
+                back_off("17:20:12.000000"),
+                back_off("17:20:40.000000"),
+            ],
+            &[(
+                FindingKind::ImagePullFailing,
+                Severity::Warning,
+                "the node does not reach the registry",
+            )],
+        ),
+        case(
+            "not a finding: a container of the pod started after the back-off",
+            &[
+                pull("17:20:00.000000", timeout),
+                back_off("17:20:12.000000"),
+                started("17:21:30.000000"),
+            ],
+            &[],
+        ),
+        Case {
+            name: "not a finding: containerd pulled the image after the back-off",
+            kubelet: vec![
+                pull("17:20:00.000000", timeout),
+                back_off("17:20:12.000000"),
+            ],
+            runtime: vec![format!(
+                r#"time="2024-08-10T17:21:02.000000000Z" level=info msg="PullImage \"registry.example.com/app:1\" returns image reference \"sha256:{}\"""#,
+                "d".repeat(64)
+            )],
+            view: NodeView::empty(),
+            want: vec![],
+        },
+        case(
+            "no such image: the pod's spec, an info",
+            &[
+                pull("17:20:00.000000", unknown),
+                back_off("17:20:12.000000"),
+                back_off("17:20:40.000000"),
+            ],
+            &[(
+                FindingKind::ImagePullFailing,
+                Severity::Info,
+                "does not exist",
+            )],
+        ),
+        case(
+            "one failed pull, not retried in the excerpt: an info",
+            &[pull("17:20:00.000000", timeout)],
+            &[(
+                FindingKind::ImagePullFailing,
+                Severity::Info,
+                "registry.example.com/app:1",
+            )],
+        ),
+        case(
+            "only the back-off, its cause not given: an info",
+            &[back_off("17:20:12.000000"), back_off("17:20:40.000000")],
+            &[(
+                FindingKind::ImagePullFailing,
+                Severity::Info,
+                "its error not in these records",
+            )],
+        ),
+        case(
+            "the log goes on 15 min past the last failure: the pod no longer fails, an info",
+            &[
+                pull("17:20:00.000000", timeout),
+                back_off("17:20:12.000000"),
+                other("17:35:12.000000"),
+            ],
+            &[(
+                FindingKind::ImagePullFailing,
+                Severity::Info,
+                "the log goes on without it failing again",
+            )],
+        ),
+        case(
+            "not this kind: dockershim's infra container (\"POD\") is the sandbox's",
+            &[format!(
+                r#"E0713 07:10:44.865298    1742 pod_workers.go:183] Error syncing pod {UID}, skipping: failed to "StartContainer" for "POD" with ImagePullBackOff: "Back-off pulling image \"gcr.io/google_containers/pause-amd64:3.0\"""#
+            )],
+            &[],
+        ),
+    ]);
+}
