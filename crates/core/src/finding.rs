@@ -115,6 +115,11 @@ pub enum FindingKind {
     /// sandbox for pod", "CreatePodSandbox for pod failed", containerd `RunPodSandbox for …
     /// failed`), the cause classified (the CNI ADD, a sandbox name held by a leaked sandbox).
     SandboxCreateFailing,
+    /// Pods that wait for volumes the kubelet cannot attach or mount (`kubelet.go` `syncPod`'s
+    /// "Unable to attach or mount volumes for pod; skipping pod" after `WaitForAttachAndMount`'s
+    /// 2 min, `operation_generator.go`'s `MountVolume.SetUp failed`), the cause classified as
+    /// the node's (CSI driver, mount command, path) or the pod spec's (a missing object).
+    VolumeMountFailing,
     /// Pods whose container images the node cannot pull (the pod worker's `ErrImagePull` and
     /// `ImagePullBackOff`, `images/image_manager.go` `EnsureImageExists`, CRI `PullImage`), the
     /// cause classified as the node's (registry out of reach, certificate, rate limit, disk,
@@ -129,7 +134,7 @@ pub enum FindingKind {
 impl FindingKind {
     /// Every kind, in documentation order: generated from `rules::registry::RULES` (a kind
     /// added there without its count here does not compile).
-    pub const ALL: [FindingKind; 28] = crate::rules::registry::kinds();
+    pub const ALL: [FindingKind; 29] = crate::rules::registry::kinds();
 
     /// The stable name, e.g. `LeakedSandbox`.
     pub fn as_str(self) -> &'static str {
@@ -160,6 +165,7 @@ impl FindingKind {
             FindingKind::PodStatusFailing => "PodStatusFailing",
             FindingKind::SlowPodStartup => "SlowPodStartup",
             FindingKind::SandboxCreateFailing => "SandboxCreateFailing",
+            FindingKind::VolumeMountFailing => "VolumeMountFailing",
             FindingKind::ImagePullFailing => "ImagePullFailing",
             FindingKind::PodStartupMetricInvalid => "PodStartupMetricInvalid",
         }

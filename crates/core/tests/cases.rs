@@ -2373,6 +2373,29 @@ const CASES: &[Case] = &[
         ],
         absent: &[],
     },
+    Case {
+        slug: "114-static-pods-volume-wait-timeout",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2023,
+            records: 3,
+            ..FILE
+        }],
+        events: &[
+            Want {
+                kind: EventKind::VolumeMountWaitFailed,
+                pod: Some(("kube-system", "etcd-k8s-02.intern")),
+                time: Some("2023-04-27T16:27:26.004278Z"),
+                ..WANT
+            },
+            Want {
+                kind: EventKind::VolumeMountWaitFailed,
+                pod: Some(("kube-system", "kube-apiserver-k8s-02.intern")),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -1324,6 +1324,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "114-static-pods-volume-wait-timeout",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            never: &[K::RuntimeUnhealthy, K::SandboxCreateFailing],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

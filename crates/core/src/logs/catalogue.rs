@@ -203,6 +203,18 @@ pub enum EventKind {
     /// Error: UnmountVolume.TearDown failed for volume "<name>" (UniqueName: "…") pod "<uid>"
     /// (UID: "<uid>") : <error>` (`nestedpendingoperations.go`, `operation_generator.go`).
     VolumeTearDownFailed,
+    /// A pod's volumes not attached and mounted within the kubelet's wait (2 min 3 s,
+    /// `volumemanager` `WaitForAttachAndMount`): `"Unable to attach or mount volumes for pod;
+    /// skipping pod" err="unmounted volumes=[…], unattached volumes=[…]…: timed out waiting for
+    /// the condition"` (`kubelet.go` `syncPod`; legacy `Unable to attach or mount volumes for pod
+    /// "<name>_<ns>(<uid>)": …; skipping pod`, before 1.17 `Unable to mount volumes for pod …`).
+    VolumeMountWaitFailed,
+    /// A pod's volume the kubelet fails to set up, as the volume manager's retry logs it:
+    /// `Operation for "…" failed. No retries permitted until <time> (durationBeforeRetry …).
+    /// Error: MountVolume.SetUp failed for volume "<name>" (UniqueName: "…") pod "<name>" (UID:
+    /// "<uid>") : <error>` (also `MountVolume.MountDevice`, `MountVolume.WaitForAttach`,
+    /// `MountVolume.NewMounter initialization`; `operation_generator.go`).
+    VolumeMountFailed,
     /// `"Clean up containers for orphaned pod we had not seen before"`,
     /// `"Clean up orphaned pod containers"`.
     CleanUpOrphanedPod,
@@ -385,6 +397,8 @@ impl EventKind {
                 | ContainerGcFailed
                 | OrphanedPodVolumes
                 | VolumeTearDownFailed
+                | VolumeMountWaitFailed
+                | VolumeMountFailed
                 | MirrorPodCreateFailed
                 | RunPodSandboxFailed
                 | DestroyNetworkFailed

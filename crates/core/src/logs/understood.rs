@@ -4,7 +4,8 @@
 //! [`MAX_NOT_UNDERSTOOD_PER_MILLE`] of them fit no shape), or that holds no record at all, must
 //! not be reported as "0 findings": the diagnosis did not read it. [`Understanding`] counts a
 //! source's records as they are parsed; blank lines, shell prompts and Markdown markup
-//! ([`non_record`]) are neither understood nor not understood. [`Understanding::verdict`] says
+//! and the flag library's deprecation warnings ([`non_record`]) are neither understood nor not
+//! understood. [`Understanding::verdict`] says
 //! what the SOURCES block, the JSON report and the agent's `/readyz` say.
 
 use super::assemble::{is_markup, is_prompt};
@@ -27,6 +28,10 @@ pub enum NonRecord {
     Prompt,
     /// Markdown markup around a paste: a code fence, a quoted blank line.
     Markup,
+    /// What the kubelet writes to stderr before its log starts: the flag library's warning
+    /// for a deprecated flag (spf13/pflag `flag.go`: `Flag --%s has been deprecated, %s`,
+    /// `Flag shorthand -%s has been deprecated, %s`), on every start that passes one.
+    FlagDeprecated,
 }
 
 /// What `text` is when it is not a log record (see [`NonRecord`]); `None` for anything else.
@@ -37,9 +42,18 @@ pub fn non_record(text: &str) -> Option<NonRecord> {
         Some(NonRecord::Prompt)
     } else if is_markup(text) {
         Some(NonRecord::Markup)
+    } else if is_flag_deprecated(text) {
+        Some(NonRecord::FlagDeprecated)
     } else {
         None
     }
+}
+
+/// pflag's `Flag --<name> has been deprecated, …` (or `Flag shorthand -<c> …`), indented or not.
+fn is_flag_deprecated(text: &str) -> bool {
+    let t = text.trim_start();
+    (t.starts_with("Flag --") || t.starts_with("Flag shorthand -"))
+        && t.contains(" has been deprecated")
 }
 
 /// Counts of one source's records, in reading order.
@@ -171,6 +185,20 @@ mod tests {
         );
         assert_eq!(non_record("cat the logs below"), None);
         assert_eq!(non_record("docker ps"), None);
+    }
+
+    #[test]
+    fn the_flag_librarys_deprecation_warnings_are_no_records() {
+        // kubernetes/kubernetes#100152: a kubelet's stderr before its log starts
+        for l in [
+            "Flag --cloud-provider has been deprecated, will be removed in 1.23, in favor of removing cloud provider code from Kubelet.",
+            "  Flag --chaos-chance has been deprecated, will be removed in a future version.",
+            "Flag shorthand -x has been deprecated, use --other",
+        ] {
+            assert_eq!(non_record(l), Some(NonRecord::FlagDeprecated), "{l}");
+        }
+        assert_eq!(non_record("Flag --x is set"), None);
+        assert_eq!(non_record("the Flag --x has been deprecated"), None);
     }
 
     #[test]

@@ -27,7 +27,7 @@ use crate::model::PodRef;
 
 use super::logs::{
     LogInput, LoggedEvent, Logs, after, attempts, finding, kubelet_goes_on_after, line, over,
-    plural, pod_label, quote, records,
+    plural, pod_list, quote, records,
 };
 use super::sandbox_create::pod_key;
 use super::teardown::{error_text, quoted_after};
@@ -181,10 +181,10 @@ fn later<'l>(a: Option<&'l LoggedEvent>, b: &'l LoggedEvent) -> &'l LoggedEvent 
 /// What the pods' pulls are judged against, each built once: the latest sign of each pod
 /// started or its image pulled, by pod and by image, and each image's most telling pull error.
 #[derive(Default)]
-struct Index<'l> {
+pub(super) struct Index<'l> {
     /// The latest PLEG `ContainerStarted` of a container (not of the pod's sandbox: its pause
     /// container starts before any pull), event `Started` or `Pulled` (V3+), by pod.
-    mended_pod: BTreeMap<String, &'l LoggedEvent>,
+    pub(super) mended_pod: BTreeMap<String, &'l LoggedEvent>,
     /// The latest pull of each image (containerd's `PullImage "<ref>" returns image
     /// reference`, the event `Pulled`): the runtime's names no pod.
     pulled_image: BTreeMap<String, &'l LoggedEvent>,
@@ -194,7 +194,7 @@ struct Index<'l> {
 }
 
 impl<'l> Index<'l> {
-    fn new(logs: &Logs<'l>) -> Index<'l> {
+    pub(super) fn new(logs: &Logs<'l>) -> Index<'l> {
         let mut ix = Index::default();
         let pleg_started = EventKind::Pleg(PlegType::ContainerStarted);
         for e in logs.of(&[
@@ -305,21 +305,7 @@ fn pull_finding(why: Why, failing: bool, pods: &[Pulling<'_>]) -> Finding {
     } else {
         Severity::Info
     };
-    let listed: Vec<String> = pods
-        .iter()
-        .take(5)
-        .map(|p| {
-            let who = p
-                .pod
-                .as_ref()
-                .map_or_else(|| "a pod".to_string(), pod_label);
-            match p.images.as_slice() {
-                [] => who,
-                images => format!("{who} ({})", images.join(", ")),
-            }
-        })
-        .collect();
-    let more = pods.len().saturating_sub(listed.len());
+    let listed = pod_list(pods.iter().map(|p| (p.pod.as_ref(), p.images.join(", "))));
     let mut failures: Vec<&LoggedEvent> = pods.iter().flat_map(|p| p.failures.clone()).collect();
     let named = pods.iter().find_map(|p| p.named);
     let error = named.map(super::teardown::error_quote);
@@ -340,17 +326,12 @@ fn pull_finding(why: Why, failing: bool, pods: &[Pulling<'_>]) -> Finding {
         FindingKind::ImagePullFailing,
         severity,
         format!(
-            "{pods_said} pull {} image: {cause}{} ({}{}, {state}): {}{}",
+            "{pods_said} pull {} image: {cause}{} ({}{}, {state}): {}",
             if pods.len() == 1 { "its" } else { "their" },
             error.map_or_else(String::new, |e| format!(" ({e})")),
             plural(records(&failures), "failed sync", "failed syncs"),
             over(&failures),
-            listed.join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            },
+            listed,
         ),
         "images/image_manager.go EnsureImageExists (CRI PullImage; the image's back-off 10 s \
          doubling to 5 min, ImagePullBackOff), kuberuntime_manager.go SyncPod",

@@ -728,6 +728,29 @@ pub(super) fn pod_label(p: &PodRef) -> String {
     }
 }
 
+/// How a finding about many pods lists them: the first five as [`pod_label`] (`a pod` when
+/// unknown), each with its detail in parentheses when it has one, then `and N more`.
+pub(super) fn pod_list<'p>(
+    pods: impl ExactSizeIterator<Item = (Option<&'p PodRef>, String)>,
+) -> String {
+    let n = pods.len();
+    let listed: Vec<String> = pods
+        .take(5)
+        .map(|(pod, detail)| {
+            let who = pod.map_or_else(|| "a pod".to_string(), pod_label);
+            if detail.is_empty() {
+                who
+            } else {
+                format!("{who} ({detail})")
+            }
+        })
+        .collect();
+    match n.saturating_sub(listed.len()) {
+        0 => listed.join(", "),
+        more => format!("{} and {more} more", listed.join(", ")),
+    }
+}
+
 /// `" of pod ns/name (uid)"` as far as known.
 pub(super) fn of_pod(pod: Option<&PodRef>) -> String {
     match pod {

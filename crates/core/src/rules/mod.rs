@@ -42,6 +42,7 @@ mod sandbox_wait;
 mod static_pods;
 mod tally;
 mod teardown;
+mod volume_mount;
 mod volume_teardown;
 
 pub use teardown::{cause_class, sandbox_stop_failing, stop_failure_class};

@@ -410,6 +410,18 @@ pub const RULES: &[Rule] = &[
         run: Run::Logs(super::sandbox_create::run),
     },
     Rule {
+        kind: K::VolumeMountFailing,
+        input: L,
+        variant: "",
+        severity: "warning when the cause is the node's (a CSI driver not registered, the mount command failing, a path missing) or not given and the pod still waits where the log ends; info when it is the pod spec's (a missing Secret, ConfigMap or claim), a cache race, or the pod no longer waits",
+        views: "kubelet log",
+        kubelet_source: "kubelet.go syncPod (volumemanager WaitForAttachAndMount), operation_generator.go MountVolume.SetUp",
+        summary: "pods that wait for volumes the kubelet cannot attach or mount, with the cause and whose it is",
+        remediation: "the mount's own error (MountVolume.SetUp failed); the CSI node plugin, the storage server, the path",
+        file: "volume_mount.rs",
+        run: Run::Logs(super::volume_mount::run),
+    },
+    Rule {
         kind: K::ImagePullFailing,
         input: L,
         variant: "",

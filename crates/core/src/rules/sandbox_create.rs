@@ -114,6 +114,9 @@ enum Class {
     CgroupDriverMismatch,
     /// A call timed out (`RuntimeUnhealthy` reports it).
     Timeout,
+    /// The runtime did not answer at all (gRPC `Unavailable`: `transport is closing`, its
+    /// socket refusing): `RuntimeUnhealthy` reports it when it lasts.
+    RuntimeDown,
     /// Anything else.
     Other,
 }
@@ -192,6 +195,9 @@ fn classify(e: &LoggedEvent) -> Class {
     if e.event.cause == Some(Cause::Timeout) {
         return Class::Timeout;
     }
+    if e.text.contains("code = Unavailable") {
+        return Class::RuntimeDown;
+    }
     Class::Other
 }
 
@@ -266,7 +272,7 @@ fn last_class(group: &[&LoggedEvent]) -> Class {
             | Class::NoRuntimeHandler(_)
             | Class::CgroupDriverMismatch => 1,
             Class::CniAdd(..) => 2,
-            Class::Timeout => 3,
+            Class::Timeout | Class::RuntimeDown => 3,
             Class::Other => 4,
         })
         .unwrap_or(Class::Other)
@@ -459,7 +465,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             continue;
         }
         match &class {
-            Class::Timeout if runtime_unhealthy => {
+            Class::Timeout | Class::RuntimeDown if runtime_unhealthy => {
                 continue;
             }
             Class::NameReserved(holder)
@@ -807,6 +813,13 @@ fn describe(class: &Class) -> (String, &'static str, String) {
             "RunPodSandbox times out".to_string(),
             "the CRI RunPodSandbox call runs out of the kubelet's runtime request timeout (2m)",
             "crictl info; the runtime's log around these times".to_string(),
+        ),
+        Class::RuntimeDown => (
+            "the runtime does not answer RunPodSandbox (Unavailable)".to_string(),
+            "the CRI client's call finds no runtime behind its socket (the runtime stopped, \
+             restarting or crashed); the pod worker retries at its next sync",
+            "systemctl status containerd (or crio); journalctl -u containerd for why it stopped"
+                .to_string(),
         ),
         Class::Other => (
             "RunPodSandbox fails".to_string(),

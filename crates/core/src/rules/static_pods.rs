@@ -251,12 +251,19 @@ pub(super) fn static_pod_removal_blocked(logs: &Logs<'_>, out: &mut Vec<Finding>
 
 // === StaticPodRemoved ===
 
+/// How soon after a static pod's REMOVE an ADD of the same name from the same source makes it
+/// a replacement (a changed manifest), not a removal: the source sends both in one update, so
+/// they are logged within milliseconds; 5 s.
+const REPLACED_WITHIN: SignedDuration = SignedDuration::from_secs(5);
+
 /// `config/file.go` (and `config/http.go`): a static pod whose manifest left the directory is
 /// REMOVEd (`SyncLoop REMOVE source="file"`; legacy `SyncLoop (REMOVE, "file")`), its pod
 /// worker kills it with the pod's grace period and housekeeping deletes its mirror pod
 /// (`kubelet_pods.go` `HandlePodCleanups`, `mirror_client.go` "Deleting a mirror pod"). A
 /// lifecycle note (info), saying when the mirror pod went; kubelets before the graceful static
-/// pod deletion (k/k #90999, #98103) delete it at once, before the containers have stopped.
+/// pod deletion (k/k #90999, #98103) delete it at once, before the containers have stopped. A
+/// REMOVE followed within [`REPLACED_WITHIN`] by an ADD of the same pod from the same source is
+/// a changed manifest, said so (the pod was replaced, not removed).
 ///
 /// Not reported when a finding about the same pod says more (`StaticPodNotRemoved`,
 /// `StuckPodWorker`).
@@ -359,11 +366,28 @@ pub(super) fn static_pod_removed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             Some(ConfigSource::Http) => "http",
             _ => "file",
         };
+        // A changed manifest is a REMOVE of the old pod and an ADD of the new in one update of
+        // the source (`config/config.go` `podStorage.merge`): replaced, not removed.
+        let added_again = named.iter().copied().find(|e| {
+            e.event.kind == EventKind::SyncLoop(SyncOp::Add)
+                && e.event.config_source == remove.event.config_source
+                && later(e)
+                && e.time
+                    .zip(remove.time)
+                    .is_none_or(|(a, r)| a.duration_since(r) <= REPLACED_WITHIN)
+        });
+        let what = if added_again.is_some() {
+            format!(
+                "was replaced: its manifest changed, so the {source} source REMOVEd the old pod and                  ADDed the new one"
+            )
+        } else {
+            format!("was removed from its {source} source")
+        };
         let mut f = finding(
             FindingKind::StaticPodRemoved,
             Severity::Info,
             format!(
-                "static pod {name}{} was removed from its {source} source{}{mirror_note}",
+                "static pod {name}{} {what}{}{mirror_note}",
                 uid.as_deref().map_or(String::new(), |u| format!(" ({u})")),
                 remove.time.map_or(String::new(), |t| format!(" at {t}")),
             ),
@@ -378,6 +402,7 @@ pub(super) fn static_pod_removed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         );
         f.pod = Some(pod);
         let mut quoted: Vec<&LoggedEvent> = vec![remove];
+        quoted.extend(added_again);
         quoted.extend(mirror_deleted);
         quoted.extend(pending);
         quoted.extend(mirror_api);

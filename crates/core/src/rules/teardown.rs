@@ -240,7 +240,13 @@ pub(super) fn error_text(e: &LoggedEvent) -> String {
                 .or_else(|| rest.strip_suffix('"'))
                 .unwrap_or(rest)
         }
-        Some((_, rest)) => rest,
+        // The same inside a quoted error of the pod worker's (`CreatePodSandboxError:
+        // "CreatePodSandbox for pod … failed: rpc error: … desc = transport is closing"`): a
+        // last quote that closes none opened in the desc is the pod worker's.
+        Some((_, rest)) => match rest.strip_suffix('"') {
+            Some(r) if rest.matches('"').count() % 2 == 1 => r.strip_suffix('\\').unwrap_or(r),
+            _ => rest,
+        },
         // A gRPC status whose `rpc error: ` prefix the record's message took (a bare error
         // line: `rpc error: code = Unknown desc = …` read as message `rpc error` and error).
         None => match err

@@ -112,7 +112,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
 }
 
 /// The pod UID an unmount record names: `pod "<uid>" (UID: "<uid>")`, quotes escaped or not.
-fn pod_uid_of(text: &str) -> Option<String> {
+pub(super) fn pod_uid_of(text: &str) -> Option<String> {
     let at = text.find("(UID: ")? + "(UID: ".len();
     let uid: String = text[at..]
         .trim_start_matches(['\\', '"'])

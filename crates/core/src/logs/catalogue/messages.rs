@@ -1908,7 +1908,7 @@ pub const FAMILIES: &[Family] = &[
         )],
     },
     Family {
-        source: "volume manager: a pod's volume unmounted",
+        source: "volume manager: a pod's volume not set up, or not unmounted",
         cites: &[
             cite(
                 "kubernetes/kubernetes",
@@ -1922,15 +1922,69 @@ pub const FAMILIES: &[Family] = &[
                 "GenerateUnmountVolumeFunc: `UnmountVolume.TearDown failed for volume %q (UniqueName: %q) pod %q (UID: %q) : %v`",
                 "1.8-1.34",
             ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/volume/util/operationexecutor/operation_generator.go",
+                "GenerateMountVolumeFunc: `MountVolume.SetUp failed for volume %q (UniqueName: %q) pod %q (UID: %q) : %v`, `MountVolume.MountDevice failed …`, `MountVolume.WaitForAttach failed …`, `MountVolume.NewMounter initialization failed …`",
+                "1.8-1.34",
+            ),
         ],
         // `UnmountVolume.TearDown succeeded for volume …` is not read: a healthy node logs one
         // per volume of every pod it removes (45,000 in 256 MiB of the bench's healthy log), and
         // the retries falling silent say the same (`volume_teardown.rs`).
-        wordings: &[by_phrase(
-            "Operation for ",
-            Cond::Has("UnmountVolume.TearDown failed for volume"),
-            VolumeTearDownFailed,
-        )],
+        wordings: &[
+            by_phrase(
+                "Operation for ",
+                Cond::Has("UnmountVolume.TearDown failed for volume"),
+                VolumeTearDownFailed,
+            ),
+            by_phrase(
+                "Operation for ",
+                Cond::Has("MountVolume.SetUp failed for volume"),
+                VolumeMountFailed,
+            ),
+            by_phrase(
+                "Operation for ",
+                Cond::Has("MountVolume.MountDevice failed for volume"),
+                VolumeMountFailed,
+            ),
+            by_phrase(
+                "Operation for ",
+                Cond::Has("MountVolume.WaitForAttach failed for volume"),
+                VolumeMountFailed,
+            ),
+            by_phrase(
+                "Operation for ",
+                Cond::Has("MountVolume.NewMounter initialization failed for volume"),
+                VolumeMountFailed,
+            ),
+        ],
+    },
+    Family {
+        source: "kubelet syncPod: a pod's volumes not attached or mounted in time",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "SyncPod: ErrorS `Unable to attach or mount volumes for pod; skipping pod` pod (1.27+ not when the wait was interrupted)",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "syncPod: klog.Errorf `Unable to attach or mount volumes for pod %q: %v; skipping pod`; before 1.17 `Unable to mount volumes for pod %q: %v; skipping pod` with `timeout expired waiting for volumes to attach or mount for pod %q/%q. list of unmounted volumes=%v. list of unattached volumes=%v`",
+                "1.6-1.20",
+            ),
+        ],
+        wordings: &[
+            structured_as(
+                "Unable to attach or mount volumes for pod",
+                Cond::None,
+                "Unable to attach or mount volumes for pod; skipping pod",
+                VolumeMountWaitFailed,
+            ),
+            w("Unable to mount volumes for pod", VolumeMountWaitFailed),
+        ],
     },
     Family {
         source: "Go: a program crashing",

@@ -835,6 +835,26 @@ fn static_pod_removal() {
             &[sync_loop("07:20:46.701627", "REMOVE", "api", pod)],
             &[],
         ),
+        case(
+            "a changed manifest: REMOVE and ADD of the pod from the file source at once, replaced",
+            &[
+                sync_loop("07:20:46.899963", "REMOVE", "file", pod),
+                sync_loop("07:20:46.900006", "ADD", "file", pod),
+            ],
+            &[(FindingKind::StaticPodRemoved, Severity::Info, "was replaced")],
+        ),
+        case(
+            "an ADD a minute after the REMOVE: removed (the manifest put back later)",
+            &[
+                sync_loop("07:20:46.899963", "REMOVE", "file", pod),
+                sync_loop("07:21:46.900006", "ADD", "file", pod),
+            ],
+            &[(
+                FindingKind::StaticPodRemoved,
+                Severity::Info,
+                "was removed from its file source",
+            )],
+        ),
     ]);
 }
 
@@ -2464,6 +2484,109 @@ fn image_pull_failing() {
             &[format!(
                 r#"E0713 07:10:44.865298    1742 pod_workers.go:183] Error syncing pod {UID}, skipping: failed to "StartContainer" for "POD" with ImagePullBackOff: "Back-off pulling image \"gcr.io/google_containers/pause-amd64:3.0\"""#
             )],
+            &[],
+        ),
+    ]);
+}
+
+// === VolumeMountFailing ===
+
+#[test]
+fn volume_mount_failing() {
+    const UID: &str = "11111111-2222-4333-8444-555555555555";
+    // kubernetes/kubernetes#117652: static pods after a reboot (kubelet 1.26).
+    let wait = |t: &str, pod: &str, volumes: &str, end: &str| {
+        format!(
+            r#"E0427 {t}    3112 kubelet.go:1875] "Unable to attach or mount volumes for pod; skipping pod" err="unmounted volumes=[{volumes}], unattached volumes=[], failed to process volumes=[]: {end}" pod="{pod}""#
+        )
+    };
+    let mount_failed = |t: &str, err: &str| {
+        format!(
+            r#"E0427 {t}    3112 nestedpendingoperations.go:348] Operation for "{{volumeName:kubernetes.io/csi/nfs.csi.k8s.io^data podName: nodeName:}}" failed. No retries permitted until 2024-04-27 16:27:32 +0000 UTC m=+130.0 (durationBeforeRetry 2m2s). Error: MountVolume.SetUp failed for volume "data" (UniqueName: "kubernetes.io/csi/nfs.csi.k8s.io^data") pod "web-0" (UID: "{UID}") : {err}"#
+        )
+    };
+    let started = |t: &str| {
+        format!(
+            r#"I0427 {t}    3112 kubelet.go:2157] "SyncLoop (PLEG): event for pod" pod="shop/web-0" event={{"ID":"{UID}","Type":"ContainerStarted","Data":"{}"}}"#,
+            "c".repeat(64)
+        )
+    };
+    let timed_out = "timed out waiting for the condition";
+    let csi = "kubernetes.io/csi: mounter.SetUpAt failed to get CSI client: driver name nfs.csi.k8s.io not found in the list of registered CSI drivers";
+    let no_secret = r#"secret "web-tls" not found"#;
+    check(vec![
+        case(
+            "two static pods' waits run out, their cause not given: a warning naming both",
+            &[
+                wait(
+                    "16:27:26.004278",
+                    "kube-system/etcd-k8s-02.intern",
+                    "etcd-data etcd-certs",
+                    timed_out,
+                ),
+                wait(
+                    "16:27:26.004349",
+                    "kube-system/kube-apiserver-k8s-02.intern",
+                    "k8s-certs ca-certs etc-pki",
+                    timed_out,
+                ),
+            ],
+            &[(
+                FindingKind::VolumeMountFailing,
+                Severity::Warning,
+                "2 pods wait for their volumes",
+            )],
+        ),
+        case(
+            "the CSI driver not registered, then the wait runs out: one pod, the node's cause",
+            &[
+                mount_failed("16:25:30.000000", csi),
+                mount_failed("16:26:32.000000", csi),
+                wait("16:27:26.004278", "shop/web-0", "data", timed_out),
+            ],
+            &[(
+                FindingKind::VolumeMountFailing,
+                Severity::Warning,
+                "the volume's CSI driver is not registered on this node",
+            )],
+        ),
+        case(
+            "a missing Secret: the pod's spec, an info",
+            &[
+                mount_failed("16:25:30.000000", no_secret),
+                wait("16:27:26.004278", "shop/web-0", "data", timed_out),
+            ],
+            &[(
+                FindingKind::VolumeMountFailing,
+                Severity::Info,
+                "does not exist",
+            )],
+        ),
+        case(
+            "not a finding: a wait interrupted (the static pod updated, case 05 of trial 13)",
+            &[wait(
+                "16:27:26.004278",
+                "shop/web-0",
+                "data",
+                "context canceled",
+            )],
+            &[],
+        ),
+        case(
+            "not a finding: a mount failing for a minute, no wait run out (a pod starting)",
+            &[
+                mount_failed("16:25:30.000000", no_secret),
+                mount_failed("16:26:30.000000", no_secret),
+            ],
+            &[],
+        ),
+        case(
+            "not a finding: a container of the pod started after the wait",
+            &[
+                mount_failed("16:25:30.000000", csi),
+                wait("16:27:26.004278", "shop/web-0", "data", timed_out),
+                started("16:28:30.000000"),
+            ],
             &[],
         ),
     ]);

@@ -452,3 +452,44 @@ fn no_cni_config_once_is_an_info_that_says_so() {
     assert_eq!(severity, Severity::Info);
     assert!(summary.contains("no CNI config is loaded"), "{summary}");
 }
+
+/// canonical/microk8s#525: containerd stopped under the kubelet (1.15). Its pod worker's copy of
+/// the error, legacy klog, quotes it: `… with CreatePodSandboxError: "CreatePodSandbox for pod
+/// \"…\" failed: rpc error: code = Unavailable desc = transport is closing"`.
+const RUNTIME_DOWN: &str = r#"E0628 02:10:04.339971    2890 kuberuntime_manager.go:688] createPodSandbox for pod "pause_default(eec3cc8d-59b1-4d7b-bc48-698ba893490d)" failed: rpc error: code = Unavailable desc = transport is closing
+E0628 02:10:04.340064    2890 pod_workers.go:190] Error syncing pod eec3cc8d-59b1-4d7b-bc48-698ba893490d ("pause_default(eec3cc8d-59b1-4d7b-bc48-698ba893490d)"), skipping: failed to "CreatePodSandbox" for "pause_default(eec3cc8d-59b1-4d7b-bc48-698ba893490d)" with CreatePodSandboxError: "CreatePodSandbox for pod \"pause_default(eec3cc8d-59b1-4d7b-bc48-698ba893490d)\" failed: rpc error: code = Unavailable desc = transport is closing"
+"#;
+
+#[test]
+fn a_creation_the_runtime_did_not_answer_is_the_runtimes() {
+    // The runtime's socket refusing after it: RuntimeUnhealthy says it, not a creation failure.
+    let refused = "E0628 02:10:05.149976    2890 remote_runtime.go:182] ListPodSandbox with filter nil from runtime service failed: rpc error: code = Unavailable desc = all SubConns are in TransientFailure, latest connection error: connection error: desc = \"transport: Error while dialing dial unix /var/snap/microk8s/common/run/containerd.sock: connect: connection refused\"\n";
+    let all = diagnose_logs(
+        &events(&format!("{RUNTIME_DOWN}{refused}"), ""),
+        &NodeView::empty(),
+        &cfg(),
+        now(),
+    );
+    let kinds: Vec<FindingKind> = all.iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, [FindingKind::RuntimeUnhealthy], "{all:#?}");
+    // Alone, the failure is one attempt, its cause read without the pod worker's closing quote.
+    let alone = diagnose_logs(&events(RUNTIME_DOWN, ""), &NodeView::empty(), &cfg(), now());
+    let create = alone
+        .iter()
+        .find(|f| f.kind == FindingKind::SandboxCreateFailing)
+        .expect("a creation failure");
+    assert_eq!(create.severity, Severity::Info, "{create:#?}");
+    assert!(
+        create
+            .summary
+            .contains("the runtime does not answer RunPodSandbox (Unavailable)"),
+        "{create:#?}"
+    );
+    let cause = create
+        .evidence
+        .iter()
+        .map(|e| e.detail())
+        .find(|d| d.starts_with("cause: "))
+        .expect("a cause");
+    assert_eq!(cause, "cause: transport is closing");
+}
