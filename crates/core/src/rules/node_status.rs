@@ -16,6 +16,10 @@ const UPDATING_AGAIN: SignedDuration = SignedDuration::from_mins(1);
 /// fails for the first minute or two of every boot, until its static API server is up.
 const UNREACHABLE: SignedDuration = SignedDuration::from_mins(5);
 
+/// How long the node controller waits for a node's status before it marks the node NotReady
+/// (`node-monitor-grace-period`, 40 s).
+const NOT_READY: SignedDuration = SignedDuration::from_secs(40);
+
 /// Why the updates fail, from the errors; the most telling first (`Ord`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Why {
@@ -60,6 +64,18 @@ fn why_of(err: &str) -> Why {
     }
 }
 
+/// Whether the kubelet started (`"Kubelet version"`) less than [`UNREACHABLE`] before the
+/// first of `failed`: the updates of a boot, which fail until the API server is up.
+fn starting(logs: &Logs<'_>, failed: &[&LoggedEvent]) -> bool {
+    let Some(first) = failed.iter().filter_map(|e| e.time).min() else {
+        return false;
+    };
+    logs.of(&[EventKind::KubeletStarted]).any(|e| {
+        e.time
+            .is_some_and(|t| t <= first && first.duration_since(t) < UNREACHABLE)
+    })
+}
+
 /// `kubelet_node_status.go` `registerWithAPIServer`, `updateNodeStatus` and `syncNodeStatus`:
 /// `Unable to register node with API server`, `Error updating node status, will retry` (each
 /// try), `Unable to update node status` (`update node status exceeds retry count`) still
@@ -70,7 +86,8 @@ fn why_of(err: &str) -> Why {
 /// retries exhausted): the kubelet never registers it again while it runs, so the API's pod
 /// GC deletes the node's pods while their containers run on. A warning when the kubelet's
 /// credentials are refused (twice), or the API server stays out of reach or the updates fail
-/// otherwise for [`UNREACHABLE`].
+/// otherwise for [`UNREACHABLE`]; an info when they failed for [`NOT_READY`] or the retries ran
+/// out, for less, and the kubelet did not start just before ([`starting`]).
 pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let failed: Vec<&LoggedEvent> = logs.of(&[EventKind::NodeStatusUpdateFailed]).collect();
     if failed.is_empty() || kubelet_goes_on_after(logs, &failed, UPDATING_AGAIN) {
@@ -103,6 +120,13 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
             Severity::Warning
         }
         Why::Unreachable | Why::Other if span(&failed) >= UNREACHABLE => Severity::Warning,
+        // Shorter, where the log ends: the node goes NotReady after 40 s if it lasts. Not at a
+        // kubelet's start: a control plane's boot fails so until its static API server is up.
+        Why::Unreachable | Why::Other
+            if (exhausted || span(&failed) >= NOT_READY) && !starting(logs, &failed) =>
+        {
+            Severity::Info
+        }
         _ => return,
     };
     let error = cause.map_or_else(

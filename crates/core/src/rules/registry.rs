@@ -329,7 +329,7 @@ pub const RULES: &[Rule] = &[
         kind: K::NodeStatusUpdateFailing,
         input: L,
         variant: "",
-        severity: "critical when the Node object was deleted; warning when the kubelet's credentials are refused, or the API server is out of reach or the writes fail for five minutes",
+        severity: "critical when the Node object was deleted; warning when the kubelet's credentials are refused, or the API server is out of reach or the writes fail for five minutes; info for 40 s or exhausted retries, not at the kubelet's start",
         views: "kubelet log",
         kubelet_source: "kubelet_node_status.go registerWithAPIServer, updateNodeStatus and syncNodeStatus",
         summary: "the kubelet cannot register its Node or update its status where the log ends, with the cause",

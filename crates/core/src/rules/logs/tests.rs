@@ -704,6 +704,9 @@ fn node_status_update_failing() {
             r#"I0322 {t}    1272 kubelet.go:2063] "SyncLoop DELETE" source="api" pods=["team-ns/other-0"]"#
         )
     };
+    let started = |t: &str| {
+        format!(r#"I0322 {t}    1272 server.go:487] "Kubelet version" kubeletVersion="v1.30.2""#)
+    };
     // As structured klog writes an error: its quotes escaped.
     let deleted = r#"error getting node \"node-a\": nodes \"node-a\" not found"#;
     let refused = r#"error getting node \"node-a\": Get \"https://10.0.0.1:6443/api/v1/nodes/node-a?timeout=10s\": dial tcp 10.0.0.1:6443: connect: connection refused"#;
@@ -744,8 +747,30 @@ fn node_status_update_failing() {
         case(
             "not a finding: refused for two minutes, as a control plane's boot",
             &[
+                started("09:59:50.000000"),
                 failed("10:00:00.000000", refused),
                 failed("10:02:00.000000", refused),
+            ],
+            &[],
+        ),
+        case(
+            "refused for a minute, the retries exhausted where the log ends, no start before: an info",
+            &[
+                failed("10:00:00.000000", refused),
+                failed("10:01:00.000000", refused),
+                exhausted("10:01:00.000100"),
+            ],
+            &[(
+                FindingKind::NodeStatusUpdateFailing,
+                Severity::Info,
+                "connection refused",
+            )],
+        ),
+        case(
+            "not a finding: refused for 20 s, the retries not exhausted",
+            &[
+                failed("10:00:00.000000", refused),
+                failed("10:00:20.000000", refused),
             ],
             &[],
         ),
@@ -770,6 +795,7 @@ fn node_status_update_failing() {
         case(
             "not a finding: registration refused for a minute, as a control plane's boot",
             &[
+                started("09:26:30.000000").replace("I0322", "I0510"),
                 r#"E0510 09:26:40.000000    1046 kubelet_node_status.go:92] "Unable to register node with API server" err="Post \"https://10.0.0.1:6443/api/v1/nodes\": dial tcp 10.0.0.1:6443: connect: connection refused" node="cp-1""#.to_string(),
                 r#"E0510 09:27:40.000000    1046 kubelet_node_status.go:92] "Unable to register node with API server" err="Post \"https://10.0.0.1:6443/api/v1/nodes\": dial tcp 10.0.0.1:6443: connect: connection refused" node="cp-1""#.to_string(),
             ],
