@@ -125,6 +125,10 @@ pub enum FindingKind {
     /// cause classified as the node's (registry out of reach, certificate, rate limit, disk,
     /// deadline, unpacking) or the pod spec's (no such image, credentials).
     ImagePullFailing,
+    /// Containers the kubelet keeps restarting (the pod worker's `CrashLoopBackOff`, the
+    /// restart back-off of `kuberuntime_manager.go` `SyncPod`): a static pod's, the node's own
+    /// component, apart from the workloads'.
+    ContainerCrashLooping,
     /// The kubelet's own startup SLI is impossible (`"Observed pod startup duration"` with a
     /// negative `podStartSLOduration`, about -9.22e+09 with parallel image pulls: k/k #130432),
     /// so `kubelet_pod_start_sli_duration_seconds` cannot be trusted on this node.
@@ -134,7 +138,7 @@ pub enum FindingKind {
 impl FindingKind {
     /// Every kind, in documentation order: generated from `rules::registry::RULES` (a kind
     /// added there without its count here does not compile).
-    pub const ALL: [FindingKind; 29] = crate::rules::registry::kinds();
+    pub const ALL: [FindingKind; 30] = crate::rules::registry::kinds();
 
     /// The stable name, e.g. `LeakedSandbox`.
     pub fn as_str(self) -> &'static str {
@@ -167,6 +171,7 @@ impl FindingKind {
             FindingKind::SandboxCreateFailing => "SandboxCreateFailing",
             FindingKind::VolumeMountFailing => "VolumeMountFailing",
             FindingKind::ImagePullFailing => "ImagePullFailing",
+            FindingKind::ContainerCrashLooping => "ContainerCrashLooping",
             FindingKind::PodStartupMetricInvalid => "PodStartupMetricInvalid",
         }
     }

@@ -2396,6 +2396,24 @@ const CASES: &[Case] = &[
         ],
         absent: &[],
     },
+    Case {
+        slug: "115-static-scheduler-crash-loop-cut",
+        files: &[File {
+            name: "kubelet.log",
+            year: 2024,
+            records: 3,
+            ..FILE
+        }],
+        events: &[
+            // Cut before its `pod=` field: the pod is in the back-off's own text.
+            Want {
+                kind: EventKind::ErrorSyncingPod,
+                time: Some("2024-06-02T22:26:55.681326Z"),
+                ..WANT
+            },
+        ],
+        absent: &[],
+    },
 ];
 
 fn cases_dir() -> PathBuf {

@@ -1334,6 +1334,16 @@ const CASES: &[Case] = &[
         not_logs: &[],
         offline_gap: "",
     },
+    Case {
+        slug: "115-static-scheduler-crash-loop-cut",
+        runs: &[Run {
+            kubelet: &["kubelet.log"],
+            never: &[K::RuntimeUnhealthy],
+            ..RUN
+        }],
+        not_logs: &[],
+        offline_gap: "",
+    },
 ];
 
 fn cases_dir() -> PathBuf {

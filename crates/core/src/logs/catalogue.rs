@@ -213,7 +213,8 @@ pub enum EventKind {
     /// `Operation for "…" failed. No retries permitted until <time> (durationBeforeRetry …).
     /// Error: MountVolume.SetUp failed for volume "<name>" (UniqueName: "…") pod "<name>" (UID:
     /// "<uid>") : <error>` (also `MountVolume.MountDevice`, `MountVolume.WaitForAttach`,
-    /// `MountVolume.NewMounter initialization`; `operation_generator.go`).
+    /// `MountVolume.NewMounter initialization`; `operation_generator.go`), or the populator's
+    /// `"Error processing volume" err="error processing PVC …"` (`desired_state_of_world_populator.go`).
     VolumeMountFailed,
     /// `"Clean up containers for orphaned pod we had not seen before"`,
     /// `"Clean up orphaned pod containers"`.

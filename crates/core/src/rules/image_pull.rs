@@ -26,8 +26,8 @@ use crate::logs::{EventKind, PlegType};
 use crate::model::PodRef;
 
 use super::logs::{
-    LogInput, LoggedEvent, Logs, after, attempts, finding, kubelet_goes_on_after, line, over,
-    plural, pod_list, quote, records,
+    LogInput, LoggedEvent, Logs, after, attempts, finding, going_away, kubelet_goes_on_after, line,
+    over, plural, pod_list, quote, records,
 };
 use super::sandbox_create::pod_key;
 use super::teardown::{error_text, quoted_after};
@@ -37,7 +37,7 @@ use super::teardown::{error_text, quoted_after};
 /// back-off's cap) and logs each failed sync.
 const STOPPED: SignedDuration = SignedDuration::from_mins(10);
 
-/// Why a pull fails, from its error; the node's causes first, the most telling first (`Ord`).
+/// Why a pull fails, from its error; the node's causes first (`Ord`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Why {
     /// The image filesystem is full (`no space left on device`).
@@ -60,6 +60,8 @@ enum Why {
     /// The registry refuses the credentials (`unauthorized`, `pull access denied`,
     /// `authentication required`, `403 Forbidden`): the pod's pull secrets.
     Credentials,
+    /// An error none of the above (`invalid reference format`): said as it is.
+    Other,
     /// Only the back-off is logged (`Back-off pulling image`): the cause was in an earlier
     /// record.
     Unknown,
@@ -122,8 +124,10 @@ fn why_of(err: &str) -> Why {
         "NotFound",
     ]) {
         Why::NotFound
-    } else {
+    } else if has(&["Back-off pulling image", "ImagePullBackOff"]) || err.trim().is_empty() {
         Why::Unknown
+    } else {
+        Why::Other
     }
 }
 
@@ -179,7 +183,7 @@ fn later<'l>(a: Option<&'l LoggedEvent>, b: &'l LoggedEvent) -> &'l LoggedEvent 
 }
 
 /// What the pods' pulls are judged against, each built once: the latest sign of each pod
-/// started or its image pulled, by pod and by image, and each image's most telling pull error.
+/// started or its image pulled, by pod and by image, and each image's latest pull error.
 #[derive(Default)]
 pub(super) struct Index<'l> {
     /// The latest PLEG `ContainerStarted` of a container (not of the pod's sandbox: its pause
@@ -188,8 +192,8 @@ pub(super) struct Index<'l> {
     /// The latest pull of each image (containerd's `PullImage "<ref>" returns image
     /// reference`, the event `Pulled`): the runtime's names no pod.
     pulled_image: BTreeMap<String, &'l LoggedEvent>,
-    /// Each image's pull error that names the most telling cause (the CRI client's, the
-    /// runtime's, the events'), the latest of that cause: a back-off's cause.
+    /// Each image's latest pull error (the CRI client's, the runtime's, the events'), with its
+    /// cause: a back-off's cause.
     image_cause: BTreeMap<String, (Why, &'l LoggedEvent)>,
 }
 
@@ -226,7 +230,7 @@ impl<'l> Index<'l> {
             let Some(i) = image_of(e) else { continue };
             let why = why_of(&error_text(e));
             match ix.image_cause.get(&i) {
-                Some((w, _)) if *w < why => {}
+                Some((_, latest)) if !after(e, latest) => {}
                 _ => {
                     ix.image_cause.insert(i, (why, e));
                 }
@@ -270,21 +274,28 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         if ix.mended(&key, &images, last) {
             continue;
         }
-        // The cause: the most telling the pod's own records or its images' pulls name, with
-        // the record that names it (the latest of the pod's own).
+        // The cause: the latest failure's the pod's own records give, else its images' pulls'
+        // (a registry out of reach, then a tag that does not exist: the tag).
         let own = group
             .iter()
             .rev()
-            .filter(|e| !back_off(e))
+            .find(|e| !back_off(e))
             .map(|e| (why_of(&error_text(e)), *e));
-        let by_image = images.iter().filter_map(|i| ix.image_cause.get(i).copied());
         let (why, named) = own
-            .chain(by_image)
-            .min_by_key(|(w, _)| *w)
+            .or_else(|| {
+                images
+                    .iter()
+                    .filter_map(|i| ix.image_cause.get(i).copied())
+                    .reduce(|a, b| if after(b.1, a.1) { b } else { a })
+            })
             .map_or((Why::Unknown, None), |(w, e)| (w, Some(e)));
+        let pod = logs.pod_of(input.view, &group, None, None);
+        // A pod going away waits for no image: deleted while in back-off.
+        if going_away(logs, pod.as_ref(), group[0]) {
+            continue;
+        }
         let failing = (attempts(&group) >= 2 || group.iter().any(|e| back_off(e)))
             && !kubelet_goes_on_after(logs, &group, STOPPED);
-        let pod = logs.pod_of(input.view, &group, None, None);
         by_why.entry((why, failing)).or_default().push(Pulling {
             pod,
             images,
@@ -368,9 +379,11 @@ fn reading(why: Why) -> (&'static str, &'static str) {
              --prune; the kubelet's imageGCHighThresholdPercent",
         ),
         Why::Certificate => (
-            "the runtime does not trust the registry's certificate",
-            "add the registry's CA for the runtime (/etc/containerd/certs.d/<registry>/ca.crt, \
-             or the system trust store) and restart it; crictl pull <image> on the node checks",
+            "the runtime does not accept the registry's certificate",
+            "an unknown authority: add the registry's CA for the runtime \
+             (/etc/containerd/certs.d/<registry>/ca.crt, or the system trust store) and restart \
+             it; expired or not yet valid: the registry's certificate, or this node's clock \
+             (timedatectl); crictl pull <image> on the node checks",
         ),
         Why::Unreachable => (
             "the node does not reach the registry",
@@ -402,6 +415,11 @@ fn reading(why: Why) -> (&'static str, &'static str) {
             "the registry refuses the pull's credentials (the pod's pull secrets, not the node)",
             "the pod's imagePullSecrets and its service account's; kubectl get secret <secret> \
              -o jsonpath='{.data.\\.dockerconfigjson}' | base64 -d names the registry",
+        ),
+        Why::Other => (
+            "the pull fails",
+            "the error names what fails; crictl pull <image> on the node tells whether the node \
+             can pull it",
         ),
         Why::Unknown => (
             "the image is in back-off, its error not in these records",

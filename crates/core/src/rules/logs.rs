@@ -31,7 +31,7 @@ use jiff::{SignedDuration, Timestamp};
 
 pub use crate::event::{LogKind, LoggedEvent};
 use crate::finding::{Evidence, EvidenceSource, Finding, FindingKind, Severity};
-use crate::logs::{Component, EventKind, IdKind};
+use crate::logs::{Component, EventKind, IdKind, SyncOp};
 use crate::model::{NodeView, PodRef};
 use crate::rules::{Config, Diagnosis, SkippedRule, diagnose, human, short};
 
@@ -726,6 +726,43 @@ pub(super) fn pod_label(p: &PodRef) -> String {
     } else {
         format!("{}/{}", p.namespace, p.name)
     }
+}
+
+/// Whether the kubelet is tearing `pod` down: its worker asked to remove it, the pod deleted
+/// or killed, its containers killed (records of its UID, at any time), or a `SyncLoop DELETE`
+/// or `REMOVE` of its `namespace/name` at or after `since` (one before is of an
+/// earlier pod of that name). Such a pod waits to start no more: its syncs
+/// fail on what it was waiting for (its volumes, its image) while it goes away.
+pub(super) fn going_away(logs: &Logs<'_>, pod: Option<&PodRef>, since: &LoggedEvent) -> bool {
+    let Some(pod) = pod else {
+        return false;
+    };
+    let uid = Some(pod.uid.as_str()).filter(|u| !u.is_empty());
+    let name = (!pod.name.is_empty()).then(|| format!("{}/{}", pod.namespace, pod.name));
+    let name = name.as_deref();
+    let from = |e: &LoggedEvent| !after(since, e);
+    let by_uid = uid.is_some_and(|u| {
+        logs.of_uid(u).iter().any(|&i| {
+            let e = &logs.all[i];
+            matches!(
+                e.event.kind,
+                EventKind::PodWorkerNotTerminated
+                    | EventKind::PodMustBeKilled
+                    | EventKind::KillingContainer
+                    | EventKind::PodTerminated
+            )
+        })
+    });
+    by_uid
+        || name.is_some_and(|n| {
+            logs.of_name(n).iter().any(|&i| {
+                let e = &logs.all[i];
+                matches!(
+                    e.event.kind,
+                    EventKind::SyncLoop(SyncOp::Delete) | EventKind::SyncLoop(SyncOp::Remove)
+                ) && from(e)
+            })
+        })
 }
 
 /// How a finding about many pods lists them: the first five as [`pod_label`] (`a pod` when

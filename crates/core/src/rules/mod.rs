@@ -19,6 +19,7 @@ use crate::model::{ApiPod, Container, ContainerState, NodeView, PodRef, Sandbox,
 pub use pod_startup::startup_breakdowns;
 mod container_race;
 mod container_stop;
+mod crash_loop;
 mod duplicate_ready_sandboxes;
 mod failed_pods;
 pub mod fold;

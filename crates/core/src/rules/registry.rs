@@ -434,6 +434,18 @@ pub const RULES: &[Rule] = &[
         run: Run::Logs(super::image_pull::run),
     },
     Rule {
+        kind: K::ContainerCrashLooping,
+        input: L,
+        variant: "",
+        severity: "warning for a static pod's container that exited 4 or more times in a row where the log ends (the node's own component); info for the workloads' pods",
+        views: "kubelet log",
+        kubelet_source: "kuberuntime_manager.go SyncPod (the restart back-off, CrashLoopBackOff)",
+        summary: "containers the kubelet keeps restarting, a static pod's apart from the workloads'",
+        remediation: "crictl logs of the exited container says why it exits; for a static pod, its manifest",
+        file: "crash_loop.rs",
+        run: Run::Logs(super::crash_loop::run),
+    },
+    Rule {
         kind: K::SlowPodStartup,
         input: L,
         variant: "",

@@ -378,7 +378,7 @@ pub(super) fn static_pod_removed(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         });
         let what = if added_again.is_some() {
             format!(
-                "was replaced: its manifest changed, so the {source} source REMOVEd the old pod and                  ADDed the new one"
+                "was replaced: its manifest changed, so the {source} source REMOVEd the old pod and ADDed the new one"
             )
         } else {
             format!("was removed from its {source} source")

@@ -7,7 +7,9 @@
 //! pod worker `Error syncing pod` with the same error, and tries again at the next sync. The
 //! volume manager's reconciler meanwhile retries each failed mount with a back-off (500 ms
 //! doubling to 2 min 2 s), logging `Operation for "…" failed. … Error: MountVolume.SetUp failed
-//! for volume "<name>" … pod "<name>" (UID: "<uid>") : <error>` (`operation_generator.go`).
+//! for volume "<name>" … pod "<name>" (UID: "<uid>") : <error>` (`operation_generator.go`); the
+//! populator logs a volume it cannot add to the pod's desired state (`Error processing volume`:
+//! a claim not found or not bound).
 //!
 //! A pod counts when its wait ran out, or its mounts failed over more than the wait (the excerpt
 //! may miss the wait's record), and nothing after shows it past its volumes (a container
@@ -33,8 +35,8 @@ use crate::model::PodRef;
 
 use super::image_pull::Index;
 use super::logs::{
-    LogInput, LoggedEvent, after, finding, kubelet_goes_on_after, over, plural, pod_list, quote,
-    records, span,
+    LogInput, LoggedEvent, after, finding, going_away, kubelet_goes_on_after, over, plural,
+    pod_list, quote, records, span,
 };
 use super::sandbox_create::pod_key;
 use super::teardown::{error_quote, error_text, quoted_after};
@@ -59,7 +61,9 @@ enum Why {
     /// A hostPath or local volume's path is missing or of the wrong type (`hostPath type check
     /// failed`, `path "<p>" does not exist`).
     PathMissing,
-    /// The failures say no more, or only the wait is logged.
+    /// An error none of the above: said as it is.
+    Other,
+    /// Only the wait is logged, its cause not.
     Unknown,
     /// A Secret, ConfigMap or claim the pod names does not exist (`secret "<n>" not found`).
     ObjectMissing,
@@ -92,12 +96,18 @@ fn why_of(err: &str) -> Why {
     } else if has(&[" not registered"]) {
         Why::NotRegistered
     } else if (has(&["secret \"", "secrets \"", "configmap \"", "configmaps \""])
-        || has(&["persistentvolumeclaim \""]))
-        && has(&["not found"])
+        && has(&["not found"]))
+        || (has(&["persistentvolumeclaim", "PVC "]) && has(&["not found", "not bound"]))
     {
         Why::ObjectMissing
-    } else {
+    } else if has(&[
+        "timed out waiting for the condition",
+        "list of unmounted volumes",
+    ]) || err.trim().is_empty()
+    {
         Why::Unknown
+    } else {
+        Why::Other
     }
 }
 
@@ -148,8 +158,10 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     }
     let mut mounts: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
     for e in logs.of(&[EventKind::VolumeMountFailed]) {
-        if let Some(uid) = pod_uid_of(&e.text) {
-            mounts.entry(uid).or_default().push(e);
+        // The volume manager's retry names the pod's UID in its text; the populator's
+        // `Error processing volume` names the pod as a field.
+        if let Some(k) = pod_uid_of(&e.text).or_else(|| pod_key(logs, e)) {
+            mounts.entry(k).or_default().push(e);
         }
     }
     if waits.is_empty() && mounts.is_empty() {
@@ -189,41 +201,36 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         if waited.is_empty() && span(&failed) <= WAIT {
             continue;
         }
-        // A pod going away waits for no volume: its sync fails on them while it terminates.
-        if logs.of_uid(&key).iter().any(|&i| {
-            matches!(
-                logs.all[i].event.kind,
-                EventKind::PodWorkerNotTerminated
-                    | EventKind::PodMustBeKilled
-                    | EventKind::KillingContainer
-                    | EventKind::PodTerminated
-            )
-        }) {
-            continue;
-        }
         let mut all: Vec<&LoggedEvent> = waited.iter().chain(&failed).copied().collect();
         all.sort_by_key(|e| e.time);
         let last = *all.last().expect("a group has a record");
         if ix.mended_pod.get(&key).is_some_and(|e| after(e, last)) {
             continue;
         }
-        let (why, named) = failed
-            .iter()
-            .rev()
-            .map(|e| (why_of(&error_text(e)), *e))
-            .min_by_key(|(w, _)| *w)
-            .map_or((Why::Unknown, None), |(w, e)| (w, Some(e)));
-        let waiting = !kubelet_goes_on_after(logs, &all, STOPPED);
-        waited.sort_by_key(|e| e.time);
-        let mut volumes: Vec<String> = waited.iter().flat_map(|e| unmounted(e)).collect();
-        volumes.sort();
-        volumes.dedup();
         let pod = logs.pod_of(
             input.view,
             &all,
             None,
             Some(key.as_str()).filter(|k| !k.contains('/')),
         );
+        // A pod going away waits for no volume: its sync fails on them while it terminates.
+        if going_away(logs, pod.as_ref(), all[0]) {
+            continue;
+        }
+        // The cause: the latest mount failure's, else what a wait's own error says beyond its
+        // timeout (`failed to process volumes=[…]: error processing PVC …`).
+        let (why, named) = failed
+            .iter()
+            .rev()
+            .chain(waited.iter().rev())
+            .map(|e| (why_of(&error_text(e)), *e))
+            .find(|(w, _)| *w != Why::Unknown)
+            .map_or((Why::Unknown, None), |(w, e)| (w, Some(e)));
+        let waiting = !kubelet_goes_on_after(logs, &all, STOPPED);
+        waited.sort_by_key(|e| e.time);
+        let mut volumes: Vec<String> = waited.iter().flat_map(|e| unmounted(e)).collect();
+        volumes.sort();
+        volumes.dedup();
         if pod.as_ref().is_some_and(|p| {
             told.iter().any(|t| {
                 (!p.uid.is_empty() && t.uid == p.uid)
@@ -315,6 +322,11 @@ fn reading(why: Why) -> (&'static str, &'static str) {
             "the volume's path is missing on this node",
             "create the hostPath or local volume's directory on the node, or fix the pod's path \
              and type; a local PersistentVolume needs its path on the node it is bound to",
+        ),
+        Why::Other => (
+            "the volume's mount fails",
+            "the error names what fails: the volume's plugin or CSI driver on this node \
+             (journalctl -u kubelet | grep MountVolume), the storage it mounts",
         ),
         Why::Unknown => (
             "the volumes were not attached and mounted in the kubelet's wait (2 min), their \

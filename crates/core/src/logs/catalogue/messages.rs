@@ -1975,6 +1975,12 @@ pub const FAMILIES: &[Family] = &[
                 "syncPod: klog.Errorf `Unable to attach or mount volumes for pod %q: %v; skipping pod`; before 1.17 `Unable to mount volumes for pod %q: %v; skipping pod` with `timeout expired waiting for volumes to attach or mount for pod %q/%q. list of unmounted volumes=%v. list of unattached volumes=%v`",
                 "1.6-1.20",
             ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/volumemanager/populator/desired_state_of_world_populator.go",
+                "processPodVolumes: ErrorS `Error processing volume` pod volumeName (legacy klog.Errorf `Error processing volume %q for pod %q: %v`): a claim not found or not bound, a volume spec it cannot build",
+                "1.8-1.34",
+            ),
         ],
         wordings: &[
             structured_as(
@@ -1982,6 +1988,12 @@ pub const FAMILIES: &[Family] = &[
                 Cond::None,
                 "Unable to attach or mount volumes for pod; skipping pod",
                 VolumeMountWaitFailed,
+            ),
+            structured_as(
+                "Error processing volume",
+                Cond::None,
+                "Error processing volume",
+                VolumeMountFailed,
             ),
             w("Unable to mount volumes for pod", VolumeMountWaitFailed),
         ],

@@ -2506,6 +2506,29 @@ fn image_pull_failing() {
             )],
         ),
         case(
+            "not a finding: the pod deleted while in back-off (adversarial run 41's 04)",
+            &[
+                pull("17:20:00.000000", timeout),
+                back_off("17:20:12.000000"),
+                back_off("17:20:40.000000"),
+                r#"I0810 17:20:50.000000    1766 kubelet.go:2063] "SyncLoop DELETE" source="api" pods=["team/app-0"]"#.to_string(),
+            ],
+            &[],
+        ),
+        case(
+            "the registry out of reach once, then a tag that does not exist: the latest cause, an info",
+            &[
+                pull("17:20:00.000000", timeout),
+                pull("17:21:00.000000", unknown),
+                back_off("17:21:12.000000"),
+            ],
+            &[(
+                FindingKind::ImagePullFailing,
+                Severity::Info,
+                "does not exist",
+            )],
+        ),
+        case(
             "not this kind: dockershim's infra container (\"POD\") is the sandbox's",
             &[format!(
                 r#"E0713 07:10:44.865298    1742 pod_workers.go:183] Error syncing pod {UID}, skipping: failed to "StartContainer" for "POD" with ImagePullBackOff: "Back-off pulling image \"gcr.io/google_containers/pause-amd64:3.0\"""#
@@ -2589,6 +2612,32 @@ fn volume_mount_failing() {
             )],
         ),
         case(
+            "a claim that does not exist, in the wait's own error: the pod's spec, an info",
+            &[wait(
+                "16:27:26.004278",
+                "shop/web-0",
+                "data",
+                r#"error processing PVC shop/data-web-0: failed to fetch PVC from API server: persistentvolumeclaims \"data-web-0\" not found"#,
+            )],
+            &[(FindingKind::VolumeMountFailing, Severity::Info, "does not exist")],
+        ),
+        case(
+            "the populator cannot find the claim, then the wait runs out: the pod's spec, an info",
+            &[
+                r#"E0427 16:25:26.000000    3112 desired_state_of_world_populator.go:320] "Error processing volume" err="error processing PVC shop/data-web-0: failed to fetch PVC from API server: persistentvolumeclaims \"data-web-0\" not found" pod="shop/web-0" volumeName="data""#.to_string(),
+                wait("16:27:26.004278", "shop/web-0", "data", timed_out),
+            ],
+            &[(FindingKind::VolumeMountFailing, Severity::Info, "does not exist")],
+        ),
+        case(
+            "not a finding: the pod deleted while it waits",
+            &[
+                wait("16:27:26.004278", "shop/web-0", "data", timed_out),
+                r#"I0427 16:27:30.000000    3112 kubelet.go:2063] "SyncLoop DELETE" source="api" pods=["shop/web-0"]"#.to_string(),
+            ],
+            &[],
+        ),
+        case(
             "not a finding: a wait interrupted (the static pod updated, case 05 of trial 13)",
             &[wait(
                 "16:27:26.004278",
@@ -2614,6 +2663,72 @@ fn volume_mount_failing() {
                 started("16:28:30.000000"),
             ],
             &[],
+        ),
+    ]);
+}
+
+// === ContainerCrashLooping ===
+
+#[test]
+fn container_crash_looping() {
+    // kubernetes/kubernetes#125283: a static kube-scheduler (its UID a config hash).
+    let scheduler = |t: &str, back_off: &str| {
+        format!(
+            r#"E0602 {t} 1075113 pod_workers.go:1298] "Error syncing pod, skipping" err="failed to \"StartContainer\" for \"kube-scheduler\" with CrashLoopBackOff: \"back-off {back_off} restarting failed container=kube-scheduler pod=kube-scheduler-cp-1_kube-system(7e4870baad9d42588bd86d4db89bbc3a)\"" pod="kube-system/kube-scheduler-cp-1" podUID="7e4870baad9d42588bd86d4db89bbc3a""#
+        )
+    };
+    let app = |t: &str, back_off: &str| {
+        format!(
+            r#"E0602 {t} 1075113 pod_workers.go:1298] "Error syncing pod, skipping" err="failed to \"StartContainer\" for \"falco\" with CrashLoopBackOff: \"back-off {back_off} restarting failed container=falco pod=falco-fjzcq_falco(307c7e40-d853-453e-abd0-9f8700000000)\"" pod="falco/falco-fjzcq" podUID="307c7e40-d853-453e-abd0-9f8700000000""#
+        )
+    };
+    let other = |t: &str| {
+        format!(
+            r#"I0602 {t} 1075113 kubelet.go:2063] "SyncLoop DELETE" source="api" pods=["team/other-0"]"#
+        )
+    };
+    check(vec![
+        case(
+            "a static pod's container exited 5 times in a row where the log ends: a warning",
+            &[scheduler("22:26:55.681326", "2m40s")],
+            &[(
+                FindingKind::ContainerCrashLooping,
+                Severity::Warning,
+                "5 exits in a row",
+            )],
+        ),
+        case(
+            "a workload's crash loop: an info, whatever its back-off",
+            &[
+                app("22:26:55.681326", "5m0s"),
+                app("22:31:55.681326", "5m0s"),
+            ],
+            &[(
+                FindingKind::ContainerCrashLooping,
+                Severity::Info,
+                "6 or more exits in a row",
+            )],
+        ),
+        case(
+            "a static pod at a control plane's boot (back-off 20 s, 2 exits): an info",
+            &[scheduler("22:26:55.681326", "20s")],
+            &[(
+                FindingKind::ContainerCrashLooping,
+                Severity::Info,
+                "2 exits in a row",
+            )],
+        ),
+        case(
+            "a static pod whose loop ended: the log goes on 15 min without it, an info",
+            &[
+                scheduler("22:26:55.681326", "2m40s"),
+                other("22:41:55.000000"),
+            ],
+            &[(
+                FindingKind::ContainerCrashLooping,
+                Severity::Info,
+                "kube-system/kube-scheduler-cp-1",
+            )],
         ),
     ]);
 }
