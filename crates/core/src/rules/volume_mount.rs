@@ -25,7 +25,7 @@
 //! already names at warning or above (`StuckPodWorker`,
 //! `StuckTerminatingPod`: a pod going away whose sync fails on its volumes) is left to it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use jiff::SignedDuration;
 
@@ -187,11 +187,21 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     }
     // A pod a finding before already says more of (a pod worker stuck on it, a pod stuck
     // terminating, whose sync fails on its volumes because it is going away).
-    let told: Vec<&PodRef> = out
+    // Looked up by UID and by name, not scanned per pod.
+    let mut told_uids: HashSet<&str> = HashSet::new();
+    let mut told_names: HashSet<(&str, &str)> = HashSet::new();
+    for p in out
         .iter()
         .filter(|f| f.severity >= Severity::Warning)
         .filter_map(|f| f.pod.as_ref())
-        .collect();
+    {
+        if !p.uid.is_empty() {
+            told_uids.insert(&p.uid);
+        }
+        if !p.name.is_empty() {
+            told_names.insert((&p.namespace, &p.name));
+        }
+    }
     let ix = Index::new(logs);
     let mut by_why: BTreeMap<(Why, bool), Vec<Waiting<'_>>> = BTreeMap::new();
     for (key, (mut waited, mut failed)) in groups {
@@ -232,10 +242,8 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         volumes.sort();
         volumes.dedup();
         if pod.as_ref().is_some_and(|p| {
-            told.iter().any(|t| {
-                (!p.uid.is_empty() && t.uid == p.uid)
-                    || (!p.name.is_empty() && t.namespace == p.namespace && t.name == p.name)
-            })
+            told_uids.contains(p.uid.as_str())
+                || told_names.contains(&(p.namespace.as_str(), p.name.as_str()))
         }) {
             continue;
         }
