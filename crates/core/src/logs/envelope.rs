@@ -295,7 +295,17 @@ fn ident(s: &str, start: usize) -> Option<(&str, Option<u32>, usize)> {
 /// recognised inner shape (`kubelet: E0309 …`, `10.0.0.8: {"ts":…}`).
 pub(crate) fn tag<'a>(s: &'a str, ctx: &ParseContext) -> Option<(Envelope<'a>, Inner<'a>)> {
     let (ident, pid, body_start) = tag_prefix(s)?;
-    let inner = inner(&s[body_start..], ctx)?;
+    // A `tag[pid]: ` names a process as the journal does (a journal pasted without its time and
+    // host: `systemd[1]: … Scope has no PIDs. Refusing.`): its text is a record of that program
+    // whatever its shape; a bare `tag: ` is one only before a known shape.
+    let inner = match inner(&s[body_start..], ctx) {
+        Some(i) => i,
+        None if pid.is_some() => Inner::new(
+            super::record::Format::Plain,
+            Cow::Borrowed(s[body_start..].trim()),
+        ),
+        None => return None,
+    };
     let env = Envelope {
         kind: EnvelopeKind::Tag,
         time: None,
@@ -337,6 +347,27 @@ fn empty<'a>() -> Inner<'a> {
 mod tests {
     use super::*;
     use crate::logs::record::Format;
+
+    #[test]
+    fn a_tag_with_a_pid_names_a_process_whatever_its_text() {
+        let ctx = ParseContext::new(2024);
+        // A journal pasted without its time and host (trial 14's 17).
+        let (env, inner) = tag(
+            "systemd[1]: libcontainer-29519-systemd-test-default-dependencies.scope: Scope has no PIDs. Refusing.",
+            &ctx,
+        )
+        .expect("a record of systemd");
+        assert_eq!(env.ident.as_deref(), Some("systemd"));
+        assert_eq!(env.pid, Some(1));
+        assert_eq!(inner.format, Format::Plain);
+        assert!(
+            inner.msg.starts_with("libcontainer-29519"),
+            "{:?}",
+            inner.msg
+        );
+        // Without a PID, only before a known shape: a sentence's `word: …` is none.
+        assert!(tag("note: the node rebooted at noon", &ctx).is_none());
+    }
 
     struct Row {
         line: &'static str,
