@@ -17,7 +17,8 @@
 //! - `cri-format`: the healthy log as a kubelet run in a container logs it (kind, k3d);
 //! - `no-shape`: lines of no known shape.
 //!
-//! Each input is built once under `target/bench-logs/diagnose-v1/`. For every file: `rg` and
+//! Each input is built once under `target/bench-logs/diagnose-v1-<cases>/` (`<cases>`: a
+//! fingerprint of the case files, so that a case added builds them again). For every file: `rg` and
 //! `podcoroner diagnose --offline --kubelet-log FILE -o json --fail-on none` (the release
 //! binary) from the page cache, best of [`RUNS`] (`PODCORONER_BENCH_RUNS`) wall time, with that
 //! run's CPU time (user plus system, `%U` + `%S`) and the peak RSS (`%M` of `/usr/bin/time`).
@@ -341,7 +342,10 @@ fn input(kind: Kind, sizes: &[u64]) -> Vec<PathBuf> {
         .to_path_buf();
     let root = target
         .join("bench-logs")
-        .join(format!("diagnose-v{INPUT_VERSION}"))
+        .join(format!(
+            "diagnose-v{INPUT_VERSION}-{}",
+            node_log::cases_fingerprint()
+        ))
         .join(kind.name());
     let largest = *sizes.iter().max().expect("sizes");
     let path_of = |mib: u64| root.join(format!("{mib}m")).join("kubelet.log");

@@ -236,7 +236,10 @@ fn input(sizes: &[u64]) -> Vec<PathBuf> {
         .nth(3)
         .expect("bench binary under target/")
         .to_path_buf();
-    let root = target.join("bench-logs").join(format!("v{INPUT_VERSION}"));
+    let root = target.join("bench-logs").join(format!(
+        "v{INPUT_VERSION}-{}",
+        node_log::cases_fingerprint()
+    ));
     let largest = *sizes.iter().max().expect("sizes");
     let path_of = |mib: u64| root.join(format!("{mib}m")).join("kubelet.log");
     let big = path_of(largest);

@@ -222,23 +222,25 @@ pub(crate) struct Logs<'a> {
     /// When the kubelet's log ends, classified record or not ([`diagnose_with_logs_until`]);
     /// `None`: not told.
     pub(super) kubelet_log_end: Option<Timestamp>,
+    /// The latest time among the kubelet's own events ([`is_kubelet_own`]), read once here:
+    /// [`kubelet_log_end`] is asked once per pod a rule judges.
+    kubelet_last_event: Option<Timestamp>,
 }
 
 /// When the kubelet's log ends: the later of its last event (not a runtime's, from a runtime
 /// log given beside) and [`Logs::kubelet_log_end`] (its last record, classified or not).
 pub(super) fn kubelet_log_end(logs: &Logs<'_>) -> Option<Timestamp> {
-    logs.all
-        .iter()
-        .filter(|e| {
-            e.log == crate::event::LogKind::Kubelet
-                && !matches!(
-                    e.event.component,
-                    Some(Component::Containerd | Component::Crio | Component::Docker)
-                )
-        })
-        .filter_map(|e| e.time)
-        .max()
-        .max(logs.kubelet_log_end)
+    logs.kubelet_last_event.max(logs.kubelet_log_end)
+}
+
+/// Whether `e` is the kubelet's own record: read from the kubelet's log and not a runtime's
+/// (a runtime logging to the same journal unit or file).
+fn is_kubelet_own(e: &LoggedEvent) -> bool {
+    e.log == crate::event::LogKind::Kubelet
+        && !matches!(
+            e.event.component,
+            Some(Component::Containerd | Component::Crio | Component::Docker)
+        )
 }
 
 /// Whether the kubelet's log ([`kubelet_log_end`]) goes on more than `gap` after the last of
@@ -280,6 +282,7 @@ impl<'a> Logs<'a> {
             by_name: FastMap::default(),
             runtime: None,
             kubelet_log_end: None,
+            kubelet_last_event: None,
         };
         // (namespace, name, UID) already in `uids`.
         let mut named: HashSet<(&str, &str, &str), foldhash::fast::RandomState> =
@@ -290,6 +293,9 @@ impl<'a> Logs<'a> {
         let mut all_uids: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
         for (i, e) in all.iter().enumerate() {
             logs.by_kind.entry(e.event.kind).or_default().push(i);
+            if is_kubelet_own(e) {
+                logs.kubelet_last_event = logs.kubelet_last_event.max(e.time);
+            }
             if logs.runtime.is_none()
                 && let Some(c @ (Component::Containerd | Component::Crio | Component::Docker)) =
                     e.event.component

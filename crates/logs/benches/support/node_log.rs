@@ -22,8 +22,36 @@ enum Part {
     Id(String),
 }
 
+/// A fingerprint of the case files the generators read (their names and contents, 16 hex
+/// digits): part of a cached input's path, so that a case added or changed builds the inputs
+/// again instead of timing the lines of an older set (stop 41's bench timed cases 1 to 111
+/// while the rules ran on 115).
+pub fn cases_fingerprint() -> String {
+    use std::hash::{Hash, Hasher};
+    // SipHash with fixed keys: the same files give the same digits in every run.
+    let mut h = std::hash::DefaultHasher::new();
+    for f in case_files() {
+        f.file_name().hash(&mut h);
+        std::fs::read(&f).expect("case file").hash(&mut h);
+    }
+    format!("{:016x}", h.finish())
+}
+
 /// Every log file of `testdata/cases/`, split into text and ID slots.
 pub fn case_templates() -> Vec<Template> {
+    case_files()
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).expect("case file");
+            Template {
+                lines: text.lines().map(split_ids).collect(),
+            }
+        })
+        .collect()
+}
+
+/// Every log file (`.log`, `.jsonl`) of `testdata/cases/`, sorted by path.
+fn case_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cases");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
         .expect("testdata/cases")
@@ -35,14 +63,6 @@ pub fn case_templates() -> Vec<Template> {
         .collect();
     files.sort();
     files
-        .iter()
-        .map(|f| {
-            let text = std::fs::read_to_string(f).expect("case file");
-            Template {
-                lines: text.lines().map(split_ids).collect(),
-            }
-        })
-        .collect()
 }
 
 fn split_ids(line: &str) -> Vec<Part> {
