@@ -97,6 +97,12 @@ pub enum FindingKind {
     /// credentials refused, or the API server out of reach for five minutes
     /// (`kubelet_node_status.go` `updateNodeStatus`).
     NodeStatusUpdateFailing,
+    /// The container runtime reports its pod network not ready (`"Container runtime network not
+    /// ready" networkReady="NetworkReady=false reason:NetworkPluginNotReady …"`, `kubelet.go`
+    /// `updateRuntimeUp`, every 5 s) for three minutes or more where the log ends: the Node is
+    /// NotReady and no pod but host-network ones starts (no CNI config, or the CNI plugin's pod
+    /// not running on the node).
+    RuntimeNetworkNotReady,
     /// A container the runtime fails to stop or kill (`StopContainer` timing out, "failed to
     /// kill", a zombie process, the shim gone): its pod cannot finish terminating.
     ContainerStopFailing,
@@ -138,7 +144,7 @@ pub enum FindingKind {
 impl FindingKind {
     /// Every kind, in documentation order: generated from `rules::registry::RULES` (a kind
     /// added there without its count here does not compile).
-    pub const ALL: [FindingKind; 30] = crate::rules::registry::kinds();
+    pub const ALL: [FindingKind; 31] = crate::rules::registry::kinds();
 
     /// The stable name, e.g. `LeakedSandbox`.
     pub fn as_str(self) -> &'static str {
@@ -164,6 +170,7 @@ impl FindingKind {
             FindingKind::RuntimeUnhealthy => "RuntimeUnhealthy",
             FindingKind::KubeletStartFailing => "KubeletStartFailing",
             FindingKind::NodeStatusUpdateFailing => "NodeStatusUpdateFailing",
+            FindingKind::RuntimeNetworkNotReady => "RuntimeNetworkNotReady",
             FindingKind::StaticPodRemoved => "StaticPodRemoved",
             FindingKind::ContainerStopFailing => "ContainerStopFailing",
             FindingKind::PodStatusFailing => "PodStatusFailing",

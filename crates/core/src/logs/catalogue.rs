@@ -254,6 +254,11 @@ pub enum EventKind {
     /// `updateNodeStatus`, each of its 5 tries) and `"Unable to update node status" err="update
     /// node status exceeds retry count"` (`syncNodeStatus`); legacy `…, will retry: <err>`.
     NodeStatusUpdateFailed,
+    /// `"Container runtime network not ready" networkReady="NetworkReady=false
+    /// reason:NetworkPluginNotReady message:…"` (`kubelet.go` `updateRuntimeUp`, every 5 s while
+    /// the runtime's `NetworkReady` condition is false); legacy `Container runtime network not
+    /// ready: NetworkReady=false …`.
+    RuntimeNetworkNotReady,
     /// `"Skipping pod synchronization" err="PLEG is not healthy: …"`; legacy `skipping pod
     /// synchronization - [… PLEG is not healthy: pleg was last seen active … ago …]`.
     PlegUnhealthy,
@@ -412,6 +417,7 @@ impl EventKind {
                 | ImagePullFailed
                 | KubeletExited
                 | NodeStatusUpdateFailed
+                | RuntimeNetworkNotReady
         )
     }
 

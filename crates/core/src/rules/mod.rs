@@ -38,6 +38,7 @@ mod pod_status;
 mod pod_workers;
 pub mod registry;
 mod runtime;
+mod runtime_network;
 mod sandbox_create;
 mod sandbox_wait;
 mod static_pods;

@@ -338,6 +338,18 @@ pub const RULES: &[Rule] = &[
         run: Run::Logs(super::node_status::run),
     },
     Rule {
+        kind: K::RuntimeNetworkNotReady,
+        input: L,
+        variant: "",
+        severity: "warning",
+        views: "kubelet log",
+        kubelet_source: "kubelet.go updateRuntimeUp (the runtime's NetworkReady condition, CRI Status)",
+        summary: "the runtime reports its pod network not ready for three minutes where the log ends, with the runtime's message",
+        remediation: "install or repair the network add-on on this node (/etc/cni/net.d); restart the runtime if it does not reload the config",
+        file: "runtime_network.rs",
+        run: Run::Logs(super::runtime_network::run),
+    },
+    Rule {
         kind: K::ContainerStopFailing,
         input: L,
         variant: "",

@@ -302,6 +302,28 @@ pub const FAMILIES: &[Family] = &[
             ),
         ],
     },
+    Family {
+        source: "kubelet.go updateRuntimeUp (the runtime's NetworkReady condition)",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "updateRuntimeUp: klog.ErrorS(nil, `Container runtime network not ready`, `networkReady`, networkReady) (V(4) until the runtime is first expected ready, 1.27+)",
+                "1.20-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "updateRuntimeUp: glog.Errorf (klog from 1.13) `Container runtime network not ready: %v`",
+                "1.7-1.19",
+            ),
+        ],
+        wordings: &[with(
+            "Container runtime network not ready",
+            Cond::None,
+            RuntimeNetworkNotReady,
+        )],
+    },
     // kubelet: pod config and lifecycle
     Family {
         source: "kubelet.go syncLoopIteration (PLEG, housekeeping)",

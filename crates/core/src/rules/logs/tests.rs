@@ -816,6 +816,86 @@ fn node_status_update_failing() {
     ]);
 }
 
+// === RuntimeNetworkNotReady ===
+
+#[test]
+fn runtime_network_not_ready() {
+    // `updateRuntimeUp` logs the condition at each 5 s check: `secs` seconds of it from 10:00.
+    let structured = |from: u32, secs: u32| -> Vec<String> {
+        (from..from + secs)
+            .step_by(5)
+            .map(|s| {
+                format!(
+                    r#"E0416 10:{:02}:{:02}.150357   10125 kubelet.go:2373] "Container runtime network not ready" networkReady="NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized""#,
+                    s / 60,
+                    s % 60
+                )
+            })
+            .collect()
+    };
+    let legacy = |secs: u32| -> Vec<String> {
+        (0..secs)
+            .step_by(5)
+            .map(|s| {
+                format!(
+                    "E0412 14:{:02}:{:02}.632269    7015 kubelet.go:2130] Container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:docker: network plugin is not ready: cni config uninitialized",
+                    s / 60,
+                    s % 60
+                )
+            })
+            .collect()
+    };
+    let later = |t: &str| {
+        format!(
+            r#"I0416 {t}   10125 kubelet.go:2063] "SyncLoop UPDATE" source="api" pods=["kube-system/coredns-1"]"#
+        )
+    };
+    let then = |mut a: Vec<String>, b: Vec<String>| {
+        a.extend(b);
+        a
+    };
+    check(vec![
+        case(
+            "not ready for four minutes where the log ends: a warning with the runtime's words",
+            &structured(0, 240),
+            &[(
+                FindingKind::RuntimeNetworkNotReady,
+                Severity::Warning,
+                "cni plugin not initialized; 48 records over 3m55s",
+            )],
+        ),
+        case(
+            "legacy klog (dockershim's words), five minutes",
+            &legacy(300),
+            &[(
+                FindingKind::RuntimeNetworkNotReady,
+                Severity::Warning,
+                "docker: network plugin is not ready: cni config uninitialized",
+            )],
+        ),
+        case(
+            "not a finding: a node's first 20 s",
+            &structured(0, 20),
+            &[],
+        ),
+        case(
+            "not a finding: two and a half minutes, as a kubeadm init before its add-on",
+            &structured(0, 150),
+            &[],
+        ),
+        case(
+            "not a finding: four minutes, then the log goes on a minute without it (ready)",
+            &then(structured(0, 240), vec![later("10:05:00.000000")]),
+            &[],
+        ),
+        case(
+            "an earlier outage that ended does not count: two minutes, a gap, then two more",
+            &then(structured(0, 120), structured(300, 120)),
+            &[],
+        ),
+    ]);
+}
+
 #[test]
 fn static_pod_removal() {
     let pod = "team-ns/static-nginx-10.0.0.11";
