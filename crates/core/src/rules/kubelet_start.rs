@@ -65,6 +65,7 @@ fn kubelets_exit(e: &LoggedEvent) -> bool {
         "kubelet flag",
         "Failed to start ContainerManager",
         "Failed to run kubelet",
+        "No valid client certificate",
     ];
     own.iter().any(|w| e.text.contains(w))
         || matches!(
@@ -134,6 +135,19 @@ fn cause(err: &str) -> (Severity, &'static str, String) {
                 "the kubelet has no bootstrap kubeconfig to join the cluster with: kubeadm join \
                  writes /etc/kubernetes/bootstrap-kubelet.conf (a fresh token: kubeadm token create \
                  --print-join-command){restart}"
+            ),
+        );
+    }
+    if err.contains("No valid client certificate") {
+        return (
+            Severity::Critical,
+            "",
+            format!(
+                "the kubelet's client certificate expired or was removed: openssl x509 -enddate \
+                 -noout -in /var/lib/kubelet/pki/kubelet-client-current.pem; the new one it asks \
+                 for waits as a CSR (kubectl get csr; kubectl certificate approve <csr>), or the \
+                 bootstrap kubeconfig it would ask with is missing or expired (kubeadm join the \
+                 node again){restart}"
             ),
         );
     }

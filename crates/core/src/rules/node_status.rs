@@ -39,6 +39,7 @@ fn why_of(err: &str) -> Why {
     if err.contains("nodes \"") && err.contains("\" not found") {
         Why::NodeDeleted
     } else if err.contains("certificate has expired")
+        || err.contains("No valid client certificate")
         || err.contains("Unauthorized")
         || err.contains("system:anonymous")
         || err.contains("x509: certificate signed by unknown authority")
@@ -133,7 +134,20 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
         || "update node status exceeds retry count".to_string(),
         |(e, _)| super::teardown::error_quote(e),
     );
+    let no_certificate = cause.is_some_and(|(e, _)| e.text.contains("No valid client certificate"));
     let (consequence, fix) = match why {
+        // transport.go: the certificate expired or was removed, and the API server it would
+        // bootstrap a new one from does not answer.
+        Why::Credentials if no_certificate => (
+            "the kubelet has no valid client certificate (expired or removed) and cannot get a new \
+             one while the API server does not answer: the node goes NotReady and its pods are \
+             evicted",
+            "openssl x509 -enddate -noout -in /var/lib/kubelet/pki/kubelet-client-current.pem; \
+             can this node reach the API server (curl -k https://<server>:6443/healthz)? Once it \
+             does, approve the node's pending CSR (kubectl get csr; kubectl certificate approve \
+             <csr>) and systemctl restart kubelet; a cluster down past its certificates' life \
+             (OpenShift: a day) needs each node's CSRs approved",
+        ),
         Why::NodeDeleted => (
             "the Node object was deleted and the kubelet registers it only when it starts: the \
              API's pod GC deletes this node's pods while their containers run on here",

@@ -261,6 +261,30 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        source: "pkg/kubelet/certificate/transport.go addCertRotation: no valid client certificate",
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/certificate/transport.go",
+            "addCertRotation (checked every second): klog.ErrorS(nil, `No valid client certificate is found and the server is responsive, exiting.`, …); os.Exit(1); else `No valid client certificate is found but the server is not responsive. A restart may be necessary to retrieve new initial credentials.`",
+            "1.18-1.34",
+        )],
+        wordings: &[
+            // The kubelet exits: its certificate expired or was removed, and the API server is
+            // up to bootstrap a new one from.
+            with(
+                "No valid client certificate is found and the server is responsive",
+                Cond::None,
+                KubeletExited,
+            ),
+            // It cannot: every write of its Node's status fails until it restarts.
+            with(
+                "No valid client certificate is found but the server is not responsive",
+                Cond::None,
+                NodeStatusUpdateFailed,
+            ),
+        ],
+    },
+    Family {
         source: "pkg/kubelet/kubelet_node_status.go: the Node the kubelet cannot register or update",
         cites: &[
             cite(

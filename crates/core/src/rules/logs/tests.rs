@@ -77,6 +77,7 @@ fn mentions(f: &Finding, word: &str) -> bool {
     let subject = format!("{:?} {:?} {:?}", f.pod, f.sandbox_id, f.container_id);
     subject.contains(word)
         || f.summary.contains(word)
+        || f.remediation.contains(word)
         || f.evidence.iter().any(|e| e.detail().contains(word))
 }
 
@@ -576,6 +577,18 @@ fn kubelet_start_failing() {
     let swap = "running with swap on is not supported, please disable swap! or set --fail-swap-on flag to false";
     check(vec![
         case(
+            "its client certificate expired, the API server up: it exits (transport.go)",
+            &[
+                started("10:58:14.900000"),
+                r#"E0205 10:58:20.000000   12704 transport.go:110] "No valid client certificate is found and the server is responsive, exiting." lastCertificateAvailabilityTime="2025-02-04 08:50:28.943096211 +0000 UTC m=+0.345942418" shutdownThreshold="5m0s""#.to_string(),
+            ],
+            &[(
+                FindingKind::KubeletStartFailing,
+                Severity::Critical,
+                "kubectl certificate approve",
+            )],
+        ),
+        case(
             "exits at start, the log ends there: critical, with the swap fix",
             &[started("10:58:14.900000"), exit("10:58:14.917245", swap)],
             &[(
@@ -800,6 +813,17 @@ fn node_status_update_failing() {
                 r#"E0510 09:27:40.000000    1046 kubelet_node_status.go:92] "Unable to register node with API server" err="Post \"https://10.0.0.1:6443/api/v1/nodes\": dial tcp 10.0.0.1:6443: connect: connection refused" node="cp-1""#.to_string(),
             ],
             &[],
+        ),
+        case(
+            "no valid client certificate, the API server not answering (transport.go, every second): a warning",
+            &(0..3)
+                .map(|s| format!(r#"E0218 08:07:2{s}.963621    3602 transport.go:112] "No valid client certificate is found but the server is not responsive. A restart may be necessary to retrieve new initial credentials." lastCertificateAvailabilityTime="2022-02-16 08:50:28.943096211 +0000 UTC m=+0.345942418" shutdownThreshold="5m0s""#))
+                .collect::<Vec<_>>(),
+            &[(
+                FindingKind::NodeStatusUpdateFailing,
+                Severity::Warning,
+                "has no valid client certificate",
+            )],
         ),
         case(
             "the client certificate expired, twice: a warning",
