@@ -20,6 +20,16 @@ const UNREACHABLE: SignedDuration = SignedDuration::from_mins(5);
 /// (`node-monitor-grace-period`, 40 s).
 const NOT_READY: SignedDuration = SignedDuration::from_secs(40);
 
+/// The tries of one `updateNodeStatus` (`nodeStatusUpdateRetry`): it logs `Error updating node
+/// status, will retry` for each failed one, then `update node status exceeds retry count`.
+const NODE_STATUS_UPDATE_RETRY: usize = 5;
+
+/// The kubelet rule every `NodeStatusUpdateFailing` rests on.
+const NODE_STATUS_RULE: &str = "kubelet_node_status.go updateNodeStatus (5 tries every \
+     nodeStatusUpdateFrequency, 10 s) and syncNodeStatus; the node lifecycle controller marks a \
+     node whose status and lease are not renewed NotReady and taints it, and pods are evicted \
+     once their node.kubernetes.io/unreachable toleration (300 s) runs out";
+
 /// Why the updates fail, from the errors; the most telling first (`Ord`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Why {
@@ -111,6 +121,49 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
         .iter()
         .any(|e| e.text.contains("exceeds retry count"));
     let n = records(&failed);
+    let no_certificate = cause.is_some_and(|(e, _)| e.text.contains("No valid client certificate"));
+    // Registration fails before the Node exists: no pod is scheduled to the node at all.
+    let registering = failed.iter().all(|e| e.text.contains("register node"));
+    // `updateNodeStatus` tries 5 times in a row and logs each failed try, then `exceeds retry
+    // count`: attempts with fewer tries (records less than ONE_ATTEMPT apart are one; folded
+    // repeats counted) and no such record went through on a retry. Failures that all did are
+    // intermittent (a load balancer's backend refusing now and then), not a node going NotReady.
+    // Read only of the API server's answers, which come back at once: a try that times out
+    // takes its 10 s, so one attempt's tries are not one attempt's by their times.
+    // And they are minutes apart: a kubelet refused on every update fails every 10 s, however
+    // few of its tries an excerpt shows.
+    let recovered = matches!(why, Why::Credentials | Why::NodeDeleted)
+        && !exhausted
+        && !registering
+        && !no_certificate
+        && records(&errors) < NODE_STATUS_UPDATE_RETRY * attempts(&errors)
+        && longest_run(&errors, UPDATING_AGAIN) == SignedDuration::ZERO;
+    if recovered {
+        if attempts(&errors) < 2 {
+            return;
+        }
+        let error = cause.map_or_else(String::new, |(e, _)| super::teardown::error_quote(e));
+        let mut f = finding(
+            FindingKind::NodeStatusUpdateFailing,
+            Severity::Info,
+            format!(
+                "the kubelet's updates of its Node's status fail now and then ({error}; {}{}), each \
+                 going through on a retry: not NotReady, but the API server (or a load balancer's \
+                 backend) refuses some of its requests",
+                plural(attempts(&errors), "attempt", "attempts"),
+                over(&failed),
+            ),
+            NODE_STATUS_RULE,
+            "which API server answers the kubelet: the load balancer's backends (each API \
+             server's certificate and its --client-ca-file, its health); the kubelet's client \
+             certificate (openssl x509 -enddate -noout -in \
+             /var/lib/kubelet/pki/kubelet-client-current.pem)"
+                .to_string(),
+        );
+        f.evidence = quote(&failed);
+        out.push(f);
+        return;
+    }
     let severity = match why {
         Why::NodeDeleted if n >= 2 || exhausted => Severity::Critical,
         // The API server taking the kubelet for `system:anonymous`: it has no credentials, which
@@ -134,7 +187,6 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
         || "update node status exceeds retry count".to_string(),
         |(e, _)| super::teardown::error_quote(e),
     );
-    let no_certificate = cause.is_some_and(|(e, _)| e.text.contains("No valid client certificate"));
     let (consequence, fix) = match why {
         // transport.go: the certificate expired or was removed, and the API server it would
         // bootstrap a new one from does not answer.
@@ -173,8 +225,6 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
              certificates renewed",
         ),
     };
-    // Registration fails before the Node exists: no pod is scheduled to the node at all.
-    let registering = failed.iter().all(|e| e.text.contains("register node"));
     let (what, consequence) = if registering {
         (
             "register its Node with the API server",
@@ -197,10 +247,7 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
                 ""
             },
         ),
-        "kubelet_node_status.go updateNodeStatus (5 tries every nodeStatusUpdateFrequency, 10 s) \
-         and syncNodeStatus; the node lifecycle controller marks a node whose status and lease \
-         are not renewed NotReady and taints it, and pods are evicted once their \
-         node.kubernetes.io/unreachable toleration (300 s) runs out",
+        NODE_STATUS_RULE,
         fix.to_string(),
     );
     f.evidence = quote(&failed);

@@ -826,6 +826,16 @@ fn node_status_update_failing() {
             )],
         ),
         case(
+            "Unauthorized once every few minutes, each going through on a retry: an info, not NotReady",
+            &["10:00:00", "10:05:10", "10:10:20", "10:15:30", "10:21:00"]
+                .map(|t| failed(&format!("{t}.000000"), "Unauthorized")),
+            &[(
+                FindingKind::NodeStatusUpdateFailing,
+                Severity::Info,
+                "now and then",
+            )],
+        ),
+        case(
             "the client certificate expired, twice: a warning",
             &[
                 failed("10:00:00.000000", "Unauthorized"),
