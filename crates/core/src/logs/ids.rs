@@ -739,8 +739,10 @@ fn legacy_full_names<'p>(text: &'p str, ids: &mut Ids<'p>) {
     }
 }
 
-/// `name_namespace(uid)` or `name_namespace`.
-fn full_name(item: &str) -> Option<PodName<'_>> {
+/// `name_namespace(uid)` or `name_namespace`: the pod as the kubelet's legacy logs and the pod
+/// worker's errors name it (`format.Pod`); `None` when a part is no DNS name or the UID no pod
+/// UID.
+pub(crate) fn full_name(item: &str) -> Option<PodName<'_>> {
     let (full, uid) = match item.strip_suffix(')') {
         Some(r) => {
             let open = r.rfind('(')?;

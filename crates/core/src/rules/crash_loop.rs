@@ -76,14 +76,12 @@ fn container_of(e: &LoggedEvent) -> Option<&str> {
 fn pod_in_text(e: &LoggedEvent) -> Option<PodRef> {
     let at = e.text.find(" pod=")? + " pod=".len();
     let rest = &e.text[at..];
-    let open = rest.find('(')?;
-    let close = open + rest[open..].find(')')?;
-    let (name, namespace) = rest[..open].rsplit_once('_')?;
-    let uid = &rest[open + 1..close];
-    (!name.is_empty() && !namespace.is_empty() && uid.len() >= 32).then(|| PodRef {
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-        uid: uid.to_string(),
+    let close = rest.find(')')?;
+    let pod = crate::logs::ids::full_name(&rest[..=close])?;
+    Some(PodRef {
+        namespace: pod.namespace?.into_owned(),
+        name: pod.name.into_owned(),
+        uid: pod.uid?.into_owned(),
     })
 }
 
