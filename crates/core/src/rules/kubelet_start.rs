@@ -66,6 +66,7 @@ fn kubelets_exit(e: &LoggedEvent) -> bool {
         "Failed to start ContainerManager",
         "Failed to run kubelet",
         "No valid client certificate",
+        "client certificate has expired",
     ];
     own.iter().any(|w| e.text.contains(w))
         || matches!(
@@ -138,7 +139,8 @@ fn cause(err: &str) -> (Severity, &'static str, String) {
             ),
         );
     }
-    if err.contains("No valid client certificate") {
+    if err.contains("No valid client certificate") || err.contains("client certificate has expired")
+    {
         return (
             Severity::Critical,
             "",

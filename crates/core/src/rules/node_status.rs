@@ -121,7 +121,10 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
         .iter()
         .any(|e| e.text.contains("exceeds retry count"));
     let n = records(&failed);
-    let no_certificate = cause.is_some_and(|(e, _)| e.text.contains("No valid client certificate"));
+    let no_certificate = cause.is_some_and(|(e, _)| {
+        e.text.contains("No valid client certificate")
+            || e.text.contains("client certificate has expired")
+    });
     // Registration fails before the Node exists: no pod is scheduled to the node at all.
     let registering = failed.iter().all(|e| e.text.contains("register node"));
     // `updateNodeStatus` tries 5 times in a row and logs each failed try, then `exceeds retry

@@ -87,6 +87,10 @@ enum AddFailure {
     /// No CNI config is loaded (containerd's `cni plugin not initialized`, CRI-O's `cni config
     /// uninitialized`): /etc/cni/net.d holds none the runtime reads, so every pod's ADD fails.
     NoConfig,
+    /// The plugin's network config does not parse (`failed to parse config: failed to parse
+    /// network configuration: json: cannot unmarshal …`): every ADD of that network fails the
+    /// same way, so no retry mends it.
+    ConfigInvalid,
     /// The error says no more.
     Other,
 }
@@ -171,6 +175,11 @@ fn classify(e: &LoggedEvent) -> Class {
                 || err.contains("cni config uninitialized") =>
             {
                 AddFailure::NoConfig
+            }
+            _ if err.contains("failed to parse network configuration")
+                || err.contains("failed to parse config: ") =>
+            {
+                AddFailure::ConfigInvalid
             }
             CniFailure::AgentNotRunning => AddFailure::AgentNotRunning,
             CniFailure::DatastoreUnreachable => AddFailure::DatastoreUnreachable,
@@ -436,6 +445,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                 | Class::CrioNameReserved
                 | Class::NoRuntimeHandler(_)
                 | Class::CgroupDriverMismatch
+                | Class::CniAdd(_, AddFailure::ConfigInvalid)
         );
         // One attempt: the next sync may mend it, so only an info (below).
         let single = attempts(&group) < 2 && stuck.is_empty() && cleanup.is_empty() && !reserved;
@@ -740,6 +750,8 @@ fn describe(class: &Class) -> (String, &'static str, String) {
                         ": the sandbox's network namespace was already gone (its infra container exited, or the sandbox was being removed)",
                     AddFailure::NoConfig =>
                         ": no CNI config is loaded (/etc/cni/net.d holds none: the network add-on is not deployed yet, or its agent has not written its config), so no pod on the node gets a network",
+                    AddFailure::ConfigInvalid =>
+                        ": the plugin's network config does not parse (the error names the field), so no retry mends it",
                     AddFailure::Other => "",
                 }
             ),

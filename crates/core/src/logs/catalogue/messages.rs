@@ -241,6 +241,12 @@ pub const FAMILIES: &[Family] = &[
                 "initializeRuntimeDependentModules: klog.ErrorS(err, `Failed to start ContainerManager`); os.Exit(1)",
                 "1.8-1.34",
             ),
+            cite(
+                "kubernetes/kubernetes",
+                "cmd/kubelet/app/server.go",
+                "NewKubeletCommand: klog.ErrorS(err, `Failed to load kubelet config file`, `path`, configFile); os.Exit(1)",
+                "1.20-1.25",
+            ),
         ],
         wordings: &[
             with("command failed", Cond::Exact, KubeletExited),
@@ -253,6 +259,13 @@ pub const FAMILIES: &[Family] = &[
                 Cond::None,
                 KubeletExited,
             ),
+            // 1.20-1.25's NewKubeletCommand: klog.ErrorS(err, "Failed to load kubelet config
+            // file", "path", …); os.Exit(1).
+            with(
+                "Failed to load kubelet config file",
+                Cond::None,
+                KubeletExited,
+            ),
             with(
                 "Failed to start ContainerManager",
                 Cond::None,
@@ -262,13 +275,31 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         source: "pkg/kubelet/certificate/transport.go addCertRotation: no valid client certificate",
-        cites: &[cite(
-            "kubernetes/kubernetes",
-            "pkg/kubelet/certificate/transport.go",
-            "addCertRotation (checked every second): klog.ErrorS(nil, `No valid client certificate is found and the server is responsive, exiting.`, …); os.Exit(1); else `No valid client certificate is found but the server is not responsive. A restart may be necessary to retrieve new initial credentials.`",
-            "1.18-1.34",
-        )],
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/certificate/transport.go",
+                "addCertRotation (checked every second): klog.ErrorS(nil, `No valid client certificate is found and the server is responsive, exiting.`, …); os.Exit(1); else `No valid client certificate is found but the server is not responsive. A restart may be necessary to retrieve new initial credentials.`",
+                "1.18-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/certificate/transport.go",
+                "addCertRotation: klog.Errorf (glog before 1.13) `The currently active client certificate has expired and the server is responsive, exiting.`; os.Exit(1); else `The currently active client certificate has expired, but the server is not responsive. A restart may be necessary to retrieve new initial credentials.`",
+                "1.8-1.17",
+            ),
+        ],
         wordings: &[
+            with(
+                "The currently active client certificate has expired and the server is responsive",
+                Cond::None,
+                KubeletExited,
+            ),
+            with(
+                "The currently active client certificate has expired, but the server is not responsive",
+                Cond::None,
+                NodeStatusUpdateFailed,
+            ),
             // The kubelet exits: its certificate expired or was removed, and the API server is
             // up to bootstrap a new one from.
             with(

@@ -577,6 +577,15 @@ fn kubelet_start_failing() {
     let swap = "running with swap on is not supported, please disable swap! or set --fail-swap-on flag to false";
     check(vec![
         case(
+            "1.20-1.25's `Failed to load kubelet config file`, the file missing: a warning (before kubeadm join)",
+            &[r#"E0226 12:35:21.632872    1855 server.go:206] "Failed to load kubelet config file" err="failed to load Kubelet config file /var/lib/kubelet/config.yaml, error failed to read kubelet config file \"/var/lib/kubelet/config.yaml\", error: open /var/lib/kubelet/config.yaml: no such file or directory" path="/var/lib/kubelet/config.yaml""#.to_string()],
+            &[(
+                FindingKind::KubeletStartFailing,
+                Severity::Warning,
+                "kubeadm init or kubeadm join",
+            )],
+        ),
+        case(
             "its client certificate expired, the API server up: it exits (transport.go)",
             &[
                 started("10:58:14.900000"),
@@ -819,6 +828,16 @@ fn node_status_update_failing() {
             &(0..3)
                 .map(|s| format!(r#"E0218 08:07:2{s}.963621    3602 transport.go:112] "No valid client certificate is found but the server is not responsive. A restart may be necessary to retrieve new initial credentials." lastCertificateAvailabilityTime="2022-02-16 08:50:28.943096211 +0000 UTC m=+0.345942418" shutdownThreshold="5m0s""#))
                 .collect::<Vec<_>>(),
+            &[(
+                FindingKind::NodeStatusUpdateFailing,
+                Severity::Warning,
+                "has no valid client certificate",
+            )],
+        ),
+        case(
+            "before 1.18, transport.go's words: the certificate expired, the API server not answering",
+            &["00:15:53.851634", "00:16:03.851909", "00:16:13.852011"]
+                .map(|t| format!("E1111 {t}   66610 transport.go:113] The currently active client certificate has expired, but the server is not responsive. A restart may be necessary to retrieve new initial credentials.")),
             &[(
                 FindingKind::NodeStatusUpdateFailing,
                 Severity::Warning,

@@ -376,6 +376,27 @@ fn a_missing_runtime_handler_is_no_transient() {
     assert!(crio[0].1.contains("no handler \"kata\""), "{crio:#?}");
 }
 
+/// A CNI network config that does not parse fails every ADD the same way: once is enough
+/// (calico#1347: the portmap plugin's `snat` given as a string, in the kubelet's dockershim
+/// `cni.go` words, then the pod worker's).
+#[test]
+fn a_cni_config_that_does_not_parse_is_no_transient() {
+    let err = "failed to parse config: failed to parse network configuration: json: cannot unmarshal string into Go struct field PortMapConf.snat of type bool";
+    let found = create_findings(&format!(
+        "E1111 23:48:54.312673    1491 cni.go:301] Error adding network: {err}\n\
+         E1111 23:48:54.312716    1491 cni.go:250] Error while adding to cni network: {err}\n\
+         E1111 23:48:54.400000    1491 pod_workers.go:186] Error syncing pod 11111111-2222-3333-4444-555555555555 (\"web-0_shop(11111111-2222-3333-4444-555555555555)\"), skipping: failed to \"CreatePodSandbox\" for \"web-0_shop(11111111-2222-3333-4444-555555555555)\" with CreatePodSandboxError: \"CreatePodSandbox for pod \\\"web-0_shop(11111111-2222-3333-4444-555555555555)\\\" failed: rpc error: code = Unknown desc = NetworkPlugin cni failed to set up pod \\\"web-0_shop\\\" network: {err}\"\n"
+    ));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].0, Severity::Warning, "{found:#?}");
+    assert!(
+        found[0]
+            .1
+            .contains("the plugin's network config does not parse"),
+        "{found:#?}"
+    );
+}
+
 /// A pod that got its sandbox after two failed attempts, in the kubelet's log alone: the pod
 /// worker names the pod twice (its error's `<name>_<ns>(<uid>)` and `pod=`), which links the
 /// name to the UID, so the name-only `Created PodSandbox for pod` line mends it.
