@@ -31,7 +31,13 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         .copied()
         .max_by_key(|e| e.time)
         .unwrap_or(exits[0]);
-    let error = super::teardown::error_quote(last);
+    // transport.go's exit is a message, no error: its words, not the whole line.
+    let error = if certificate_exit(last) {
+        "no valid client certificate, the API server answering: it exits to bootstrap a new one"
+            .to_string()
+    } else {
+        super::teardown::error_quote(last)
+    };
     let (severity, why, fix) = cause(&super::teardown::error_text(last));
     let mut f = finding(
         FindingKind::KubeletStartFailing,
@@ -73,6 +79,12 @@ fn kubelets_exit(e: &LoggedEvent) -> bool {
             e.event.component,
             None | Some(crate::logs::Component::Kubelet)
         )
+}
+
+/// Whether `e` is the client certificate check's exit (`transport.go` `addCertRotation`).
+fn certificate_exit(e: &LoggedEvent) -> bool {
+    e.text.contains("No valid client certificate")
+        || e.text.contains("client certificate has expired")
 }
 
 /// The severity, what the summary adds and the fix, from the exit's error.

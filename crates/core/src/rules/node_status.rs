@@ -131,18 +131,29 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
     // count`: attempts with fewer tries (records less than ONE_ATTEMPT apart are one; folded
     // repeats counted) and no such record went through on a retry. Failures that all did are
     // intermittent (a load balancer's backend refusing now and then), not a node going NotReady.
-    // Read only of the API server's answers, which come back at once: a try that times out
-    // takes its 10 s, so one attempt's tries are not one attempt's by their times.
+    // Read only of answers that come back at once (the API server's refusals, a refused
+    // connection): a try that times out takes its 10 s, so one attempt's tries are not one
+    // attempt's by their times.
     // And they are minutes apart: a kubelet refused on every update fails every 10 s, however
     // few of its tries an excerpt shows.
-    let recovered = matches!(why, Why::Credentials | Why::NodeDeleted)
+    let answered_at_once = match why {
+        Why::Credentials | Why::NodeDeleted => true,
+        // A refused connection comes back at once too; a timeout does not.
+        Why::Unreachable => errors
+            .iter()
+            .all(|e| super::teardown::error_text(e).contains("connection refused")),
+        Why::Other => false,
+    };
+    let recovered = answered_at_once
         && !exhausted
         && !registering
         && !no_certificate
         && records(&errors) < NODE_STATUS_UPDATE_RETRY * attempts(&errors)
         && longest_run(&errors, UPDATING_AGAIN) == SignedDuration::ZERO;
     if recovered {
-        if attempts(&errors) < 2 {
+        // Not at a kubelet's start either: a control plane's boot is refused until its static
+        // API server is up.
+        if attempts(&errors) < 2 || starting(logs, &failed) {
             return;
         }
         let error = cause.map_or_else(String::new, |(e, _)| super::teardown::error_quote(e));
@@ -152,7 +163,7 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
             format!(
                 "the kubelet's updates of its Node's status fail now and then ({error}; {}{}), each \
                  going through on a retry: not NotReady, but the API server (or a load balancer's \
-                 backend) refuses some of its requests",
+                 backend) refuses some of its requests or connections",
                 plural(attempts(&errors), "attempt", "attempts"),
                 over(&failed),
             ),
@@ -186,10 +197,14 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
         }
         _ => return,
     };
-    let error = cause.map_or_else(
-        || "update node status exceeds retry count".to_string(),
-        |(e, _)| super::teardown::error_quote(e),
-    );
+    let error = match cause {
+        // transport.go's record is a message, no error: its words, not the whole line.
+        _ if no_certificate => {
+            "no valid client certificate, the API server not answering".to_string()
+        }
+        Some((e, _)) => super::teardown::error_quote(e),
+        None => "update node status exceeds retry count".to_string(),
+    };
     let (consequence, fix) = match why {
         // transport.go: the certificate expired or was removed, and the API server it would
         // bootstrap a new one from does not answer.

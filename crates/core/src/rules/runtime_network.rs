@@ -23,19 +23,27 @@ const READY_AGAIN: SignedDuration = SignedDuration::from_secs(30);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Why {
     /// No CNI network config loaded (containerd's `cni plugin not initialized`, dockershim's
-    /// `cni config uninitialized`, CRI-O's `No CNI configuration file in …`).
+    /// `cni config uninitialized`, CRI-O's `No CNI configuration file in …`, older CRI-O's
+    /// `Missing CNI default network`).
     NoCniConfig,
+    /// kubenet has no pod CIDR (`Kubenet does not have netConfig. This is most likely due to
+    /// lack of PodCIDR`): the Node's `spec.podCIDR` is not set.
+    NoPodCidr,
     /// Anything else the runtime says.
     Other,
 }
 
 fn why_of(text: &str) -> Why {
+    if text.contains("lack of PodCIDR") {
+        return Why::NoPodCidr;
+    }
     if [
         "cni plugin not initialized",
         "cni config uninitialized",
         "No CNI configuration file",
         "no network config found",
         "no networks found",
+        "Missing CNI default network",
     ]
     .iter()
     .any(|p| text.contains(p))
@@ -46,17 +54,79 @@ fn why_of(text: &str) -> Why {
     }
 }
 
-/// The runtime's own words: the condition's `message:`, else the record's error.
+/// The runtime's own words: the condition's `message:` up to its closing quote (structured
+/// klog escapes the quotes inside it as `\"`, unescaped here), at most 200 characters (`…`
+/// when cut there or by the log); `no message` for an empty one; else the record's error.
 fn message(e: &LoggedEvent) -> String {
     let t = &*e.text;
-    match t.find("message:") {
-        Some(at) => {
-            let rest = &t[at + "message:".len()..];
-            let end = rest.find(['"', '}']).unwrap_or(rest.len());
-            rest[..end].trim().chars().take(200).collect()
+    let Some(at) = t.find("message:") else {
+        return super::teardown::error_quote(e);
+    };
+    let rest = &t[at + "message:".len()..];
+    let mut said = String::new();
+    let mut closed = false;
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'"') => {
+                said.push('"');
+                chars.next();
+            }
+            '"' => {
+                closed = true;
+                break;
+            }
+            c => said.push(c),
         }
-        None => super::teardown::error_quote(e),
     }
+    let said = said.trim();
+    if said.is_empty() {
+        return "no message".to_string();
+    }
+    let cut = said.chars().count() > 200;
+    let mut out: String = said.chars().take(200).collect();
+    if cut || !closed {
+        out.push('…');
+    }
+    out
+}
+
+/// The times a record stands for, as spans: its own time, and the span of the repeats folded
+/// into it ([`crate::event::Folded`]) as one stretch when they are dense enough to be one
+/// outage (on average at most [`SAME_OUTAGE`] apart: a diagnosis keeps the first and last few
+/// of a repetition and folds the middle ones, so the kubelet's 5 s checks over an hour are a
+/// handful of records and one fold).
+fn spans(e: &LoggedEvent) -> Vec<(Timestamp, Timestamp)> {
+    let mut out: Vec<(Timestamp, Timestamp)> = e.time.map(|t| (t, t)).into_iter().collect();
+    if let Some(f) = e.folded.as_deref()
+        && let Some((a, b)) = f.span
+    {
+        let gaps = i64::try_from(f.records.saturating_sub(1))
+            .unwrap_or(i64::MAX)
+            .max(1);
+        let mean_gap_secs = b.duration_since(a).as_secs() / gaps;
+        if mean_gap_secs <= SAME_OUTAGE.as_secs() {
+            out.push((a, b));
+        } else {
+            out.extend([(a, a), (b, b)]);
+        }
+    }
+    out
+}
+
+/// The last outage of `group`: its spans ([`spans`]) joined while less than [`SAME_OUTAGE`]
+/// apart, the latest of the joined stretches, as (start, end).
+fn last_outage(group: &[&LoggedEvent]) -> Option<(Timestamp, Timestamp)> {
+    let mut all: Vec<(Timestamp, Timestamp)> = group.iter().flat_map(|e| spans(e)).collect();
+    all.sort_unstable();
+    let mut joined: Option<(Timestamp, Timestamp)> = None;
+    for (a, b) in all {
+        joined = match joined {
+            Some((s, e)) if a.duration_since(e) <= SAME_OUTAGE => Some((s, e.max(b))),
+            _ => Some((a, b)),
+        };
+    }
+    joined
 }
 
 /// `kubelet.go` `updateRuntimeUp`: `Container runtime network not ready` (the runtime's
@@ -70,27 +140,18 @@ pub(super) fn runtime_network_not_ready(logs: &Logs<'_>, out: &mut Vec<Finding>)
     if all.is_empty() || kubelet_goes_on_after(logs, &all, READY_AGAIN) {
         return;
     }
-    // The last outage: back from the last record while the records are less than
-    // SAME_OUTAGE apart.
-    let mut times: Vec<Timestamp> = record_times(&all).collect();
-    times.sort_unstable();
-    let Some(&last) = times.last() else {
+    let Some((start, end)) = last_outage(&all) else {
         return;
     };
-    let start = times
-        .windows(2)
-        .rev()
-        .find(|w| w[1].duration_since(w[0]) > SAME_OUTAGE)
-        .map_or(times[0], |w| w[1]);
-    if last.duration_since(start) < NOT_READY_FOR {
+    if end.duration_since(start) < NOT_READY_FOR {
         return;
     }
     let outage: Vec<&LoggedEvent> = all
         .iter()
         .copied()
         .filter(|e| {
-            let end = e.folded.as_ref().and_then(|f| f.span).map(|(_, b)| b);
-            e.time.max(end).is_some_and(|t| t >= start)
+            let last = e.folded.as_ref().and_then(|f| f.span).map(|(_, b)| b);
+            e.time.max(last).is_some_and(|t| t >= start)
         })
         .collect();
     let Some(latest) = outage.last() else {
@@ -103,8 +164,15 @@ pub(super) fn runtime_network_not_ready(logs: &Logs<'_>, out: &mut Vec<Finding>)
              installed, and its pod running on this node (kubectl -n kube-system get pods -o wide \
              --field-selector spec.nodeName=<node>)? ls /etc/cni/net.d /opt/cni/bin; crictl info \
              (status.conditions, NetworkReady) and the runtime's log (containerd: `failed to load \
-             cni`); a runtime that does not reload a config written since needs a restart \
-             (systemctl restart containerd)"
+             cni`, CRI-O: journalctl -u crio); a runtime that does not reload a config written \
+             since needs a restart (systemctl restart containerd or crio; under dockershim the \
+             kubelet loads it: systemctl restart kubelet)"
+        }
+        Why::NoPodCidr => {
+            "kubenet takes the pod network from the Node's spec.podCIDR, which is not set: kubectl \
+             get node <node> -o jsonpath='{.spec.podCIDR}'; the controller manager allocates it \
+             with --allocate-node-cidrs=true and --cluster-cidr (or set it when the node \
+             registers)"
         }
         Why::Other => {
             "crictl info (status.conditions, NetworkReady) and the runtime's log say why; the \

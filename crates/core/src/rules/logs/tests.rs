@@ -755,6 +755,20 @@ fn node_status_update_failing() {
         ),
         case(
             "the API server out of reach for six minutes, the log ending there: a warning",
+            &["10:00:00", "10:03:00", "10:06:00"]
+                .iter()
+                .flat_map(|t| {
+                    (1..=5).map(move |i| failed(&format!("{t}.00000{i}"), refused))
+                })
+                .collect::<Vec<_>>(),
+            &[(
+                FindingKind::NodeStatusUpdateFailing,
+                Severity::Warning,
+                "connection refused",
+            )],
+        ),
+        case(
+            "one refused try every three minutes, each going through on a retry: an info",
             &[
                 failed("10:00:00.000000", refused),
                 failed("10:03:00.000000", refused),
@@ -762,8 +776,8 @@ fn node_status_update_failing() {
             ],
             &[(
                 FindingKind::NodeStatusUpdateFailing,
-                Severity::Warning,
-                "connection refused",
+                Severity::Info,
+                "now and then",
             )],
         ),
         case(
@@ -947,6 +961,58 @@ fn runtime_network_not_ready() {
             &[],
         ),
     ]);
+}
+
+/// As a diagnosis reads them: the kubelet's 5 s checks folded ([`crate::rules::fold::Fold`]
+/// keeps the first and last few of a repetition), an hour of them is still one outage.
+#[test]
+fn runtime_network_not_ready_folded() {
+    let found = |lines: &[String]| {
+        let mut fold = crate::rules::fold::Fold::new();
+        for e in read(LogKind::Kubelet, "kubelet.log", lines) {
+            fold.push(e);
+        }
+        let kept = fold.finish();
+        assert!(
+            kept.events.len() < lines.len() / 4,
+            "folded: {}",
+            kept.events.len()
+        );
+        diagnose_logs(&kept.events, &NodeView::empty(), &cfg(), now())
+            .into_iter()
+            .map(|f| (f.kind, f.severity, f.summary))
+            .collect::<Vec<_>>()
+    };
+    let hour: Vec<String> = (0..720u32)
+        .map(|i| {
+            let s = i * 5;
+            format!(
+                r#"E0416 1{}:{:02}:{:02}.150357   10125 kubelet.go:2373] "Container runtime network not ready" networkReady="NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: failed to load cni config: plugin type=\"calico\" not found""#,
+                s / 3600,
+                (s / 60) % 60,
+                s % 60
+            )
+        })
+        .collect();
+    let got = found(&hour);
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert_eq!(
+        (got[0].0, got[0].1),
+        (FindingKind::RuntimeNetworkNotReady, Severity::Warning)
+    );
+    assert!(
+        got[0]
+            .2
+            .contains("(Network plugin returns error: failed to load cni config: plugin type=\"calico\" not found; 720 records over 59m55s)"),
+        "{got:#?}"
+    );
+    // The same hour, then ten minutes of the log without it: ready again.
+    let mut ready = hour.clone();
+    ready.push(
+        r#"I0416 11:10:00.000000   10125 kubelet.go:2063] "SyncLoop UPDATE" source="api" pods=["kube-system/coredns-1"]"#
+            .to_string(),
+    );
+    assert_eq!(found(&ready), vec![]);
 }
 
 #[test]
