@@ -79,7 +79,12 @@ fn message(e: &LoggedEvent) -> String {
             c => said.push(c),
         }
     }
-    let said = said.trim();
+    // journalctl's pager ends a line it cut at the terminal's width with `>`.
+    let said = if closed {
+        said.trim()
+    } else {
+        said.trim().trim_end_matches('>').trim_end()
+    };
     if said.is_empty() {
         return "no message".to_string();
     }
