@@ -30,6 +30,13 @@ const NODE_STATUS_RULE: &str = "kubelet_node_status.go updateNodeStatus (5 tries
      node whose status and lease are not renewed NotReady and taints it, and pods are evicted \
      once their node.kubernetes.io/unreachable toleration (300 s) runs out";
 
+/// Whether `e` is the kubelet's client certificate check (`transport.go` `addCertRotation`):
+/// its certificate expired or removed.
+fn no_valid_certificate(e: &LoggedEvent) -> bool {
+    e.text.contains("No valid client certificate")
+        || e.text.contains("client certificate has expired")
+}
+
 /// Why the updates fail, from the errors; the most telling first (`Ord`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Why {
@@ -100,7 +107,21 @@ fn starting(logs: &Logs<'_>, failed: &[&LoggedEvent]) -> bool {
 /// otherwise for [`UNREACHABLE`]; an info when they failed for [`NOT_READY`] or the retries ran
 /// out, for less, and the kubelet did not start just before ([`starting`]).
 pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
-    let failed: Vec<&LoggedEvent> = logs.of(&[EventKind::NodeStatusUpdateFailed]).collect();
+    // transport.go's `… but the server is not responsive` before the kubelet's certificate exit
+    // (`… and the server is responsive, exiting.`): the API server answered after all, and the
+    // exit is KubeletStartFailing's to say.
+    let certificate_exit = logs
+        .of(&[EventKind::KubeletExited])
+        .filter(|e| no_valid_certificate(e))
+        .filter_map(|e| e.time)
+        .max();
+    let failed: Vec<&LoggedEvent> = logs
+        .of(&[EventKind::NodeStatusUpdateFailed])
+        .filter(|e| {
+            !(no_valid_certificate(e)
+                && certificate_exit.is_some_and(|x| e.time.is_none_or(|t| t <= x)))
+        })
+        .collect();
     if failed.is_empty() || kubelet_goes_on_after(logs, &failed, UPDATING_AGAIN) {
         return;
     }
@@ -121,10 +142,7 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
         .iter()
         .any(|e| e.text.contains("exceeds retry count"));
     let n = records(&failed);
-    let no_certificate = cause.is_some_and(|(e, _)| {
-        e.text.contains("No valid client certificate")
-            || e.text.contains("client certificate has expired")
-    });
+    let no_certificate = cause.is_some_and(|(e, _)| no_valid_certificate(e));
     // Registration fails before the Node exists: no pod is scheduled to the node at all.
     let registering = failed.iter().all(|e| e.text.contains("register node"));
     // `updateNodeStatus` tries 5 times in a row and logs each failed try, then `exceeds retry

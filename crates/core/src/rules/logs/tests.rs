@@ -849,6 +849,19 @@ fn node_status_update_failing() {
             )],
         ),
         case(
+            "not this kind: not answering, then answering, and the kubelet exits for a new certificate",
+            &[
+                r#"E0218 08:07:20.963621    3602 transport.go:112] "No valid client certificate is found but the server is not responsive. A restart may be necessary to retrieve new initial credentials." lastCertificateAvailabilityTime="2022-02-16 08:50:28.943096211 +0000 UTC m=+0.345942418" shutdownThreshold="5m0s""#.to_string(),
+                r#"E0218 08:07:21.963621    3602 transport.go:112] "No valid client certificate is found but the server is not responsive. A restart may be necessary to retrieve new initial credentials." lastCertificateAvailabilityTime="2022-02-16 08:50:28.943096211 +0000 UTC m=+0.345942418" shutdownThreshold="5m0s""#.to_string(),
+                r#"E0218 08:07:22.963621    3602 transport.go:110] "No valid client certificate is found and the server is responsive, exiting." lastCertificateAvailabilityTime="2022-02-16 08:50:28.943096211 +0000 UTC m=+0.345942418" shutdownThreshold="5m0s""#.to_string(),
+            ],
+            &[(
+                FindingKind::KubeletStartFailing,
+                Severity::Critical,
+                "no valid client certificate, the API server answering",
+            )],
+        ),
+        case(
             "before 1.18, transport.go's words: the certificate expired, the API server not answering",
             &["00:15:53.851634", "00:16:03.851909", "00:16:13.852011"]
                 .map(|t| format!("E1111 {t}   66610 transport.go:113] The currently active client certificate has expired, but the server is not responsive. A restart may be necessary to retrieve new initial credentials.")),
