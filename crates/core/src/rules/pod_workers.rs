@@ -134,12 +134,15 @@ pub(super) fn stuck_pod_workers(logs: &Logs<'_>, view: &NodeView, out: &mut Vec<
         // A changed manifest gives a new UID, yet the old pod's teardown lines still name the old
         // one after the ADD: the same UID is only shown when no other UID of that name follows
         // within the window the rule waits for a start.
+        // The walk stops where the log's time leaves that window, forward or back: a log of
+        // several excerpts, or a clock stepped back, starts over in time, and a walk that went
+        // on through every later part was quadratic in the ADDs (stop 42's bench).
         let window_end = add.time.map(|t| t + READD_START);
         let other_uid_follows = after_pos(named, i)
             .iter()
             .map(|&j| &all[j])
-            .take_while(|e| match (e.time, window_end) {
-                (Some(t), Some(w)) => t <= w,
+            .take_while(|e| match (e.time, add.time, window_end) {
+                (Some(t), Some(a), Some(w)) => a <= t && t <= w,
                 _ => true,
             })
             .filter_map(own_uid)

@@ -1508,6 +1508,20 @@ fn stuck_pod_workers() {
             &[(FindingKind::StuckPodWorker, Severity::Warning, "104648")],
         ),
         case(
+            "a record of another excerpt (its time back before the re-add) ends the look for another UID: still stuck",
+            &with(
+                [
+                    readded(HASH),
+                    vec![format!(
+                        r#"I0310 01:50:30.000100 2909862 pod_workers.go:600] "Pod is being synced for the first time" pod="{pod}" podUID=0123456789abcdef0123456789abcdef"#
+                    )],
+                    vec![later.clone()],
+                ]
+                .concat(),
+            ),
+            &[(FindingKind::StuckPodWorker, Severity::Warning, "104648")],
+        ),
+        case(
             "not a finding: the re-added pod starts a container",
             &with(
                 [
