@@ -32,7 +32,7 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         .max_by_key(|e| e.time)
         .unwrap_or(exits[0]);
     // transport.go's exit is a message, no error: its words, not the whole line.
-    let error = if certificate_exit(last) {
+    let error = if certificate_check(last) {
         "no valid client certificate, the API server answering: it exits to bootstrap a new one"
             .to_string()
     } else {
@@ -81,8 +81,10 @@ fn kubelets_exit(e: &LoggedEvent) -> bool {
         )
 }
 
-/// Whether `e` is the client certificate check's exit (`transport.go` `addCertRotation`).
-fn certificate_exit(e: &LoggedEvent) -> bool {
+/// Whether `e` is a record of the kubelet's client certificate check (`transport.go`
+/// `addCertRotation`: its certificate expired or removed), the exit or the `not responsive`
+/// record NodeStatusUpdateFailing reads.
+pub(super) fn certificate_check(e: &LoggedEvent) -> bool {
     e.text.contains("No valid client certificate")
         || e.text.contains("client certificate has expired")
 }

@@ -30,13 +30,6 @@ const NODE_STATUS_RULE: &str = "kubelet_node_status.go updateNodeStatus (5 tries
      node whose status and lease are not renewed NotReady and taints it, and pods are evicted \
      once their node.kubernetes.io/unreachable toleration (300 s) runs out";
 
-/// Whether `e` is the kubelet's client certificate check (`transport.go` `addCertRotation`):
-/// its certificate expired or removed.
-fn no_valid_certificate(e: &LoggedEvent) -> bool {
-    e.text.contains("No valid client certificate")
-        || e.text.contains("client certificate has expired")
-}
-
 /// Why the updates fail, from the errors; the most telling first (`Ord`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Why {
@@ -112,13 +105,13 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
     // exit is KubeletStartFailing's to say.
     let certificate_exit = logs
         .of(&[EventKind::KubeletExited])
-        .filter(|e| no_valid_certificate(e))
+        .filter(|e| super::kubelet_start::certificate_check(e))
         .filter_map(|e| e.time)
         .max();
     let failed: Vec<&LoggedEvent> = logs
         .of(&[EventKind::NodeStatusUpdateFailed])
         .filter(|e| {
-            !(no_valid_certificate(e)
+            !(super::kubelet_start::certificate_check(e)
                 && certificate_exit.is_some_and(|x| e.time.is_none_or(|t| t <= x)))
         })
         .collect();
@@ -142,7 +135,7 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
         .iter()
         .any(|e| e.text.contains("exceeds retry count"));
     let n = records(&failed);
-    let no_certificate = cause.is_some_and(|(e, _)| no_valid_certificate(e));
+    let no_certificate = cause.is_some_and(|(e, _)| super::kubelet_start::certificate_check(e));
     // Registration fails before the Node exists: no pod is scheduled to the node at all.
     let registering = failed.iter().all(|e| e.text.contains("register node"));
     // `updateNodeStatus` tries 5 times in a row and logs each failed try, then `exceeds retry
