@@ -146,6 +146,11 @@ fn wakes(kind: podcoroner_core::logs::EventKind) -> bool {
                 | PodOrphanedTornDown
                 | HousekeepingSkippedSourcesNotReady
                 | SyncLoop(SyncOp::Remove)
+                | EvictionReclaiming
+                | EvictionMustEvict
+                | EvictionBlocked
+                | PodEvicted
+                | EvictionAdmitRejected
         )
 }
 

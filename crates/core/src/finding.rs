@@ -103,6 +103,12 @@ pub enum FindingKind {
     /// NotReady and no pod but host-network ones starts (no CNI config, or the CNI plugin's pod
     /// not running on the node).
     RuntimeNetworkNotReady,
+    /// The node is short of memory, disk or PIDs: the kubelet's eviction manager reclaims them
+    /// (`"Eviction manager: attempting to reclaim" resourceName=…`,
+    /// `eviction/eviction_manager.go` `synchronize`) and evicts pods, refuses pods at admission
+    /// (`Failed to admit pod to node`), or cannot evict the critical pods left; or the image GC
+    /// cannot free the image filesystem (`Wanted to free <n> bytes, but freed <m> bytes`).
+    NodeResourcePressure,
     /// A container the runtime fails to stop or kill (`StopContainer` timing out, "failed to
     /// kill", a zombie process, the shim gone): its pod cannot finish terminating.
     ContainerStopFailing,
@@ -144,7 +150,7 @@ pub enum FindingKind {
 impl FindingKind {
     /// Every kind, in documentation order: generated from `rules::registry::RULES` (a kind
     /// added there without its count here does not compile).
-    pub const ALL: [FindingKind; 31] = crate::rules::registry::kinds();
+    pub const ALL: [FindingKind; 32] = crate::rules::registry::kinds();
 
     /// The stable name, e.g. `LeakedSandbox`.
     pub fn as_str(self) -> &'static str {
@@ -171,6 +177,7 @@ impl FindingKind {
             FindingKind::KubeletStartFailing => "KubeletStartFailing",
             FindingKind::NodeStatusUpdateFailing => "NodeStatusUpdateFailing",
             FindingKind::RuntimeNetworkNotReady => "RuntimeNetworkNotReady",
+            FindingKind::NodeResourcePressure => "NodeResourcePressure",
             FindingKind::StaticPodRemoved => "StaticPodRemoved",
             FindingKind::ContainerStopFailing => "ContainerStopFailing",
             FindingKind::PodStatusFailing => "PodStatusFailing",

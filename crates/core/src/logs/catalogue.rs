@@ -250,6 +250,11 @@ pub enum EventKind {
     /// call's failure (`validate service connection`, `unknown service runtime.v1…`) is
     /// classified as that failure, `RuntimeCallFailed`: the runtime is its cause.
     KubeletExited,
+    /// `part of the existing bootstrap client certificate in /etc/kubernetes/kubelet.conf is
+    /// expired: <time>` (`bootstrap.go` `isClientConfigStillValid`, at the kubelet's start;
+    /// `"Unhandled Error" err=…` from 1.31): the kubeconfig's client certificate expired, so
+    /// the kubelet must bootstrap a new one with its bootstrap kubeconfig.
+    BootstrapCertificateExpired,
     /// `"Error updating node status, will retry" err=…` (`kubelet_node_status.go`
     /// `updateNodeStatus`, each of its 5 tries) and `"Unable to update node status" err="update
     /// node status exceeds retry count"` (`syncNodeStatus`); legacy `…, will retry: <err>`.
@@ -259,6 +264,46 @@ pub enum EventKind {
     /// the runtime's `NetworkReady` condition is false); legacy `Container runtime network not
     /// ready: NetworkReady=false …`.
     RuntimeNetworkNotReady,
+    /// `"Node not becoming ready in time after startup"` (`kubelet_node_status.go`
+    /// `fastNodeStatusUpdate`, 1.27+): the Node not Ready 2 min (`nodeReadyGracePeriod`) after
+    /// the kubelet started.
+    NodeNotReadyAfterStartup,
+    /// `"Eviction manager: attempting to reclaim" resourceName="<resource>"` (legacy `eviction
+    /// manager: attempting to reclaim <resource>`; `eviction/eviction_manager.go`
+    /// `synchronize`): an eviction threshold is met past its grace period, the node is under
+    /// memory, disk or PID pressure.
+    EvictionReclaiming,
+    /// `"Eviction manager: able to reduce resource pressure without evicting pods."` (legacy
+    /// `… able to reduce <resource> pressure without evicting pods.`): the image and container
+    /// GC freed enough.
+    EvictionReclaimedWithoutEvicting,
+    /// `"Eviction manager: must evict pod(s) to reclaim"` and `"Eviction manager: pods ranked
+    /// for eviction" pods=[…]` (legacy `…: pods ranked for eviction: <full names>`).
+    EvictionMustEvict,
+    /// The eviction manager cannot relieve the pressure: `"Eviction manager: cannot evict a
+    /// critical pod" pod=…` (legacy `… a critical static pod <full name>`), `eviction thresholds
+    /// have been met, but no pods are active to evict`, `unable to evict any pods from the node`.
+    EvictionBlocked,
+    /// `"Eviction manager: pod is evicted successfully" pod=…` (legacy `eviction manager: pod
+    /// <full name> is evicted successfully`), and `pod failed to evict` (it was killed, its kill
+    /// failed).
+    PodEvicted,
+    /// The eviction manager refuses a pod at admission while the node is under pressure:
+    /// `"Failed to admit pod to node" pod=… nodeCondition=[DiskPressure]` (legacy `Failed to
+    /// admit pod <full name> - node has conditions: [DiskPressure]`; `eviction_manager.go`
+    /// `Admit`). The pod is Failed with reason Evicted; a DaemonSet's is made again and again.
+    EvictionAdmitRejected,
+    /// `"Image garbage collection failed multiple times in a row" err=…` and `… failed once.
+    /// Stats initialization may not have completed yet` (`kubelet.go` `StartGarbageCollection`,
+    /// every 5 min): when the error is `Wanted to free <n> bytes, but freed <m> bytes`, the image
+    /// filesystem is over the GC's high threshold and deleting unused images does not bring it
+    /// down.
+    ImageGcFailed,
+    /// `"Disk usage on image filesystem is over the high threshold, trying to free bytes down to
+    /// the low threshold" usage=89 highThreshold=85 …` (legacy `[imageGCManager]: Disk usage on
+    /// image filesystem is at 89% which is over the high threshold (85%). Trying to free …`;
+    /// `image_gc_manager.go` `GarbageCollect`): the GC's own start, no failure.
+    ImageFsOverThreshold,
     /// `"Skipping pod synchronization" err="PLEG is not healthy: …"`; legacy `skipping pod
     /// synchronization - [… PLEG is not healthy: pleg was last seen active … ago …]`.
     PlegUnhealthy,
@@ -401,6 +446,7 @@ impl EventKind {
                 | RemoveSandboxFailed
                 | KillPodSandboxFailed
                 | ContainerGcFailed
+                | ImageGcFailed
                 | OrphanedPodVolumes
                 | VolumeTearDownFailed
                 | VolumeMountWaitFailed
@@ -418,6 +464,7 @@ impl EventKind {
                 | KubeletExited
                 | NodeStatusUpdateFailed
                 | RuntimeNetworkNotReady
+                | NodeNotReadyAfterStartup
         )
     }
 

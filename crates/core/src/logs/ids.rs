@@ -454,11 +454,17 @@ enum Ctx {
 /// (`instrumentedService.RunPodSandbox`: "RunPodSandbox for %+v", "RunPodSandbox for %+v failed,
 /// error", "RunPodSandbox for %+v returns sandbox id %q", `GetConfig().GetMetadata()`; containerd
 /// 1.x `pkg/cri/server/instrumented_service.go`, 2.x `internal/cri/instrument`): the pod's name,
-/// namespace and UID, for the sandbox the line names. `None` without the struct or its name.
+/// namespace and UID, for the sandbox the line names; of a line cut inside the struct, the parts
+/// a comma ends. `None` without the struct or its whole name.
 fn sandbox_metadata(text: &str) -> Option<PodName<'_>> {
     let at = text.find("PodSandboxMetadata{")? + "PodSandboxMetadata{".len();
     let body = &text[at..];
-    let body = &body[..body.find('}')?];
+    // A line cut inside the struct (a pager's or a terminal's cut): its parts that a comma
+    // ends are whole, the last one may be cut.
+    let body = match body.find('}') {
+        Some(end) => &body[..end],
+        None => &body[..body.rfind(',').unwrap_or(0)],
+    };
     let (mut name, mut uid, mut namespace) = (None, None, None);
     for part in body.split(',') {
         match part.split_once(':') {
@@ -847,10 +853,24 @@ mod tests {
                 uid: Some(Cow::Borrowed("eeb63f47-d6af-45ef-b52a-f37fb5bc75d5")),
             }]
         );
-        // cut before its end, or with no name: no pod
+        // cut after its name (kata-containers#2754's pager): the name, nothing cut
+        assert_eq!(
+            scan(
+                "RunPodSandbox for &PodSandboxMetadata{Name:nginx-kata,Uid:c363f62b-812>",
+                None,
+                true
+            )
+            .pods,
+            vec![PodName {
+                namespace: None,
+                name: Cow::Borrowed("nginx-kata"),
+                uid: None,
+            }]
+        );
+        // cut inside its name, or with no name: no pod
         assert!(
             scan(
-                "RunPodSandbox for &PodSandboxMetadata{Name:web-0,Uid:",
+                "RunPodSandbox for &PodSandboxMetadata{Name:web-",
                 None,
                 true
             )

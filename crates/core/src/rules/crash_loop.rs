@@ -85,12 +85,6 @@ fn pod_in_text(e: &LoggedEvent) -> Option<PodRef> {
     })
 }
 
-/// Whether a pod UID is a static pod's: the kubelet names a static pod by its config hash,
-/// 32 hex digits (an API pod's UID has dashes).
-fn static_uid(uid: &str) -> bool {
-    uid.len() == 32 && uid.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
 /// A pod whose container crash-loops.
 struct Looping<'l> {
     pod: Option<PodRef>,
@@ -138,7 +132,10 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         };
         let uid = looping.pod.as_ref().map_or("", |p| p.uid.as_str());
         let many = back_off.is_some_and(|b| crashes(b) >= MANY);
-        if static_uid(uid) && many && !kubelet_goes_on_after(logs, &looping.records, STOPPED) {
+        if super::looks_like_config_hash(uid)
+            && many
+            && !kubelet_goes_on_after(logs, &looping.records, STOPPED)
+        {
             out.push(static_finding(&looping));
         } else {
             workloads.push(looping);

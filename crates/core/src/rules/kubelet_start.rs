@@ -38,7 +38,32 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     } else {
         super::teardown::error_quote(last)
     };
-    let (severity, why, fix) = cause(&super::teardown::error_text(last));
+    let (severity, why, mut fix) = cause(&super::teardown::error_text(last));
+    // bootstrap.go's word, at this start, that the kubeconfig's client certificate expired:
+    // why the kubelet needed its bootstrap kubeconfig at all.
+    let expired = logs
+        .of(&[EventKind::BootstrapCertificateExpired])
+        .filter(|e| match (e.time, last.time) {
+            (Some(a), Some(b)) => a <= b && b.duration_since(a) <= RUNNING_AGAIN,
+            _ => e.origin == last.origin,
+        })
+        .last();
+    let why = match expired {
+        Some(e) => {
+            fix = format!(
+                "the client certificate in the kubelet's kubeconfig expired ({}), and a new one is \
+                 bootstrapped only with a bootstrap kubeconfig: on kubeadm, make a new kubeconfig \
+                 on a control plane node (kubeadm kubeconfig user --org system:nodes --client-name \
+                 system:node:<node> > kubelet.conf), put it at /etc/kubernetes/kubelet.conf, \
+                 systemctl restart kubelet, then point it at \
+                 /var/lib/kubelet/pki/kubelet-client-current.pem so it rotates from then on \
+                 (rotateCertificates: true); or kubeadm join the node again",
+                expiry_of(e).unwrap_or("its expiry is in the record")
+            );
+            " (its kubeconfig's client certificate expired, see the first record)"
+        }
+        None => why,
+    };
     let mut f = finding(
         FindingKind::KubeletStartFailing,
         severity,
@@ -55,7 +80,19 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         fix,
     );
     f.evidence = quote(&exits);
+    if let Some(e) = expired {
+        f.evidence.insert(0, line(e));
+    }
     out.push(f);
+}
+
+/// The expiry bootstrap.go names: the text after `is expired: ` up to a quote (`2020-12-06
+/// 18:55:55 +0000 UTC`).
+fn expiry_of(e: &LoggedEvent) -> Option<&str> {
+    let at = e.text.find("is expired: ")? + "is expired: ".len();
+    let rest = &e.text[at..];
+    let t = rest[..rest.find(['"', '\\']).unwrap_or(rest.len())].trim();
+    (!t.is_empty()).then_some(t)
 }
 
 /// Whether an exit record is the kubelet's: component-base's `"command failed"` is every

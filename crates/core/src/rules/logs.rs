@@ -725,10 +725,13 @@ pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// How a summary lists a pod: `namespace/name`, else its UID.
+/// How a summary lists a pod: `namespace/name` (the name alone when no record names its
+/// namespace), else its UID.
 pub(super) fn pod_label(p: &PodRef) -> String {
     if p.name.is_empty() {
         p.uid.clone()
+    } else if p.namespace.is_empty() {
+        p.name.clone()
     } else {
         format!("{}/{}", p.namespace, p.name)
     }

@@ -30,6 +30,7 @@ pub mod logs;
 mod manifests;
 mod mirror_pod_create_failed;
 mod mirror_pods;
+mod node_pressure;
 mod node_status;
 mod orphaned_container;
 mod pod_dirs;
@@ -537,7 +538,7 @@ fn pod_of_container(c: &Container) -> Option<PodRef> {
 }
 
 /// A static pod's UID is a 32-hex-digit config hash; API UIDs are dashed UUIDs.
-fn looks_like_config_hash(uid: &str) -> bool {
+pub(super) fn looks_like_config_hash(uid: &str) -> bool {
     uid.len() == 32 && uid.bytes().all(|b| b.is_ascii_hexdigit())
 }
 

@@ -28,7 +28,9 @@ const NODE_STATUS_UPDATE_RETRY: usize = 5;
 const NODE_STATUS_RULE: &str = "kubelet_node_status.go updateNodeStatus (5 tries every \
      nodeStatusUpdateFrequency, 10 s) and syncNodeStatus; the node lifecycle controller marks a \
      node whose status and lease are not renewed NotReady and taints it, and pods are evicted \
-     once their node.kubernetes.io/unreachable toleration (300 s) runs out";
+     once their node.kubernetes.io/unreachable toleration (300 s) runs out; the node lease \
+     controller renews the kubelet's Lease in kube-node-lease every 10 s (5 tries, then \
+     ensureLease with a backoff up to 7 s)";
 
 /// Why the updates fail, from the errors; the most telling first (`Ord`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -53,6 +55,8 @@ fn why_of(err: &str) -> Why {
         || err.contains("Unauthorized")
         || err.contains("system:anonymous")
         || err.contains("x509: certificate signed by unknown authority")
+        // The NodeRestriction admission plugin: a kubeconfig copied from another node.
+        || err.contains("can only access node lease with the same name")
     {
         Why::Credentials
     } else if [
@@ -73,6 +77,12 @@ fn why_of(err: &str) -> Why {
     } else {
         Why::Other
     }
+}
+
+/// Whether the record is the node lease controller's (`Failed to update lease`, `Failed to
+/// ensure lease exists`), not `updateNodeStatus`'s.
+fn renews_lease(e: &LoggedEvent) -> bool {
+    e.text.contains("to update lease") || e.text.contains("lease exists")
 }
 
 /// Whether the kubelet started (`"Kubelet version"`) less than [`UNREACHABLE`] before the
@@ -123,7 +133,9 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
     let errors: Vec<&LoggedEvent> = failed
         .iter()
         .copied()
-        .filter(|e| !e.text.contains("exceeds retry count"))
+        .filter(|e| {
+            !e.text.contains("exceeds retry count") && !e.text.contains("attempts to update lease")
+        })
         .collect();
     let cause = errors
         .iter()
@@ -131,9 +143,9 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
         .map(|e| (e, why_of(&super::teardown::error_text(e))))
         .min_by_key(|(_, w)| *w);
     let why = cause.map_or(Why::Other, |(_, w)| w);
-    let exhausted = failed
-        .iter()
-        .any(|e| e.text.contains("exceeds retry count"));
+    let exhausted = failed.iter().any(|e| {
+        e.text.contains("exceeds retry count") || e.text.contains("attempts to update lease")
+    });
     let n = records(&failed);
     let no_certificate = cause.is_some_and(|(e, _)| super::kubelet_start::certificate_check(e));
     // Registration fails before the Node exists: no pod is scheduled to the node at all.
@@ -254,11 +266,16 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
              certificates renewed",
         ),
     };
+    let leases = failed.iter().filter(|e| renews_lease(e)).count();
     let (what, consequence) = if registering {
         (
             "register its Node with the API server",
             "the node is not part of the cluster, so no pod is scheduled to it",
         )
+    } else if leases == failed.len() {
+        ("renew its Node's lease", consequence)
+    } else if leases > 0 {
+        ("update its Node's status and renew its lease", consequence)
     } else {
         ("update its Node's status", consequence)
     };

@@ -135,11 +135,14 @@ fn last_outage(group: &[&LoggedEvent]) -> Option<(Timestamp, Timestamp)> {
 }
 
 /// `kubelet.go` `updateRuntimeUp`: `Container runtime network not ready` (the runtime's
-/// `NetworkReady` condition false, logged at each 5 s check) in one outage of at least
-/// [`NOT_READY_FOR`] that lasts to where the log ends (the kubelet's log not going on
-/// [`READY_AGAIN`] past it). The kubelet sets the node's Ready condition false with the
-/// runtime's message, and its pod workers refuse every pod but host-network ones (`network is
-/// not ready`). A warning, the cause from the condition's message.
+/// `NetworkReady` condition false, logged at each 5 s check) in an outage that lasts to where
+/// the log ends (the kubelet's log not going on [`READY_AGAIN`] past it). The kubelet sets the
+/// node's Ready condition false with the runtime's message, and its pod workers refuse every
+/// pod but host-network ones (`network is not ready`). A warning, the cause from the
+/// condition's message, when the outage lasts [`NOT_READY_FOR`] or the kubelet says the node
+/// did not become Ready within 2 minutes of its last start (`kubelet_node_status.go`
+/// `fastNodeStatusUpdate`: `Node not becoming ready in time after startup`); a shorter one
+/// (a pasted excerpt of seconds) is an info: it cannot be told from a node's first seconds.
 pub(super) fn runtime_network_not_ready(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let all: Vec<&LoggedEvent> = logs.of(&[EventKind::RuntimeNetworkNotReady]).collect();
     if all.is_empty() || kubelet_goes_on_after(logs, &all, READY_AGAIN) {
@@ -148,9 +151,14 @@ pub(super) fn runtime_network_not_ready(logs: &Logs<'_>, out: &mut Vec<Finding>)
     let Some((start, end)) = last_outage(&all) else {
         return;
     };
-    if end.duration_since(start) < NOT_READY_FOR {
-        return;
-    }
+    // The kubelet's own word (1.27+) that the node is not Ready 2 min after its last start.
+    let starts: Vec<&LoggedEvent> = logs.of(&[EventKind::KubeletStarted]).collect();
+    let not_ready_after_start = logs
+        .of(&[EventKind::NodeNotReadyAfterStartup])
+        .filter(|e| !starts.iter().any(|k| after(k, e)))
+        .last();
+    let lasted = end.duration_since(start);
+    let short = lasted < NOT_READY_FOR && not_ready_after_start.is_none();
     let outage: Vec<&LoggedEvent> = all
         .iter()
         .copied()
@@ -185,22 +193,50 @@ pub(super) fn runtime_network_not_ready(logs: &Logs<'_>, out: &mut Vec<Finding>)
              --field-selector spec.nodeName=<node>)"
         }
     };
+    let counted = format!(
+        "{}{}",
+        plural(records(&outage), "record", "records"),
+        over(&outage)
+    );
+    let (severity, summary) = if short {
+        (
+            Severity::Info,
+            format!(
+                "the container runtime reports its pod network not ready where the log ends \
+                 ({said}; {counted}): too short to tell a node's first minutes from a node left \
+                 without a network; if it lasts, the Node stays NotReady and no pod but \
+                 host-network ones starts on it"
+            ),
+        )
+    } else {
+        let kubelet_said = if not_ready_after_start.is_some() {
+            ", and the kubelet says the Node did not become Ready within 2 minutes of its start \
+             (`Node not becoming ready in time after startup`)"
+        } else {
+            ""
+        };
+        (
+            Severity::Warning,
+            format!(
+                "the container runtime reports its pod network not ready ({said}; {counted}), \
+                 and nothing after shows it ready{kubelet_said}: the Node is NotReady and no pod \
+                 but host-network ones starts on it"
+            ),
+        )
+    };
     let mut f = finding(
         FindingKind::RuntimeNetworkNotReady,
-        Severity::Warning,
-        format!(
-            "the container runtime reports its pod network not ready ({said}; {}{}), and nothing \
-             after shows it ready: the Node is NotReady and no pod but host-network ones starts \
-             on it",
-            plural(records(&outage), "record", "records"),
-            over(&outage),
-        ),
+        severity,
+        summary,
         "kubelet.go updateRuntimeUp (every 5 s: the runtime's NetworkReady condition, CRI Status) \
          sets the node's Ready condition false with the runtime's message; the pod workers refuse \
          pods that are not host-network (`network is not ready`)",
         fix.to_string(),
     );
     f.evidence = quote(&outage);
+    if let Some(e) = not_ready_after_start {
+        f.evidence.push(line(e));
+    }
     out.push(f);
 }
 

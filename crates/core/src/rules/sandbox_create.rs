@@ -91,6 +91,12 @@ enum AddFailure {
     /// network configuration: json: cannot unmarshal …`): every ADD of that network fails the
     /// same way, so no retry mends it.
     ConfigInvalid,
+    /// The bridge plugin cannot give its bridge the gateway address (`failed to set bridge addr:
+    /// "cni0" already has an IP address different from 10.244.1.1/24`, `… could not add IP
+    /// address to "cni0": permission denied`; containernetworking/plugins `bridge.go`
+    /// `ensureAddr`): the bridge keeps its addresses between ADDs, so every pod's ADD fails the
+    /// same way until it is mended.
+    BridgeAddress,
     /// The error says no more.
     Other,
 }
@@ -176,6 +182,7 @@ fn classify(e: &LoggedEvent) -> Class {
             {
                 AddFailure::NoConfig
             }
+            _ if err.contains("failed to set bridge addr") => AddFailure::BridgeAddress,
             _ if err.contains("failed to parse network configuration")
                 || err.contains("failed to parse config: ") =>
             {
@@ -445,7 +452,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                 | Class::CrioNameReserved
                 | Class::NoRuntimeHandler(_)
                 | Class::CgroupDriverMismatch
-                | Class::CniAdd(_, AddFailure::ConfigInvalid)
+                | Class::CniAdd(_, AddFailure::ConfigInvalid | AddFailure::BridgeAddress)
         );
         // One attempt: the next sync may mend it, so only an info (below).
         let single = attempts(&group) < 2 && stuck.is_empty() && cleanup.is_empty() && !reserved;
@@ -462,7 +469,11 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                 input.view,
                 &group,
                 None,
-                Some(&key).filter(|k| !k.contains('/')).map(|k| k.as_str()),
+                // A key is a UID, `namespace/name`, or a bare name (a runtime line cut before
+                // the namespace): only a UID is passed as one.
+                Some(&key)
+                    .filter(|k| crate::logs::ids::is_pod_uid(k))
+                    .map(|k| k.as_str()),
             )
         };
         if let (Some(cri), Some(p), Some(t)) = (&input.view.cri, &pod, last.time)
@@ -752,6 +763,8 @@ fn describe(class: &Class) -> (String, &'static str, String) {
                         ": no CNI config is loaded (/etc/cni/net.d holds none: the network add-on is not deployed yet, or its agent has not written its config), so no pod on the node gets a network",
                     AddFailure::ConfigInvalid =>
                         ": the plugin's network config does not parse (the error names the field), so no retry mends it",
+                    AddFailure::BridgeAddress =>
+                        ": the bridge plugin cannot set its bridge's address, which no retry mends",
                     AddFailure::Other => "",
                 }
             ),
@@ -761,11 +774,21 @@ fn describe(class: &Class) -> (String, &'static str, String) {
             format!(
                 "check the CNI plugin on this node: its config in /etc/cni/net.d, its binary in /opt/cni/bin{}, \
                  its agent pod (calico-node, cilium, aws-node, …) and its log for the ADD; IPAM exhaustion \
-                 shows as no IP addresses available",
+                 shows as no IP addresses available{}",
                 plugin
                     .as_deref()
                     .map(|p| format!(" ({p})"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                if *why == AddFailure::BridgeAddress {
+                    "; the bridge: ip addr show cni0 against the node's pod CIDR (kubectl get node \
+                     <node> -o jsonpath='{.spec.podCIDR}'): an address of another CIDR (the node \
+                     re-joined, the add-on reinstalled) goes with ip link delete cni0 (and \
+                     flannel.1), which the plugin creates again at the next ADD; permission denied \
+                     is the kernel refusing the address (an IPv6 range with \
+                     net.ipv6.conf.all.disable_ipv6=1) or a runtime without CAP_NET_ADMIN"
+                } else {
+                    ""
+                }
             ),
         ),
         Class::NameReserved(holder) => (

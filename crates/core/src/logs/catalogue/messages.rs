@@ -274,6 +274,34 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        source: "pkg/kubelet/certificate/bootstrap/bootstrap.go isClientConfigStillValid: the kubeconfig's client certificate expired",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/certificate/bootstrap/bootstrap.go",
+                "isClientConfigStillValid: utilruntime.HandleError(fmt.Errorf(`part of the existing bootstrap client certificate in %s is expired: %v`, kubeconfigPath, cert.NotAfter)) (logged as `\"Unhandled Error\" err=…` from 1.31)",
+                "1.19-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/certificate/bootstrap/bootstrap.go",
+                "isClientConfigStillValid: utilruntime.HandleError(fmt.Errorf(`Part of the existing bootstrap client certificate is expired: %s`, cert.NotAfter))",
+                "1.8-1.18",
+            ),
+        ],
+        wordings: &[
+            w(
+                "Part of the existing bootstrap client certificate",
+                BootstrapCertificateExpired,
+            ),
+            with(
+                "Unhandled Error",
+                Cond::HasOrErr("existing bootstrap client certificate"),
+                BootstrapCertificateExpired,
+            ),
+        ],
+    },
+    Family {
         source: "pkg/kubelet/certificate/transport.go addCertRotation: no valid client certificate",
         cites: &[
             cite(
@@ -358,6 +386,28 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        source: "the node lease controller (component-helpers apimachinery/lease controller.go; pkg/kubelet/nodelease before 1.21): the kubelet's Lease in kube-node-lease, renewed every 10 s",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "staging/src/k8s.io/component-helpers/apimachinery/lease/controller.go",
+                "retryUpdateLease: Error(err, `Failed to update lease`) (each of maxUpdateRetries, 5); sync: Info(`failed to update lease using latest lease, fallback to ensure lease`, err `failed 5 attempts to update lease`); backoffEnsureLease: Error(err, `Failed to ensure lease exists, will retry`, interval)",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/nodelease/controller.go",
+                "retryUpdateLease: klog.Errorf `failed to update lease, error: %v`; backoffEnsureLease: `failed to ensure node lease exists, will retry in %v, error: %v`; sync: Infof `failed to update lease using latest lease, fallback to ensure lease, err: %v`",
+                "1.14-1.20",
+            ),
+        ],
+        wordings: &[
+            w("Failed to update lease", NodeStatusUpdateFailed),
+            w("Failed to ensure lease exists", NodeStatusUpdateFailed),
+            w("failed to ensure node lease exists", NodeStatusUpdateFailed),
+        ],
+    },
+    Family {
         source: "kubelet.go updateRuntimeUp (the runtime's NetworkReady condition)",
         cites: &[
             cite(
@@ -378,6 +428,109 @@ pub const FAMILIES: &[Family] = &[
             Cond::None,
             RuntimeNetworkNotReady,
         )],
+    },
+    Family {
+        source: "kubelet_node_status.go fastNodeStatusUpdate: the node not Ready within nodeReadyGracePeriod (2 min) of the kubelet's start",
+        cites: &[cite(
+            "kubernetes/kubernetes",
+            "pkg/kubelet/kubelet_node_status.go",
+            "fastNodeStatusUpdate: klog.ErrorS(nil, `Node not becoming ready in time after startup`) (then containerRuntimeReadyExpected: updateRuntimeUp logs the runtime's conditions at error level)",
+            "1.27-1.34",
+        )],
+        wordings: &[w(
+            "Node not becoming ready in time after startup",
+            NodeNotReadyAfterStartup,
+        )],
+    },
+    Family {
+        source: "eviction/eviction_manager.go synchronize and evictPod (node-pressure eviction)",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/eviction/eviction_manager.go",
+                "synchronize: InfoS `Eviction manager: attempting to reclaim` resourceName, `Eviction manager: able to reduce resource pressure without evicting pods.`, `Eviction manager: must evict pod(s) to reclaim`, `Eviction manager: pods ranked for eviction` pods, ErrorS `Eviction manager: eviction thresholds have been met, but no pods are active to evict`, InfoS `Eviction manager: unable to evict any pods from the node`; evictPod: ErrorS `Eviction manager: cannot evict a critical pod` pod, `Eviction manager: pod failed to evict`, InfoS `Eviction manager: pod is evicted successfully`",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/eviction/eviction_manager.go",
+                "synchronize: glog.Warningf (klog from 1.13) `eviction manager: attempting to reclaim %v`, Infof `eviction manager: able to reduce %v pressure without evicting pods.`, `eviction manager: must evict pod(s) to reclaim %v`, `eviction manager: pods ranked for eviction: %s`, Errorf `eviction manager: eviction thresholds have been met, but no pods are active to evict`, Infof `eviction manager: unable to evict any pods from the node`; evictPod: Errorf `eviction manager: cannot evict a critical static pod %s` (`… a critical pod %s` before 1.11), `eviction manager: pod %s failed to evict %v`, Infof `eviction manager: pod %s is evicted successfully`",
+                "1.7-1.20",
+            ),
+        ],
+        wordings: &[
+            w(
+                "eviction manager: attempting to reclaim",
+                EvictionReclaiming,
+            ),
+            w(
+                "eviction manager: able to reduce",
+                EvictionReclaimedWithoutEvicting,
+            ),
+            w("eviction manager: must evict pod", EvictionMustEvict),
+            w(
+                "eviction manager: pods ranked for eviction",
+                EvictionMustEvict,
+            ),
+            w("eviction manager: cannot evict a critical", EvictionBlocked),
+            w("eviction manager: cannot get mirror pod", EvictionBlocked),
+            w(
+                "eviction manager: eviction thresholds have been met, but no pods",
+                EvictionBlocked,
+            ),
+            w(
+                "eviction manager: unable to evict any pods",
+                EvictionBlocked,
+            ),
+            with(
+                "eviction manager: pod",
+                Cond::Has("is evicted successfully"),
+                PodEvicted,
+            ),
+            with(
+                "eviction manager: pod",
+                Cond::Has("failed to evict"),
+                PodEvicted,
+            ),
+            // Admit: InfoS `Failed to admit pod to node` pod nodeCondition (1.21+); legacy
+            // Warningf `Failed to admit pod %s - node has conditions: %v`.
+            w("Failed to admit pod to node", EvictionAdmitRejected),
+            with(
+                "Failed to admit pod",
+                Cond::Has("node has conditions"),
+                EvictionAdmitRejected,
+            ),
+        ],
+    },
+    Family {
+        source: "kubelet.go StartGarbageCollection: the image GC (image_gc_manager.go GarbageCollect)",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "StartGarbageCollection: ErrorS(err, `Image garbage collection failed multiple times in a row`), `Image garbage collection failed once. Stats initialization may not have completed yet` (err from image_gc_manager.go GarbageCollect: `failed to garbage collect required amount of images. Wanted to free %d bytes, but freed %d bytes`)",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet.go",
+                "StartGarbageCollection: glog/klog.Errorf `Image garbage collection failed multiple times in a row: %v`, `Image garbage collection failed once. Stats initialization may not have completed yet: %v`",
+                "1.7-1.20",
+            ),
+        ],
+        wordings: &[
+            w("Image garbage collection failed", ImageGcFailed),
+            // image_gc_manager.go GarbageCollect: InfoS (1.21+), legacy Infof with the
+            // `[imageGCManager]: ` prefix.
+            w(
+                "Disk usage on image filesystem is over the high threshold",
+                ImageFsOverThreshold,
+            ),
+            w(
+                "[imageGCManager]: Disk usage on image filesystem is at",
+                ImageFsOverThreshold,
+            ),
+        ],
     },
     // kubelet: pod config and lifecycle
     Family {
@@ -1013,6 +1166,9 @@ pub const FAMILIES: &[Family] = &[
                 RunPodSandboxFailed,
             ),
             w("RunPodSandbox for ", RunPodSandboxStarted),
+            // containerd 1.5-1.7 instrumented_service.go logs its start as `RunPodsandbox for
+            // %+v` (and its failure `RunPodSandbox for %+v failed, error`).
+            w("RunPodsandbox for ", RunPodSandboxStarted),
             w("Error adding network: ", RunPodSandboxFailed),
             // dockershim cni.go addToNetwork: `Error adding %s to network %s/%s: %v`.
             with(

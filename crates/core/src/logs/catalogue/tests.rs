@@ -1294,6 +1294,10 @@ fn kubelet_families_are_cited_back_to_1_20() {
             "kubelet syncLoopIteration: a readiness probe result",
             "syncLoopIteration logs no readiness result before 1.21",
         ),
+        (
+            "kubelet_node_status.go fastNodeStatusUpdate",
+            "fastNodeStatusUpdate and its nodeReadyGracePeriod are 1.27+",
+        ),
     ];
     let minor = |versions: &str| -> Option<u32> {
         versions.split('-').next()?.strip_prefix("1.")?.parse().ok()

@@ -586,6 +586,34 @@ fn kubelet_start_failing() {
             )],
         ),
         case(
+            "the kubeconfig's certificate expired, no bootstrap kubeconfig: the expiry is the cause",
+            &[
+                started("22:38:40.900000"),
+                r#"E0205 22:38:41.101522   12704 bootstrap.go:266] "Unhandled Error" err="part of the existing bootstrap client certificate in /etc/kubernetes/kubelet.conf is expired: 2025-09-25 17:11:55 +0000 UTC""#.to_string(),
+                exit(
+                    "22:38:41.101610",
+                    "unable to load bootstrap kubeconfig: stat /etc/kubernetes/bootstrap-kubelet.conf: no such file or directory",
+                ),
+            ],
+            &[(
+                FindingKind::KubeletStartFailing,
+                Severity::Critical,
+                "the client certificate in the kubelet's kubeconfig expired (2025-09-25 17:11:55 +0000 UTC)",
+            )],
+        ),
+        case(
+            "no bootstrap kubeconfig and no expiry said: the join's fix",
+            &[exit(
+                "22:38:41.101610",
+                "unable to load bootstrap kubeconfig: stat /etc/kubernetes/bootstrap-kubelet.conf: no such file or directory",
+            )],
+            &[(
+                FindingKind::KubeletStartFailing,
+                Severity::Critical,
+                "kubeadm token create",
+            )],
+        ),
+        case(
             "its client certificate expired, the API server up: it exits (transport.go)",
             &[
                 started("10:58:14.900000"),
@@ -732,7 +760,57 @@ fn node_status_update_failing() {
     // As structured klog writes an error: its quotes escaped.
     let deleted = r#"error getting node \"node-a\": nodes \"node-a\" not found"#;
     let refused = r#"error getting node \"node-a\": Get \"https://10.0.0.1:6443/api/v1/nodes/node-a?timeout=10s\": dial tcp 10.0.0.1:6443: connect: connection refused"#;
+    // The node lease controller's words (1.21+, and 1.14-1.20's).
+    let lease_failed = |t: &str| {
+        format!(
+            r#"E0322 {t}    1272 controller.go:195] "Failed to update lease" err="Put \"https://10.0.0.1:6443/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a?timeout=10s\": dial tcp 10.0.0.1:6443: connect: connection refused""#
+        )
+    };
+    let lease_ensure = |t: &str| {
+        format!(
+            r#"E0322 {t}    1272 controller.go:145] "Failed to ensure lease exists, will retry" err="Get \"https://10.0.0.1:6443/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a?timeout=10s\": dial tcp 10.0.0.1:6443: connect: connection refused" interval="7s""#
+        )
+    };
+    let lease_fallback = |t: &str| {
+        format!(
+            r#"I0322 {t}    1272 controller.go:115] "failed to update lease using latest lease, fallback to ensure lease" err="failed 5 attempts to update lease""#
+        )
+    };
+    let lease_forbidden = |t: &str| {
+        format!(
+            r#"E0322 {t}    1272 controller.go:136] failed to ensure node lease exists, will retry in 7s, error: leases.coordination.k8s.io "node-a" is forbidden: User "system:node:node-b" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "kube-node-lease": can only access node lease with the same name as the requesting node"#
+        )
+    };
+    let mut lease_outage: Vec<String> = (1..=5)
+        .map(|i| lease_failed(&format!("10:00:00.00000{i}")))
+        .collect();
+    lease_outage.push(lease_fallback("10:00:00.000009"));
+    lease_outage.extend((0..52).map(|i| {
+        let s = 1 + i * 7;
+        lease_ensure(&format!("10:{:02}:{:02}.000000", s / 60, s % 60))
+    }));
     check(vec![
+        case(
+            "the node's lease not renewed for six minutes, the API server refusing: a warning",
+            &lease_outage,
+            &[(
+                FindingKind::NodeStatusUpdateFailing,
+                Severity::Warning,
+                "the kubelet cannot renew its Node's lease",
+            )],
+        ),
+        case(
+            "the lease refused to another node's credentials (a copied kubeconfig): a warning",
+            &[
+                lease_forbidden("05:30:12.750708"),
+                lease_forbidden("05:30:19.752760"),
+            ],
+            &[(
+                FindingKind::NodeStatusUpdateFailing,
+                Severity::Warning,
+                "the API server refuses the kubelet's credentials",
+            )],
+        ),
         case(
             "the Node object deleted, retries exhausted: critical",
             &[
@@ -934,6 +1012,10 @@ fn runtime_network_not_ready() {
         a.extend(b);
         a
     };
+    let started =
+        r#"I0416 09:57:40.100000   10125 server.go:493] "Kubelet version" kubeletVersion="v1.31.4""#
+            .to_string();
+    let not_ready_after_start = r#"E0416 09:59:40.382667   10125 kubelet_node_status.go:460] "Node not becoming ready in time after startup""#.to_string();
     check(vec![
         case(
             "not ready for four minutes where the log ends: a warning with the runtime's words",
@@ -954,14 +1036,49 @@ fn runtime_network_not_ready() {
             )],
         ),
         case(
-            "not a finding: a node's first 20 s",
+            "a node's first 20 s where the log ends: only an info, too short to tell",
             &structured(0, 20),
-            &[],
+            &[(
+                FindingKind::RuntimeNetworkNotReady,
+                Severity::Info,
+                "too short to tell a node's first minutes from a node left without a network",
+            )],
         ),
         case(
-            "not a finding: two and a half minutes, as a kubeadm init before its add-on",
+            "two and a half minutes, as a kubeadm init before its add-on: an info",
             &structured(0, 150),
-            &[],
+            &[(
+                FindingKind::RuntimeNetworkNotReady,
+                Severity::Info,
+                "30 records over 2m25s",
+            )],
+        ),
+        case(
+            "20 s after the kubelet says the node is not Ready 2 min after its start: a warning",
+            &then(
+                vec![started.clone(), not_ready_after_start.clone()],
+                structured(0, 20),
+            ),
+            &[(
+                FindingKind::RuntimeNetworkNotReady,
+                Severity::Warning,
+                "the kubelet says the Node did not become Ready within 2 minutes of its start",
+            )],
+        ),
+        case(
+            "that word from before the kubelet's last start does not count: an info",
+            &then(
+                vec![
+                    not_ready_after_start.clone(),
+                    started.replace("09:57:40", "09:59:50"),
+                ],
+                structured(0, 20),
+            ),
+            &[(
+                FindingKind::RuntimeNetworkNotReady,
+                Severity::Info,
+                "too short",
+            )],
         ),
         case(
             "not a finding: four minutes, then the log goes on a minute without it (ready)",
@@ -969,9 +1086,13 @@ fn runtime_network_not_ready() {
             &[],
         ),
         case(
-            "an earlier outage that ended does not count: two minutes, a gap, then two more",
+            "an earlier outage that ended does not count: two minutes, a gap, then two more (an info)",
             &then(structured(0, 120), structured(300, 120)),
-            &[],
+            &[(
+                FindingKind::RuntimeNetworkNotReady,
+                Severity::Info,
+                "24 records over 1m55s",
+            )],
         ),
     ]);
 }
@@ -2954,6 +3075,163 @@ fn container_crash_looping() {
                 FindingKind::ContainerCrashLooping,
                 Severity::Info,
                 "kube-system/kube-scheduler-cp-1",
+            )],
+        ),
+    ]);
+}
+
+// === NodeResourcePressure ===
+
+#[test]
+fn node_resource_pressure() {
+    let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    // Legacy klog (1.7-1.20): a disk threshold met, the GC not enough, only static pods
+    // (their UIDs config hashes) ranked: the manager will evict none of them.
+    let legacy_static = lines(&[
+        "W0305 11:02:40.118221    2218 eviction_manager.go:344] eviction manager: attempting to reclaim ephemeral-storage",
+        "I0305 11:02:40.118260    2218 container_gc.go:85] attempting to delete unused containers",
+        "I0305 11:02:40.131502    2218 image_gc_manager.go:317] attempting to delete unused images",
+        "I0305 11:02:40.152711    2218 eviction_manager.go:355] eviction manager: must evict pod(s) to reclaim ephemeral-storage",
+        "I0305 11:02:40.152790    2218 eviction_manager.go:373] eviction manager: pods ranked for eviction: etcd-cp1_kube-system(0a1f3b9c5d7e9f1a2b3c4d5e6f708192), kube-apiserver-cp1_kube-system(9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b)",
+    ]);
+    // Structured klog (1.21+): memory, the GC not enough, one pod evicted.
+    let structured_evicting = lines(&[
+        r#"I0912 08:14:03.500112    1044 eviction_manager.go:349] "Eviction manager: attempting to reclaim" resourceName="memory""#,
+        r#"I0912 08:14:03.500140    1044 eviction_manager.go:360] "Eviction manager: must evict pod(s) to reclaim" resourceName="memory""#,
+        r#"I0912 08:14:03.500301    1044 eviction_manager.go:378] "Eviction manager: pods ranked for eviction" pods=["shop/cart-7d9f8c6b5-x2k4p","kube-system/coredns-5d78c9869d-4mzrt"]"#,
+        r#"I0912 08:14:05.672418    1044 eviction_manager.go:592] "Eviction manager: pod is evicted successfully" pod="shop/cart-7d9f8c6b5-x2k4p""#,
+    ]);
+    // k3s's words (a public report): the pods left critical, the last word that it cannot.
+    let blocked = lines(&[
+        r#"W0617 16:18:42.101522 3814777 eviction_manager.go:366] "Eviction manager: attempting to reclaim" resourceName="ephemeral-storage""#,
+        r#"I0617 16:18:42.101562 3814777 eviction_manager.go:377] "Eviction manager: must evict pod(s) to reclaim" resourceName="ephemeral-storage""#,
+        r#"I0617 16:18:42.102331 3814777 eviction_manager.go:395] "Eviction manager: pods ranked for eviction" pods=["flux-system/kustomize-controller-6b7bfd984d-r8m6z","kube-system/svclb-traefik-e7142bfa-qrqjb"]"#,
+        r#"E0617 16:18:42.213132 3814777 eviction_manager.go:616] "Eviction manager: cannot evict a critical pod" pod="flux-system/kustomize-controller-6b7bfd984d-r8m6z""#,
+        r#"E0617 16:18:42.213160 3814777 eviction_manager.go:616] "Eviction manager: cannot evict a critical pod" pod="kube-system/svclb-traefik-e7142bfa-qrqjb""#,
+        r#"I0617 16:18:42.213170 3814777 eviction_manager.go:420] "Eviction manager: unable to evict any pods from the node""#,
+    ]);
+    // The first pod ranked critical, the log cut there: the manager goes on to the next one.
+    let first_critical = blocked[..4].to_vec();
+    let mut critical_then_evicted = blocked[..4].to_vec();
+    critical_then_evicted.push(
+        r#"I0617 16:18:44.902210 3814777 eviction_manager.go:592] "Eviction manager: pod is evicted successfully" pod="kube-system/svclb-traefik-e7142bfa-qrqjb""#.to_string(),
+    );
+    let reclaimed = lines(&[
+        "W0305 11:02:40.118221    2218 eviction_manager.go:344] eviction manager: attempting to reclaim imagefs",
+        "I0305 11:02:41.004518    2218 eviction_manager.go:350] eviction manager: able to reduce imagefs pressure without evicting pods.",
+    ]);
+    let mut over = structured_evicting.clone();
+    over.push(
+        r#"I0912 08:20:11.004100    1044 kubelet.go:2063] "SyncLoop UPDATE" source="api" pods=["shop/cart-7d9f8c6b5-zz9qv"]"#.to_string(),
+    );
+    // Admission refused while the node has DiskPressure (`Admit`), legacy and structured.
+    let admission = lines(&[
+        "W0221 07:12:09.118433    1907 eviction_manager.go:160] Failed to admit pod fluentd-8x2kq_logging(5b1c9e2a-3f4d-4e5a-9b6c-7d8e9f0a1b2c) - node has conditions: [DiskPressure]",
+        r#"I0221 07:12:15.110852    1907 eviction_manager.go:167] "Failed to admit pod to node" pod="monitoring/prometheus-k8s-0" nodeCondition=[DiskPressure]"#,
+    ]);
+    // The image GC over its high threshold, deleting unused images freeing nothing.
+    let image_gc = lines(&[
+        r#"I0607 16:27:03.708243    7302 image_gc_manager.go:310] "Disk usage on image filesystem is over the high threshold, trying to free bytes down to the low threshold" usage=91 highThreshold=85 amountToFree=5368709120 lowThreshold=80"#,
+        r#"E0607 16:27:03.710093    7302 kubelet.go:1347] "Image garbage collection failed multiple times in a row" err="failed to garbage collect required amount of images. Wanted to free 5368709120 bytes, but freed 0 bytes""#,
+    ]);
+    // The GC failing for another reason at a start: not the disk's.
+    let gc_at_start = lines(&[
+        r#"E0607 16:22:03.710093    7302 kubelet.go:1343] "Image garbage collection failed once. Stats initialization may not have completed yet" err="failed to get imageFs info: unable to find data in memory cache""#,
+    ]);
+    check(vec![
+        case(
+            "legacy: only static pods ranked, none evicted: critical",
+            &legacy_static,
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Critical,
+                "every pod it ranks is a static pod",
+            )],
+        ),
+        case(
+            "structured: memory, a pod evicted: a warning naming it",
+            &structured_evicting,
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Warning,
+                "the node is under MemoryPressure where the log ends: the eviction manager reclaims memory, the image and container GC not freeing enough, by evicting pods, evicted 1 pod: shop/cart-7d9f8c6b5-x2k4p",
+            )],
+        ),
+        case(
+            "the last word that it cannot evict: critical",
+            &blocked,
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Critical,
+                "the kubelet cannot relieve the node's DiskPressure where the log ends",
+            )],
+        ),
+        case(
+            "each pod ranked said critical, no more said: critical",
+            &blocked[..5],
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Critical,
+                "can evict none of its pods",
+            )],
+        ),
+        case(
+            "one critical pod of two ranked, the log cut there: a warning",
+            &first_critical,
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Warning,
+                "the eviction manager reclaims ephemeral-storage",
+            )],
+        ),
+        case(
+            "a critical pod skipped, the next one evicted: a warning",
+            &critical_then_evicted,
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Warning,
+                "evicted 1 pod: kube-system/svclb-traefik-e7142bfa-qrqjb",
+            )],
+        ),
+        case(
+            "the GC freed enough: info",
+            &reclaimed,
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Info,
+                "the node reaches its DiskPressure threshold where the log ends: the eviction manager meets its imagefs threshold",
+            )],
+        ),
+        case(
+            "pods refused at admission under DiskPressure: a warning naming them",
+            &admission,
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Warning,
+                "it refuses pods at admission (2 refusals; a refused pod is Failed with reason Evicted, and a DaemonSet makes its pod again): logging/fluentd-8x2kq, monitoring/prometheus-k8s-0",
+            )],
+        ),
+        case(
+            "the image GC frees nothing: a warning with the figures",
+            &image_gc,
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Warning,
+                "the image GC cannot bring the image filesystem down (at 91%, over its high threshold of 85%): it wanted to free 5.0 GiB, freed 0 B",
+            )],
+        ),
+        case(
+            "not a finding: the image GC failing for want of stats at a start",
+            &gc_at_start,
+            &[],
+        ),
+        case(
+            "the kubelet's log goes on six minutes without it: the pressure is over, info",
+            &over,
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Info,
+                "the node was under MemoryPressure, and the kubelet's log goes on without it",
             )],
         ),
     ]);

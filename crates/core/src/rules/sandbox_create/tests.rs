@@ -397,6 +397,29 @@ fn a_cni_config_that_does_not_parse_is_no_transient() {
     );
 }
 
+/// The bridge plugin's bridge holding another address, or the kernel refusing one, fails every
+/// ADD the same way: once is enough (flannel after a node re-joined with another pod CIDR, in
+/// containerd's words; a kernel refusing the address, in CRI-O's).
+#[test]
+fn a_bridge_whose_address_cannot_be_set_is_no_transient() {
+    for err in [
+        r#"failed to setup network for sandbox \"5e2b0cf3b0f1e86b9d1a6e0f5dd2a41c7d8f0f4c4f04a7b9b8f5d2cf1e8a3d21\": plugin type=\"flannel\" failed (add): failed to delegate add: failed to set bridge addr: \"cni0\" already has an IP address different from 10.244.3.1/24"#,
+        r#"error adding pod shop_web-0 to CNI network \"crio\": plugin type=\"bridge\" name=\"crio\" failed (add): failed to set bridge addr: could not add IP address to \"cni0\": permission denied"#,
+    ] {
+        let found = create_findings(&format!(
+            "E0601 10:00:00.000000    2176 kuberuntime_sandbox.go:72] \"Failed to create sandbox for pod\" err=\"rpc error: code = Unknown desc = {err}\" pod=\"shop/web-0\"\n"
+        ));
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].0, Severity::Warning, "{found:#?}");
+        assert!(
+            found[0]
+                .1
+                .contains("the bridge plugin cannot set its bridge's address"),
+            "{found:#?}"
+        );
+    }
+}
+
 /// A pod that got its sandbox after two failed attempts, in the kubelet's log alone: the pod
 /// worker names the pod twice (its error's `<name>_<ns>(<uid>)` and `pod=`), which links the
 /// name to the UID, so the name-only `Created PodSandbox for pod` line mends it.
