@@ -109,6 +109,11 @@ pub enum FindingKind {
     /// (`Failed to admit pod to node`), or cannot evict the critical pods left; or the image GC
     /// cannot free the image filesystem (`Wanted to free <n> bytes, but freed <m> bytes`).
     NodeResourcePressure,
+    /// The runtime fails to create or start a pod's container (the pod worker's `failed to
+    /// "StartContainer" for "<c>" with RunContainerError: …`, `CreateContainerError`,
+    /// `CreateContainerConfigError`; `kuberuntime_container.go` `startContainer`): the node's
+    /// cause (the OCI runtime, cgroups, the disk) or the pod's own (its spec, its image).
+    ContainerStartFailing,
     /// A container the runtime fails to stop or kill (`StopContainer` timing out, "failed to
     /// kill", a zombie process, the shim gone): its pod cannot finish terminating.
     ContainerStopFailing,
@@ -150,7 +155,7 @@ pub enum FindingKind {
 impl FindingKind {
     /// Every kind, in documentation order: generated from `rules::registry::RULES` (a kind
     /// added there without its count here does not compile).
-    pub const ALL: [FindingKind; 32] = crate::rules::registry::kinds();
+    pub const ALL: [FindingKind; 33] = crate::rules::registry::kinds();
 
     /// The stable name, e.g. `LeakedSandbox`.
     pub fn as_str(self) -> &'static str {
@@ -178,6 +183,7 @@ impl FindingKind {
             FindingKind::NodeStatusUpdateFailing => "NodeStatusUpdateFailing",
             FindingKind::RuntimeNetworkNotReady => "RuntimeNetworkNotReady",
             FindingKind::NodeResourcePressure => "NodeResourcePressure",
+            FindingKind::ContainerStartFailing => "ContainerStartFailing",
             FindingKind::StaticPodRemoved => "StaticPodRemoved",
             FindingKind::ContainerStopFailing => "ContainerStopFailing",
             FindingKind::PodStatusFailing => "PodStatusFailing",

@@ -18,6 +18,7 @@ use crate::model::{ApiPod, Container, ContainerState, NodeView, PodRef, Sandbox,
 
 pub use pod_startup::startup_breakdowns;
 mod container_race;
+mod container_start;
 mod container_stop;
 mod crash_loop;
 mod duplicate_ready_sandboxes;

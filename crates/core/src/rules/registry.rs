@@ -362,6 +362,18 @@ pub const RULES: &[Rule] = &[
         run: Run::Logs(super::node_pressure::run),
     },
     Rule {
+        kind: K::ContainerStartFailing,
+        input: L,
+        variant: "",
+        severity: "warning when the cause is the node's (the OCI runtime, its shim, cgroups, the disk) and a pod failed twice or two pods did; info for one failure, or the pod's own cause (its spec, its image)",
+        views: "kubelet log",
+        kubelet_source: "kuberuntime_container.go startContainer (CRI CreateContainer, StartContainer) in SyncPod",
+        summary: "containers that cannot be created or started where the log ends, with whose cause it is",
+        remediation: "the runtime's log and the node's disk, cgroups and OCI runtime; or the pod's spec and image",
+        file: "container_start.rs",
+        run: Run::Logs(super::container_start::run),
+    },
+    Rule {
         kind: K::ContainerStopFailing,
         input: L,
         variant: "",

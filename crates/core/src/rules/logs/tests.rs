@@ -3236,3 +3236,102 @@ fn node_resource_pressure() {
         ),
     ]);
 }
+
+// === ContainerStartFailing ===
+
+#[test]
+fn container_start_failing() {
+    // The pod worker's sync error, structured (1.2x): the error escaped once more inside `err`.
+    let failed = |t: &str, pod: &str, uid: &str, c: &str, reason: &str, err: &str| {
+        format!(
+            r#"E0705 {t}    1234 pod_workers.go:1298] "Error syncing pod, skipping" err="failed to \"StartContainer\" for \"{c}\" with {reason}: \"{err}\"" pod="{pod}" podUID="{uid}""#
+        )
+    };
+    let cgroup = r#"failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error setting cgroup config for procHooks process: failed to write \\\"max\\\": write /sys/fs/cgroup/kubepods/pod1/pids.max: no such device: unknown"#;
+    let no_exec = r#"failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \\\"/app/start.sh\\\": stat /app/start.sh: no such file or directory: unknown"#;
+    let started = |t: &str, uid: &str| {
+        format!(
+            r#"I0705 {t}    1234 kubelet.go:2453] "SyncLoop (PLEG): event for pod" pod="shop/web-0" event={{"ID":"{uid}","Type":"ContainerStarted","Data":"{C1}"}}"#
+        )
+    };
+    let legacy = format!(
+        r#"E1029 13:16:48.471488    4919 pod_workers.go:182] Error syncing pod {UID1} ("alpine-368057524-bgt0m_default({UID1})"), skipping: failed to "StartContainer" for "alpine" with RunContainerError: "failed to start container \"{C1}\": Error response from daemon: oci runtime error: container_linux.go:247: starting container process caused \"process_linux.go:245: running exec setns process for init caused \\\"exit status 6\\\"\"""#
+    );
+    let cgroup_failed = |t: &str| failed(t, "shop/web-0", UID1, "app", "RunContainerError", cgroup);
+    let twice = vec![
+        cgroup_failed("10:00:00.000000"),
+        cgroup_failed("10:00:12.000000"),
+    ];
+    check(vec![
+        case(
+            "the node's cgroups, twice: a warning naming the pod and the error",
+            &twice,
+            &[(
+                FindingKind::ContainerStartFailing,
+                Severity::Warning,
+                "the runtime fails to start containers for a cause of the node's (failed to create containerd task",
+            )],
+        ),
+        case(
+            "the node's cause once: an info",
+            &twice[..1],
+            &[(
+                FindingKind::ContainerStartFailing,
+                Severity::Info,
+                "once, which the next sync may mend",
+            )],
+        ),
+        case(
+            "started after: mended, no finding",
+            &[twice.clone(), vec![started("10:00:30.000000", UID1)]].concat(),
+            &[],
+        ),
+        case(
+            "a Secret not found and an executable not in the image: the pods' own, one info",
+            &[
+                failed(
+                    "10:00:00.000000",
+                    "shop/web-0",
+                    UID1,
+                    "app",
+                    "CreateContainerConfigError",
+                    r#"secret \\\"db-pass\\\" not found"#,
+                ),
+                failed(
+                    "10:00:05.000000",
+                    "shop/api-0",
+                    UID2,
+                    "api",
+                    "RunContainerError",
+                    no_exec,
+                ),
+            ],
+            &[(
+                FindingKind::ContainerStartFailing,
+                Severity::Info,
+                "2 pods' containers cannot be created or started: shop/web-0 (app, CreateContainerConfigError: secret \"db-pass\" not found)",
+            )],
+        ),
+        case(
+            "legacy klog, a docker oci error naming no cause: an info",
+            &[legacy],
+            &[(
+                FindingKind::ContainerStartFailing,
+                Severity::Info,
+                "default/alpine-368057524-bgt0m (alpine, RunContainerError",
+            )],
+        ),
+        case(
+            "a create that timed out is RuntimeUnhealthy's, not this",
+            &[failed(
+                "10:00:00.000000",
+                "shop/web-0",
+                UID1,
+                "app",
+                "CreateContainerError",
+                "context deadline exceeded",
+            )],
+            &[],
+        ),
+    ]);
+}
