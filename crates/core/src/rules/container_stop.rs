@@ -1,9 +1,10 @@
 //! `ContainerStopFailing`: a container the runtime fails to stop or kill.
 
-#[allow(unused_imports)]
 use super::logs::*;
 #[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use std::collections::HashMap;
 
 // === ContainerStopFailing ===
 
@@ -406,10 +407,6 @@ fn unanswered_stops(logs: &Logs<'_>, view: &NodeView, from: usize, out: &mut Vec
 /// A `StuckTerminatingPod` (found by an earlier rule) names the containers behind it: the
 /// `ContainerStopFailing` findings from `out[from..]` of the same pod (by UID, else by name).
 fn name_stuck_pods_containers(out: &mut [Finding], from: usize) {
-    let same = |a: &PodRef, b: &PodRef| {
-        (!a.uid.is_empty() && a.uid == b.uid)
-            || (!a.name.is_empty() && a.name == b.name && a.namespace == b.namespace)
-    };
     let stops: Vec<(PodRef, String)> = out[from..]
         .iter()
         .filter_map(|f| {
@@ -419,16 +416,36 @@ fn name_stuck_pods_containers(out: &mut [Finding], from: usize) {
             ))
         })
         .collect();
+    // The stops by UID and by namespace/name, found once: a pod is the same by either (a
+    // lookup per stuck pod, not a scan of every stop: both grow with the pods a log names).
+    let mut by_uid: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_name: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+    for (k, (p, _)) in stops.iter().enumerate() {
+        if !p.uid.is_empty() {
+            by_uid.entry(p.uid.as_str()).or_default().push(k);
+        }
+        if !p.name.is_empty() {
+            by_name
+                .entry((p.namespace.as_str(), p.name.as_str()))
+                .or_default()
+                .push(k);
+        }
+    }
     for f in out[..from]
         .iter_mut()
         .filter(|f| f.kind == FindingKind::StuckTerminatingPod)
     {
         let Some(pod) = &f.pod else { continue };
-        let ids: Vec<&str> = stops
-            .iter()
-            .filter(|(p, _)| same(p, pod))
-            .map(|(_, id)| id.as_str())
+        let mut found: Vec<usize> = by_uid
+            .get(pod.uid.as_str())
+            .into_iter()
+            .chain(by_name.get(&(pod.namespace.as_str(), pod.name.as_str())))
+            .flatten()
+            .copied()
             .collect();
+        found.sort_unstable();
+        found.dedup();
+        let ids: Vec<&str> = found.iter().map(|&k| stops[k].1.as_str()).collect();
         if !ids.is_empty() {
             f.summary.push_str(&format!(
                 "; the runtime cannot stop its {} {} (ContainerStopFailing)",

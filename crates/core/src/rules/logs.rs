@@ -225,6 +225,10 @@ pub(crate) struct Logs<'a> {
     /// The latest time among the kubelet's own events ([`is_kubelet_own`]), read once here:
     /// [`kubelet_log_end`] is asked once per pod a rule judges.
     kubelet_last_event: Option<Timestamp>,
+    /// Per pod name, its `SyncLoop DELETE` and `REMOVE` records' latest time and whether one
+    /// has none: [`going_away`] asks it once per pod a rule judges, and a name's records grow
+    /// with the log (a StatefulSet's pod, a static pod, the bench's repeated cases).
+    name_gone: FastMap<NameKey<'a>, (Option<Timestamp>, bool)>,
 }
 
 /// When the kubelet's log ends: the later of its last event (not a runtime's, from a runtime
@@ -283,6 +287,7 @@ impl<'a> Logs<'a> {
             runtime: None,
             kubelet_log_end: None,
             kubelet_last_event: None,
+            name_gone: FastMap::default(),
         };
         // (namespace, name, UID) already in `uids`.
         let mut named: HashSet<(&str, &str, &str), foldhash::fast::RandomState> =
@@ -315,6 +320,14 @@ impl<'a> Logs<'a> {
             }
             if let Some(key) = name_key(e) {
                 logs.by_name.entry(key).or_default().push(i);
+                if matches!(
+                    e.event.kind,
+                    EventKind::SyncLoop(SyncOp::Delete) | EventKind::SyncLoop(SyncOp::Remove)
+                ) {
+                    let gone = logs.name_gone.entry(key).or_insert((None, false));
+                    gone.0 = gone.0.max(e.time);
+                    gone.1 |= e.time.is_none();
+                }
             }
             let uid = own_uid_ref(e);
             if let Some(uid) = uid {
@@ -762,16 +775,35 @@ pub(super) fn going_away(logs: &Logs<'_>, pod: Option<&PodRef>, since: &LoggedEv
             )
         })
     });
-    by_uid
-        || name.is_some_and(|n| {
-            logs.of_name(n).iter().any(|&i| {
-                let e = &logs.all[i];
-                matches!(
-                    e.event.kind,
-                    EventKind::SyncLoop(SyncOp::Delete) | EventKind::SyncLoop(SyncOp::Remove)
-                ) && from(e)
-            })
+    if by_uid {
+        return true;
+    }
+    // The name's DELETE or REMOVE at or after `since`: by the latest one's time, read once in
+    // `Logs::new`; a scan only when a record or `since` has no time.
+    if let Some(ns) = Some(pod.namespace.as_str()).filter(|_| !pod.name.is_empty())
+        && let Some(t) = since.time
+    {
+        return match logs.name_gone.get(&(Some(ns), pod.name.as_str())) {
+            None => false,
+            Some((latest, false)) => latest.is_some_and(|l| l >= t),
+            Some((latest, true)) if latest.is_some_and(|l| l >= t) => true,
+            Some(_) => scan_gone(logs, name, from),
+        };
+    }
+    scan_gone(logs, name, from)
+}
+
+/// [`going_away`]'s scan of a name's records for a DELETE or REMOVE `from` accepts.
+fn scan_gone(logs: &Logs<'_>, name: Option<&str>, from: impl Fn(&LoggedEvent) -> bool) -> bool {
+    name.is_some_and(|n| {
+        logs.of_name(n).iter().any(|&i| {
+            let e = &logs.all[i];
+            matches!(
+                e.event.kind,
+                EventKind::SyncLoop(SyncOp::Delete) | EventKind::SyncLoop(SyncOp::Remove)
+            ) && from(e)
         })
+    })
 }
 
 /// How a finding about many pods lists them: the first five as [`pod_label`] (`a pod` when

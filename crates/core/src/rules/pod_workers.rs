@@ -236,15 +236,21 @@ const STATIC_BLOCKED: SignedDuration = SignedDuration::from_secs(90);
 /// starting a container; a log that ends before.
 fn blocked_static_pods<'l>(logs: &Logs<'l>) -> Vec<(String, Vec<&'l LoggedEvent>, String)> {
     let all = logs.all;
-    // The first "cannot start yet" of each (name, UID).
-    let mut first: BTreeMap<(String, &str), &LoggedEvent> = BTreeMap::new();
-    for e in logs.of(&[EventKind::PodCannotStartYet]) {
+    // The first "cannot start yet" of each (name, UID), with its position.
+    let mut first: BTreeMap<(String, &str), usize> = BTreeMap::new();
+    let waiting = logs
+        .by_kind
+        .get(&EventKind::PodCannotStartYet)
+        .map_or(&[][..], Vec::as_slice);
+    for &i in waiting {
+        let e = &all[i];
         if let (Some(name), Some(uid), Some(_)) = (pod_name_key(e), own_uid_ref(e), e.time) {
-            first.entry((name, uid)).or_insert(e);
+            first.entry((name, uid)).or_insert(i);
         }
     }
     let mut out = Vec::new();
-    for ((name, new_uid), waits) in first {
+    for ((name, new_uid), at) in first {
+        let waits = &all[at];
         let Some(since) = waits.time else { continue };
         let new_started = logs.of_uid(new_uid).iter().any(|&j| {
             all[j].event.kind == EventKind::Pleg(crate::logs::PlegType::ContainerStarted)
@@ -253,10 +259,26 @@ fn blocked_static_pods<'l>(logs: &Logs<'l>) -> Vec<(String, Vec<&'l LoggedEvent>
         if new_started {
             continue;
         }
-        // The old pod's records after the new one first waited, by UID.
+        // The old pod's records after the new one first waited, by UID: read on from that wait
+        // up to the name's next static ADD or its next wait of another UID (the next episode of
+        // the name: a log of several excerpts, or the same static pod added again), so each
+        // wait reads its own episode
+        // and not every later one (quadratic in the waits on the bench's repeated cases).
         let mut old: BTreeMap<&str, Vec<&LoggedEvent>> = BTreeMap::new();
-        for &j in logs.of_name(&name) {
+        for &j in after_pos(logs.of_name(&name), at) {
             let e = &all[j];
+            // The next episode: a static ADD of the name, or a wait of another UID of it (an
+            // ADD listing several pods is indexed under its first).
+            let next_add = e.event.kind == EventKind::SyncLoop(SyncOp::Add)
+                && matches!(
+                    e.event.config_source,
+                    Some(ConfigSource::File | ConfigSource::Http)
+                );
+            let next_wait = e.event.kind == EventKind::PodCannotStartYet
+                && own_uid_ref(e).is_some_and(|u| u != new_uid);
+            if next_add || next_wait {
+                break;
+            }
             if let Some(u) = own_uid_ref(e)
                 && u != new_uid
                 && e.time.is_some_and(|t| t >= since)
