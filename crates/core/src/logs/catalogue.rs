@@ -268,6 +268,10 @@ pub enum EventKind {
     /// `fastNodeStatusUpdate`, 1.27+): the Node not Ready 2 min (`nodeReadyGracePeriod`) after
     /// the kubelet started.
     NodeNotReadyAfterStartup,
+    /// `"Recording event message for node" node=… event="NodeReady"` (`kubelet_node_status.go`
+    /// `recordNodeStatusEvent`, V(2); legacy `Recording NodeReady event message for node …`):
+    /// the Node's Ready condition turned true.
+    NodeReadyRecorded,
     /// `"Eviction manager: attempting to reclaim" resourceName="<resource>"` (legacy `eviction
     /// manager: attempting to reclaim <resource>`; `eviction/eviction_manager.go`
     /// `synchronize`): an eviction threshold is met past its grace period, the node is under
@@ -304,6 +308,9 @@ pub enum EventKind {
     /// image filesystem is at 89% which is over the high threshold (85%). Trying to free …`;
     /// `image_gc_manager.go` `GarbageCollect`): the GC's own start, no failure.
     ImageFsOverThreshold,
+    /// `"Image garbage collection succeeded"` (`kubelet.go` `StartGarbageCollection`, V(1) after
+    /// a failed run, else V(4)).
+    ImageGcSucceeded,
     /// `"Skipping pod synchronization" err="PLEG is not healthy: …"`; legacy `skipping pod
     /// synchronization - [… PLEG is not healthy: pleg was last seen active … ago …]`.
     PlegUnhealthy,

@@ -41,8 +41,15 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     let (severity, why, mut fix) = cause(&super::teardown::error_text(last));
     // bootstrap.go's word, at this start, that the kubeconfig's client certificate expired:
     // why the kubelet needed its bootstrap kubeconfig at all.
+    // Only for an exit for want of the bootstrap kubeconfig: an exit of another cause (swap,
+    // the cgroup driver) after a bootstrap that went through is that cause's.
+    let wants_bootstrap = {
+        let err = super::teardown::error_text(last);
+        err.contains("bootstrap-kubelet.conf") || err.contains("unable to load bootstrap")
+    };
     let expired = logs
         .of(&[EventKind::BootstrapCertificateExpired])
+        .filter(|_| wants_bootstrap)
         .filter(|e| match (e.time, last.time) {
             (Some(a), Some(b)) => a <= b && b.duration_since(a) <= RUNNING_AGAIN,
             _ => e.origin == last.origin,

@@ -14,6 +14,10 @@ const RELIEVED: SignedDuration = SignedDuration::from_mins(2);
 /// [`RELIEVED`] for the image GC, which runs every 5 min (`ImageGCPeriod`): two of its runs.
 const GC_RELIEVED: SignedDuration = SignedDuration::from_mins(11);
 
+/// How long a GC run takes to say it failed: one that logged its start (`over the high
+/// threshold`) and no failure this long after went through.
+const GC_RUN: SignedDuration = SignedDuration::from_mins(1);
+
 /// Records further apart than this are separate episodes (the image GC's period and more).
 const EPISODE_GAP: SignedDuration = GC_RELIEVED;
 
@@ -84,6 +88,10 @@ enum Outcome {
     ReclaimedWithoutEvicting,
     /// Only that it attempts to reclaim (the log cut before it says more).
     Reclaiming,
+    /// Pods evicted with no threshold met (no `attempting to reclaim`): `localStorageEviction`,
+    /// which evicts a pod over its own `ephemeral-storage` limit or an emptyDir's `sizeLimit`
+    /// before any threshold is judged. The pod's own, not the node's.
+    OwnLimits,
 }
 
 /// The pods a record names: its structured `pod=`/`pods=[…]`, else the legacy full names
@@ -120,8 +128,11 @@ fn outcome(episode: &[&LoggedEvent]) -> Outcome {
     use EventKind::*;
     let last = |kinds: &[EventKind]| episode.iter().rposition(|e| kinds.contains(&e.event.kind));
     let evicted = last(&[PodEvicted]);
+    let relieved = last(&[EvictionReclaimedWithoutEvicting]);
+    // What settles a check: a pod evicted, or the pressure relieved without evicting.
+    let settled = evicted.max(relieved);
     if let Some(b) = episode.iter().rposition(|e| evicts_none(e))
-        && evicted.is_none_or(|p| p < b)
+        && settled.is_none_or(|p| p < b)
     {
         return Outcome::Blocked;
     }
@@ -135,7 +146,7 @@ fn outcome(episode: &[&LoggedEvent]) -> Outcome {
         .map(|(i, e)| (i, pods_of(e)))
         .find(|(_, pods)| !pods.is_empty());
     if let Some((r, pods)) = ranked
-        && evicted.is_none_or(|p| p < r)
+        && settled.is_none_or(|p| p < r)
     {
         let critical: BTreeSet<String> = episode[r..]
             .iter()
@@ -152,25 +163,31 @@ fn outcome(episode: &[&LoggedEvent]) -> Outcome {
             return Outcome::Blocked;
         }
     }
-    if last(&[EvictionMustEvict, PodEvicted, EvictionBlocked]).is_some() {
-        return Outcome::Evicting;
-    }
-    if last(&[EvictionReclaimedWithoutEvicting]).is_some() {
+    let evicting = last(&[EvictionMustEvict, PodEvicted, EvictionBlocked]);
+    if relieved.is_some() && relieved >= evicting {
         return Outcome::ReclaimedWithoutEvicting;
+    }
+    if last(&[EvictionReclaiming, EvictionMustEvict]).is_none() && evicted.is_some() {
+        return Outcome::OwnLimits;
+    }
+    if evicting.is_some() {
+        return Outcome::Evicting;
     }
     Outcome::Reclaiming
 }
 
-/// `ns/name` of each pod the records say were evicted, in order, once each.
-fn evicted(episode: &[&LoggedEvent]) -> Vec<String> {
+/// `ns/name` of each pod the records name, in order, once each: of the pod evictions that
+/// went through (`pod is evicted successfully`) or, `failed`, of those whose kill failed (`pod
+/// failed to evict`: its memory or disk is not freed).
+fn evicted(episode: &[&LoggedEvent], failed: bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for e in episode
-        .iter()
-        .filter(|e| e.event.kind == EventKind::PodEvicted)
-    {
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for e in episode.iter().filter(|e| {
+        e.event.kind == EventKind::PodEvicted && e.text.contains("failed to evict") == failed
+    }) {
         for p in &pods_of(e) {
             let label = label(p);
-            if !out.contains(&label) {
+            if seen.insert(label.clone()) {
                 out.push(label);
             }
         }
@@ -194,23 +211,52 @@ fn size(bytes: u64) -> String {
     }
 }
 
-/// The image GC's `Wanted to free <n> bytes, but freed <m> bytes` (`image_gc_manager.go`
-/// `GarbageCollect`, `freeSpace`), as (wanted, freed); `None` for any other GC error (the
-/// stats not ready at a start, a runtime call failing).
-fn gc_shortfall(e: &LoggedEvent) -> Option<(u64, u64)> {
+/// What an image GC run freed of what it had to: `Wanted to free <n> bytes, but freed <m>
+/// bytes` (`image_gc_manager.go` `GarbageCollect`, before 1.26), `Attempted to free <n> bytes,
+/// but only found <m> bytes eligible to free.` (1.26+). A figure cut by the line's end (a
+/// pager's `>`) is `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shortfall {
+    wanted: Option<u64>,
+    freed: Option<u64>,
+}
+
+/// The [`Shortfall`] an image GC failure gives; `None` when its error is another (the stats
+/// not ready at a start, a runtime call failing) or when it freed what it had to (`… but freed
+/// <m> bytes space with errors in image deletion`, `m` at least `n`: an image it could not
+/// delete, the space freed all the same).
+fn gc_shortfall(e: &LoggedEvent) -> Option<Shortfall> {
     let t = &*e.text;
-    let at = t.find("anted to free ")? + "anted to free ".len();
+    // A whole figure is followed by ` bytes`; one the line's end cut is not.
     let num = |s: &str| -> Option<u64> {
-        s.chars()
-            .take_while(char::is_ascii_digit)
-            .collect::<String>()
-            .parse()
-            .ok()
+        let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+        s[digits.len()..]
+            .starts_with(" bytes")
+            .then(|| digits.parse().ok())
+            .flatten()
     };
-    let wanted = num(&t[at..])?;
+    let (at, freed_key) = if let Some(i) = t.find("anted to free ") {
+        (i + "anted to free ".len(), "but freed ")
+    } else {
+        let i = t.find("ttempted to free ")?;
+        (i + "ttempted to free ".len(), "but only found ")
+    };
     let rest = &t[at..];
-    let freed_at = rest.find("but freed ")? + "but freed ".len();
-    Some((wanted, num(&rest[freed_at..])?))
+    let wanted = num(rest);
+    let freed = rest
+        .find(freed_key)
+        .and_then(|i| num(&rest[i + freed_key.len()..]));
+    if let (Some(w), Some(f)) = (wanted, freed)
+        && f >= w
+    {
+        return None;
+    }
+    Some(Shortfall { wanted, freed })
+}
+
+/// A GC figure as said: its size, or `…` when the line cut it.
+fn figure(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "… (the line is cut)".to_string(), size)
 }
 
 /// The image filesystem's usage and the GC's high threshold, in percent, from `"Disk usage on
@@ -286,28 +332,59 @@ pub(super) fn node_resource_pressure(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     };
     let eviction = of(&KINDS[..5]);
     let admission = of(&[EventKind::EvictionAdmitRejected]);
-    let image_gc = of(&[EventKind::ImageGcFailed]);
-    let image_fs = logs
-        .of(&[EventKind::ImageFsOverThreshold])
-        .filter_map(image_fs_usage)
-        .last();
+    let mut image_gc = of(&[EventKind::ImageGcFailed]);
+    // A later GC run that went through (`Image garbage collection succeeded`, which the kubelet
+    // logs at V(1) after a failure; or an `over the high threshold` start no failure follows
+    // within a minute): the image filesystem was brought down after all.
+    if let Some(&failed) = image_gc.last() {
+        let ran_after = |e: &&LoggedEvent| after(e, failed);
+        let succeeded = logs
+            .of(&[EventKind::ImageGcSucceeded])
+            .any(|e| ran_after(&e));
+        let started_clean = logs
+            .of(&[EventKind::ImageFsOverThreshold])
+            .filter(|e| ran_after(e))
+            .any(|start| {
+                kubelet_goes_on_after(logs, &[start], GC_RUN)
+                    && !image_gc.iter().any(|f| after(f, start))
+            });
+        if succeeded || started_clean {
+            image_gc.clear();
+        }
+    }
+    if eviction.is_empty() && admission.is_empty() && image_gc.is_empty() {
+        return;
+    }
+    // The usage the failing run started from: the last `over the high threshold` before it.
+    let image_fs = image_gc.last().and_then(|failed| {
+        logs.of(&[EventKind::ImageFsOverThreshold])
+            .filter(|e| !after(e, failed))
+            .filter_map(image_fs_usage)
+            .last()
+    });
 
     let mut resources: Vec<&str> = Vec::new();
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
     for r in eviction.iter().filter_map(|e| resource_of(&e.text)) {
-        if !resources.contains(&r) {
+        if seen.insert(r) {
             resources.push(r);
         }
     }
     let mut conditions: BTreeSet<&str> = resources.iter().map(|r| condition_of(r)).collect();
     conditions.extend(admission.iter().flat_map(|e| admission_conditions(e)));
-    if !image_gc.is_empty() {
-        conditions.insert("DiskPressure");
-    }
-    let under = if conditions.is_empty() {
-        "resource pressure".to_string()
-    } else {
+    // The image GC's high threshold is not an eviction signal: its failing says the image
+    // filesystem fills, not that DiskPressure is set.
+    let under = if !conditions.is_empty() {
         conditions.iter().copied().collect::<Vec<_>>().join(" and ")
+    } else if !image_gc.is_empty() {
+        "disk pressure on its image filesystem".to_string()
+    } else {
+        "resource pressure".to_string()
     };
+    // Only the filesystem signals have node-level reclaim (the image and container GC;
+    // `buildSignalToNodeReclaimFuncs`): memory and PIDs go straight to evicting pods.
+    let gc_reclaims =
+        resources.is_empty() || resources.iter().any(|r| condition_of(r) == "DiskPressure");
     let what = if resources.is_empty() {
         "a resource".to_string()
     } else {
@@ -320,19 +397,29 @@ pub(super) fn node_resource_pressure(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         quiet(&eviction, RELIEVED) && quiet(&admission, RELIEVED) && quiet(&image_gc, GC_RELIEVED);
     let outcome = (!eviction.is_empty()).then(|| outcome(&eviction));
     let blocked = matches!(outcome, Some(Outcome::Blocked | Outcome::OnlyStaticRanked));
+    let own_limits_only =
+        outcome == Some(Outcome::OwnLimits) && admission.is_empty() && image_gc.is_empty();
 
     let mut said: Vec<String> = Vec::new();
     if let Some(o) = outcome {
-        let evicted = evicted(&eviction);
-        let evicted_said = if evicted.is_empty() {
-            String::new()
-        } else {
-            format!(
+        let evicted_ok = evicted(&eviction, false);
+        let not_killed = evicted(&eviction, true);
+        let mut evicted_said = String::new();
+        if !evicted_ok.is_empty() {
+            evicted_said.push_str(&format!(
                 ", evicted {}: {}",
-                plural(evicted.len(), "pod", "pods"),
-                pod_names(&evicted)
-            )
-        };
+                plural(evicted_ok.len(), "pod", "pods"),
+                pod_names(&evicted_ok)
+            ));
+        }
+        if !not_killed.is_empty() {
+            evicted_said.push_str(&format!(
+                ", could not kill {} it evicts (`pod failed to evict`: what it uses is not \
+                 freed): {}",
+                plural(not_killed.len(), "pod", "pods"),
+                pod_names(&not_killed)
+            ));
+        }
         said.push(match o {
             Outcome::Blocked => format!(
                 "the eviction manager must reclaim {what} and can evict none of its pods (only \
@@ -342,9 +429,16 @@ pub(super) fn node_resource_pressure(logs: &Logs<'_>, out: &mut Vec<Finding>) {
                 "the eviction manager must reclaim {what} and every pod it ranks is a static pod, \
                  which it does not evict when critical (a control plane's are){evicted_said}"
             ),
-            Outcome::Evicting => format!(
+            Outcome::Evicting if gc_reclaims => format!(
                 "the eviction manager reclaims {what}, the image and container GC not freeing \
                  enough, by evicting pods{evicted_said}"
+            ),
+            Outcome::Evicting => {
+                format!("the eviction manager reclaims {what} by evicting pods{evicted_said}")
+            }
+            Outcome::OwnLimits => format!(
+                "the eviction manager evicts pods for their own limits (an ephemeral-storage \
+                 limit or an emptyDir's sizeLimit exceeded; no node threshold met){evicted_said}"
             ),
             Outcome::Reclaiming => {
                 format!("the eviction manager attempts to reclaim {what}{evicted_said}")
@@ -357,9 +451,10 @@ pub(super) fn node_resource_pressure(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     }
     if !admission.is_empty() {
         let mut pods: Vec<String> = Vec::new();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
         for p in admission.iter().flat_map(|e| pods_of(e)) {
             let l = label(&p);
-            if !pods.contains(&l) {
+            if seen.insert(l.clone()) {
                 pods.push(l);
             }
         }
@@ -375,7 +470,7 @@ pub(super) fn node_resource_pressure(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         ));
     }
     if let Some(&last) = image_gc.last()
-        && let Some((wanted, freed)) = gc_shortfall(last)
+        && let Some(short) = gc_shortfall(last)
     {
         let fs = image_fs
             .map(|(usage, high)| format!(" (at {usage}%, over its high threshold of {high}%)"))
@@ -383,8 +478,8 @@ pub(super) fn node_resource_pressure(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         said.push(format!(
             "the image GC cannot bring the image filesystem down{fs}: it wanted to free {}, \
              freed {} ({}: the space is not in unused images)",
-            size(wanted),
-            size(freed),
+            figure(short.wanted),
+            figure(short.freed),
             plural(records(&image_gc), "run", "runs")
         ));
     }
@@ -394,7 +489,12 @@ pub(super) fn node_resource_pressure(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         over(episode)
     );
     let said = said.join("; ");
-    let (severity, summary) = if over_now {
+    let (severity, summary) = if own_limits_only {
+        (
+            Severity::Info,
+            format!("{said} ({span}): the pods' own, not the node's"),
+        )
+    } else if over_now {
         (
             Severity::Info,
             format!(
@@ -424,7 +524,13 @@ pub(super) fn node_resource_pressure(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         )
     };
     let mut fix = String::new();
-    if conditions.contains("DiskPressure") || conditions.is_empty() {
+    if own_limits_only {
+        fix.push_str(
+            "the evicted pod's own limits: kubectl describe pod (the eviction message names the \
+             limit: an emptyDir's sizeLimit or the containers' ephemeral-storage); what it writes \
+             to its emptyDir, its writable layer and its logs",
+        );
+    } else if conditions.contains("DiskPressure") || conditions.is_empty() {
         fix.push_str(
             "disk: df -h and df -i on the kubelet's root (/var/lib/kubelet) and the runtime's \
              (/var/lib/containerd, /var/lib/docker); du -sh /var/log/pods /var/lib/kubelet/pods/* \

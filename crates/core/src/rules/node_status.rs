@@ -248,6 +248,25 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
              purpose (drained, scaled in), stop the kubelet and the runtime so its containers stop \
              too",
         ),
+        // NodeRestriction: the credentials are another node's (`User "system:node:<other>"`).
+        Why::Credentials
+            if errors.iter().any(|e| {
+                e.text
+                    .contains("can only access node lease with the same name")
+            }) =>
+        {
+            (
+                "the API server refuses the kubelet's credentials: they are another node's \
+                 (NodeRestriction lets a node reach only its own Node and Lease), so the node \
+                 goes NotReady and its pods are evicted",
+                "the kubelet's kubeconfig was copied from another node: openssl x509 -subject \
+                 -noout -in /var/lib/kubelet/pki/kubelet-client-current.pem (its CN is \
+                 system:node:<the other node>); give this node its own: kubeadm reset and \
+                 kubeadm join, or a kubeconfig made for it (kubeadm kubeconfig user --org \
+                 system:nodes --client-name system:node:<this node>), and check that \
+                 --hostname-override matches the name the certificate carries",
+            )
+        }
         Why::Credentials => (
             "the API server refuses the kubelet's credentials: the node goes NotReady and its pods \
              are evicted",

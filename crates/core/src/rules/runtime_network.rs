@@ -151,11 +151,24 @@ pub(super) fn runtime_network_not_ready(logs: &Logs<'_>, out: &mut Vec<Finding>)
     let Some((start, end)) = last_outage(&all) else {
         return;
     };
-    // The kubelet's own word (1.27+) that the node is not Ready 2 min after its last start.
+    // The Node turned Ready after the outage's last record (`Recording event message for
+    // node` event=NodeReady, V(2)): the network is ready.
+    let ready: Vec<&LoggedEvent> = logs.of(&[EventKind::NodeReadyRecorded]).collect();
+    if ready.iter().any(|r| r.time.is_some_and(|t| t >= end)) {
+        return;
+    }
+    // The kubelet's own word (1.27+) that the node is not Ready 2 min after its last start:
+    // the outage it speaks of, going on from about then (it logs the runtime's conditions at
+    // error level only from then on), with no kubelet start and no NodeReady after it.
     let starts: Vec<&LoggedEvent> = logs.of(&[EventKind::KubeletStarted]).collect();
     let not_ready_after_start = logs
         .of(&[EventKind::NodeNotReadyAfterStartup])
-        .filter(|e| !starts.iter().any(|k| after(k, e)))
+        .filter(|e| {
+            !starts.iter().any(|k| after(k, e))
+                && !ready.iter().any(|r| after(r, e))
+                && e.time
+                    .is_some_and(|t| start <= t.saturating_add(SAME_OUTAGE).unwrap_or(t))
+        })
         .last();
     let lasted = end.duration_since(start);
     let short = lasted < NOT_READY_FOR && not_ready_after_start.is_none();

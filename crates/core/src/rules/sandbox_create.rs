@@ -359,6 +359,47 @@ fn syncing_failed_creation(e: &LoggedEvent) -> bool {
 /// runtime service failed`, which names only the sandbox).
 const NO_POD: &str = "";
 
+/// Joins the failures keyed by a bare pod name (a runtime's line cut before the namespace:
+/// containerd's `&PodSandboxMetadata{Name:<name>,` under a pager) to the one pod of that name
+/// the other keys name (`namespace/name`, or a UID whose name the logs know): one pod, not
+/// two. A bare name that two pods (of two namespaces) have stays apart.
+fn join_bare_names(logs: &Logs<'_>, by_pod: &mut BTreeMap<String, Vec<&LoggedEvent>>) {
+    let bare: Vec<String> = by_pod
+        .keys()
+        .filter(|k| !k.is_empty() && !k.contains('/') && !crate::logs::ids::is_pod_uid(k.as_str()))
+        .cloned()
+        .collect();
+    for name in bare {
+        let named: Vec<&String> = by_pod
+            .keys()
+            .filter(|k| **k != name)
+            .filter(|k| match k.split_once('/') {
+                Some((_, n)) => n == name,
+                None => logs.names.get(k.as_str()).is_some_and(|(_, n)| *n == name),
+            })
+            .collect();
+        if let [one] = named.as_slice() {
+            let one = (*one).clone();
+            let moved = by_pod.remove(&name).unwrap_or_default();
+            let group = by_pod.entry(one).or_default();
+            group.extend(moved);
+            group.sort_by_key(|e| e.time);
+        }
+    }
+}
+
+/// Whether a container of the pod (its UID) started after `last`: PLEG's `ContainerStarted`,
+/// whose first is the pod's sandbox (the kubelet logs it at V(2)).
+fn pod_started_after(logs: &Logs<'_>, pod: Option<&PodRef>, last: &LoggedEvent) -> bool {
+    let Some(uid) = pod.map(|p| p.uid.as_str()).filter(|u| !u.is_empty()) else {
+        return false;
+    };
+    logs.of_uid(uid).iter().any(|&i| {
+        let e = &logs.all[i];
+        e.event.kind == EventKind::Pleg(crate::logs::PlegType::ContainerStarted) && after(e, last)
+    })
+}
+
 pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     let logs = input.logs;
     let mut by_pod: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
@@ -387,6 +428,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     if !podless.is_empty() {
         by_pod.insert(NO_POD.to_string(), podless);
     }
+    join_bare_names(logs, &mut by_pod);
     if by_pod.is_empty() {
         return;
     }
@@ -476,6 +518,13 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                     .map(|k| k.as_str()),
             )
         };
+        // The pod got its sandbox after all (PLEG saw a container of it start), or it goes
+        // away (deleted, removed): it waits no more.
+        if pod_started_after(logs, pod.as_ref(), last)
+            || super::logs::going_away(logs, pod.as_ref(), last)
+        {
+            continue;
+        }
         if let (Some(cri), Some(p), Some(t)) = (&input.view.cri, &pod, last.time)
             && cri.sandboxes.iter().any(|s| {
                 s.pod.uid == p.uid
@@ -544,7 +593,13 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     }
     // No pod got a sandbox since the first of these failures: nothing on the node can start.
     let pods_waiting: usize = waiting.values().map(Vec::len).sum();
-    let none_created = earliest.is_some_and(|first| !created.iter().any(|c| after(c, first)));
+    // PLEG's `ContainerStarted` of any pod is a sandbox created too.
+    let none_created = earliest.is_some_and(|first| {
+        !created.iter().any(|c| after(c, first))
+            && !logs
+                .of(&[EventKind::Pleg(crate::logs::PlegType::ContainerStarted)])
+                .any(|c| after(c, first))
+    });
     for (class, pods) in waiting {
         let stuck: Vec<Finding> = folded
             .get(&class)

@@ -443,6 +443,34 @@ pub const FAMILIES: &[Family] = &[
         )],
     },
     Family {
+        source: "kubelet_node_status.go recordNodeStatusEvent: the Node's Ready condition turning true",
+        cites: &[
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet_node_status.go",
+                "recordNodeStatusEvent: klog.V(2).InfoS(`Recording event message for node`, `node`, …, `event`, event) with event NodeReady (nodestatus setters.go ReadyCondition)",
+                "1.21-1.34",
+            ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet_node_status.go",
+                "recordNodeStatusEvent: glog.V(2).Infof (klog from 1.13) `Recording %s event message for node %s`",
+                "1.7-1.20",
+            ),
+        ],
+        wordings: &[
+            with(
+                "Recording event message for node",
+                Cond::Field("event", "NodeReady"),
+                NodeReadyRecorded,
+            ),
+            w(
+                "Recording NodeReady event message for node",
+                NodeReadyRecorded,
+            ),
+        ],
+    },
+    Family {
         source: "eviction/eviction_manager.go synchronize and evictPod (node-pressure eviction)",
         cites: &[
             cite(
@@ -508,7 +536,7 @@ pub const FAMILIES: &[Family] = &[
             cite(
                 "kubernetes/kubernetes",
                 "pkg/kubelet/kubelet.go",
-                "StartGarbageCollection: ErrorS(err, `Image garbage collection failed multiple times in a row`), `Image garbage collection failed once. Stats initialization may not have completed yet` (err from image_gc_manager.go GarbageCollect: `failed to garbage collect required amount of images. Wanted to free %d bytes, but freed %d bytes`)",
+                "StartGarbageCollection: ErrorS(err, `Image garbage collection failed multiple times in a row`), `Image garbage collection failed once. Stats initialization may not have completed yet` (err from image_gc_manager.go GarbageCollect: `failed to garbage collect required amount of images. Wanted to free %d bytes, but freed %d bytes`, 1.26+ `Failed to garbage collect required amount of images. Attempted to free %d bytes, but only found %d bytes eligible to free.`); V(1) `Image garbage collection succeeded` after a failure",
                 "1.21-1.34",
             ),
             cite(
@@ -520,6 +548,8 @@ pub const FAMILIES: &[Family] = &[
         ],
         wordings: &[
             w("Image garbage collection failed", ImageGcFailed),
+            // After a failure, at V(1): the next run went through.
+            w("Image garbage collection succeeded", ImageGcSucceeded),
             // image_gc_manager.go GarbageCollect: InfoS (1.21+), legacy Infof with the
             // `[imageGCManager]: ` prefix.
             w(

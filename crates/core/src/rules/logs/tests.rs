@@ -602,6 +602,14 @@ fn kubelet_start_failing() {
             )],
         ),
         case(
+            "the expiry said, the bootstrap went through, then a swap exit: swap's fix",
+            &[
+                r#"E0205 22:38:41.101522   12704 bootstrap.go:266] "Unhandled Error" err="part of the existing bootstrap client certificate in /etc/kubernetes/kubelet.conf is expired: 2025-09-25 17:11:55 +0000 UTC""#.to_string(),
+                exit("22:38:43.101610", swap),
+            ],
+            &[(FindingKind::KubeletStartFailing, Severity::Critical, "swapoff -a")],
+        ),
+        case(
             "no bootstrap kubeconfig and no expiry said: the join's fix",
             &[exit(
                 "22:38:41.101610",
@@ -808,7 +816,7 @@ fn node_status_update_failing() {
             &[(
                 FindingKind::NodeStatusUpdateFailing,
                 Severity::Warning,
-                "the API server refuses the kubelet's credentials",
+                "the kubelet's kubeconfig was copied from another node",
             )],
         ),
         case(
@@ -1064,6 +1072,26 @@ fn runtime_network_not_ready() {
                 Severity::Warning,
                 "the kubelet says the Node did not become Ready within 2 minutes of its start",
             )],
+        ),
+        case(
+            "the Node turned Ready after the outage (NodeReady recorded): no finding",
+            &then(
+                structured(0, 240),
+                vec![r#"I0416 10:04:02.000000   10125 kubelet_node_status.go:687] "Recording event message for node" node="worker-3" event="NodeReady""#.to_string()],
+            ),
+            &[],
+        ),
+        case(
+            "the word at the start, NodeReady after it, an hour on a short blip: only an info",
+            &then(
+                vec![
+                    started.clone(),
+                    not_ready_after_start.clone(),
+                    r#"I0416 09:59:58.000000   10125 kubelet_node_status.go:687] "Recording event message for node" node="worker-3" event="NodeReady""#.to_string(),
+                ],
+                structured(600, 15),
+            ),
+            &[(FindingKind::RuntimeNetworkNotReady, Severity::Info, "too short")],
         ),
         case(
             "that word from before the kubelet's last start does not count: an info",
@@ -3154,7 +3182,7 @@ fn node_resource_pressure() {
             &[(
                 FindingKind::NodeResourcePressure,
                 Severity::Warning,
-                "the node is under MemoryPressure where the log ends: the eviction manager reclaims memory, the image and container GC not freeing enough, by evicting pods, evicted 1 pod: shop/cart-7d9f8c6b5-x2k4p",
+                "the node is under MemoryPressure where the log ends: the eviction manager reclaims memory by evicting pods, evicted 1 pod: shop/cart-7d9f8c6b5-x2k4p",
             )],
         ),
         case(
@@ -3217,13 +3245,102 @@ fn node_resource_pressure() {
             &[(
                 FindingKind::NodeResourcePressure,
                 Severity::Warning,
-                "the image GC cannot bring the image filesystem down (at 91%, over its high threshold of 85%): it wanted to free 5.0 GiB, freed 0 B",
+                "the node is under disk pressure on its image filesystem where the log ends: the image GC cannot bring the image filesystem down (at 91%, over its high threshold of 85%): it wanted to free 5.0 GiB, freed 0 B",
             )],
         ),
         case(
             "not a finding: the image GC failing for want of stats at a start",
             &gc_at_start,
             &[],
+        ),
+        case(
+            "not a finding: the next GC run went through (V(1) after a failure)",
+            &[
+                image_gc.clone(),
+                lines(&[
+                    r#"I0607 16:32:04.001200    7302 kubelet.go:1355] "Image garbage collection succeeded""#,
+                ]),
+            ]
+            .concat(),
+            &[],
+        ),
+        case(
+            "not a finding: the next run's start and no failure after it",
+            &[
+                image_gc.clone(),
+                lines(&[
+                    r#"I0607 16:32:03.708243    7302 image_gc_manager.go:310] "Disk usage on image filesystem is over the high threshold, trying to free bytes down to the low threshold" usage=86 highThreshold=85 amountToFree=1073741824 lowThreshold=80"#,
+                    r#"I0607 16:33:30.000000    7302 kubelet.go:2063] "SyncLoop UPDATE" source="api" pods=["shop/web-0"]"#,
+                ]),
+            ]
+            .concat(),
+            &[],
+        ),
+        case(
+            "not a finding: the space freed, one image in use (`with errors in image deletion`)",
+            &lines(&[
+                r#"E0607 16:27:03.710093    7302 kubelet.go:1343] "Image garbage collection failed once. Stats initialization may not have completed yet" err="wanted to free 1073741824 bytes, but freed 1288490188 bytes space with errors in image deletion: rpc error: code = Unknown desc = image is in use by a container""#,
+            ]),
+            &[],
+        ),
+        case(
+            "1.26+'s words: `Attempted to free … but only found 0 bytes eligible to free`",
+            &lines(&[
+                r#"E0607 16:27:03.710093    7302 kubelet.go:1551] "Image garbage collection failed multiple times in a row" err="Failed to garbage collect required amount of images. Attempted to free 21474836480 bytes, but only found 0 bytes eligible to free.""#,
+            ]),
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Warning,
+                "it wanted to free 20.0 GiB, freed 0 B",
+            )],
+        ),
+        case(
+            "a figure the pager cut is said cut, not read",
+            &lines(&[
+                r#"E0607 16:27:03.710093    7302 kubelet.go:1347] "Image garbage collection failed multiple times in a row" err="failed to garbage collect required amount of images. Wanted to free 21474836480 bytes, but freed 21474>"#,
+            ]),
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Warning,
+                "it wanted to free 20.0 GiB, freed … (the line is cut)",
+            )],
+        ),
+        case(
+            "no pod active to evict, then the GC freed enough: relieved, an info",
+            &lines(&[
+                r#"E0617 16:18:32.101522 3814777 eviction_manager.go:384] "Eviction manager: eviction thresholds have been met, but no pods are active to evict""#,
+                r#"I0617 16:18:42.101522 3814777 eviction_manager.go:366] "Eviction manager: attempting to reclaim" resourceName="ephemeral-storage""#,
+                r#"I0617 16:18:43.101522 3814777 eviction_manager.go:374] "Eviction manager: able to reduce resource pressure without evicting pods." resourceName="ephemeral-storage""#,
+            ]),
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Info,
+                "each time the image and container GC frees enough without evicting pods",
+            )],
+        ),
+        case(
+            "a pod evicted for its own ephemeral-storage limit (no threshold met): an info, the pod's",
+            &lines(&[
+                r#"I0617 16:18:42.101522 3814777 eviction_manager.go:616] "Eviction manager: pod is evicted successfully" pod="batch/report-gen-28511340-x7k2q""#,
+            ]),
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Info,
+                "evicts pods for their own limits",
+            )],
+        ),
+        case(
+            "memory: no GC said; a kill that failed said so",
+            &lines(&[
+                r#"I0912 08:14:03.500112    1044 eviction_manager.go:349] "Eviction manager: attempting to reclaim" resourceName="memory""#,
+                r#"I0912 08:14:03.500140    1044 eviction_manager.go:360] "Eviction manager: must evict pod(s) to reclaim" resourceName="memory""#,
+                r#"E0912 08:14:35.672418    1044 eviction_manager.go:598] "Eviction manager: pod failed to evict" err="timeout waiting to kill pod" pod="default/stuck-0""#,
+            ]),
+            &[(
+                FindingKind::NodeResourcePressure,
+                Severity::Warning,
+                "the eviction manager reclaims memory by evicting pods, could not kill 1 pod it evicts (`pod failed to evict`: what it uses is not freed): default/stuck-0",
+            )],
         ),
         case(
             "the kubelet's log goes on six minutes without it: the pressure is over, info",

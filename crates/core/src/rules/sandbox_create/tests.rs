@@ -420,6 +420,77 @@ fn a_bridge_whose_address_cannot_be_set_is_no_transient() {
     }
 }
 
+/// The bridge's failures mended: three pods fail once each, then PLEG sees each start (the
+/// adversarial run: critical, "no pod got a sandbox"); one pod fails once and is deleted.
+#[test]
+fn bridge_failures_that_pleg_shows_mended_or_whose_pod_went_are_no_finding() {
+    let err = r#"failed to setup network for sandbox \"5e2b0cf3b0f1e86b9d1a6e0f5dd2a41c7d8f0f4c4f04a7b9b8f5d2cf1e8a3d21\": plugin type=\"flannel\" failed (add): failed to delegate add: failed to set bridge addr: \"cni0\" already has an IP address different from 10.244.3.1/24"#;
+    let pods = [
+        (
+            "kube-system/coredns-5d78c9869d-abcde",
+            "11111111-2222-3333-4444-555555555555",
+        ),
+        (
+            "default/web-7f9a1c2e05-q8wmr",
+            "21111111-2222-3333-4444-555555555555",
+        ),
+        (
+            "default/api-6b7bfd984d-r8m6z",
+            "31111111-2222-3333-4444-555555555555",
+        ),
+    ];
+    let mut log = String::new();
+    for (pod, uid) in pods {
+        log.push_str(&format!(
+            "E0412 14:06:40.001000    1234 kuberuntime_sandbox.go:72] \"Failed to create sandbox for pod\" err=\"rpc error: code = Unknown desc = {err}\" pod=\"{pod}\" podUID=\"{uid}\"\n"
+        ));
+    }
+    let failing = log.clone();
+    for (pod, uid) in pods {
+        log.push_str(&format!(
+            "I0412 14:07:05.000000    1234 kubelet.go:2469] \"SyncLoop (PLEG): event for pod\" pod=\"{pod}\" event={{\"ID\":\"{uid}\",\"Type\":\"ContainerStarted\",\"Data\":\"00bb5c1f0e6a2b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e\"}}\n"
+        ));
+    }
+    assert_eq!(create_findings(&log), vec![]);
+    // Without the starts: the three still wait, and none got a sandbox since.
+    let found = create_findings(&failing);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].0, Severity::Critical, "{found:#?}");
+    // One pod, then deleted and removed.
+    let one: String = failing.lines().next().unwrap().to_string()
+        + "\nI0412 14:06:50.000000    1234 kubelet.go:2451] \"SyncLoop DELETE\" source=\"api\" pods=[\"kube-system/coredns-5d78c9869d-abcde\"]\nI0412 14:06:51.000000    1234 kubelet.go:2445] \"SyncLoop REMOVE\" source=\"api\" pods=[\"kube-system/coredns-5d78c9869d-abcde\"]\n";
+    assert_eq!(create_findings(&one), vec![]);
+}
+
+/// containerd's line cut after the pod's name (a pager) and the kubelet's naming the same pod
+/// with its namespace are one pod, not two (the adversarial run: two findings, both critical).
+#[test]
+fn a_runtime_line_cut_before_the_namespace_joins_the_kubelets_pod() {
+    let mut kubelet = String::new();
+    let mut containerd = String::new();
+    for t in ["14:06:40", "14:07:00", "14:07:20"] {
+        kubelet.push_str(&format!(
+            "E0412 {t}.100000    1234 kuberuntime_sandbox.go:72] \"Failed to create sandbox for pod\" err=\"rpc error: code = Unknown desc = failed to setup network for sandbox \\\"0101010101010101010101010101010101010101010101010101010101010101\\\": plugin type=\\\"calico\\\" failed (add): stat /var/lib/calico/nodename: no such file or directory: check that the calico/node container is running and has mounted /var/lib/calico/\" pod=\"kube-system/coredns-5d78c9869d-abcde\"\n"
+        ));
+        containerd.push_str(&format!(
+            "time=\"2026-04-12T{t}.090000Z\" level=error msg=\"RunPodSandbox for &PodSandboxMetadata{{Name:coredns-5d78c9869d-abcde,>\n"
+        ));
+    }
+    let found: Vec<(Severity, String)> = diagnose_logs(
+        &events(&kubelet, &containerd),
+        &NodeView::empty(),
+        &cfg(),
+        now(),
+    )
+    .into_iter()
+    .filter(|f| f.kind == FindingKind::SandboxCreateFailing)
+    .map(|f| (f.severity, f.summary))
+    .collect();
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].0, Severity::Warning, "{found:#?}");
+    assert!(found[0].1.contains("1 pod waits"), "{found:#?}");
+}
+
 /// A pod that got its sandbox after two failed attempts, in the kubelet's log alone: the pod
 /// worker names the pod twice (its error's `<name>_<ns>(<uid>)` and `pod=`), which links the
 /// name to the UID, so the name-only `Created PodSandbox for pod` line mends it.
