@@ -170,6 +170,10 @@ fn classify(e: &LoggedEvent) -> Class {
         || err.contains("failed to set up sandbox container")
         || err.contains("NetworkPlugin cni failed to set up pod")
         || err.contains("(add)")
+        // CRI-O: `failed to create pod network sandbox k8s_<name>_…(<id>): error adding pod
+        // <ns>_<name> to CNI network "<net>": <error>` (server/sandbox_network.go, ocicni).
+        || err.contains("failed to create pod network sandbox")
+        || err.contains("to CNI network")
         || err.contains("cni plugin not initialized")
         || err.contains("cni config uninitialized")
         || err.contains("failed to find plugin")

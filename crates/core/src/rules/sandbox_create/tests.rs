@@ -405,6 +405,8 @@ fn a_bridge_whose_address_cannot_be_set_is_no_transient() {
     for err in [
         r#"failed to setup network for sandbox \"5e2b0cf3b0f1e86b9d1a6e0f5dd2a41c7d8f0f4c4f04a7b9b8f5d2cf1e8a3d21\": plugin type=\"flannel\" failed (add): failed to delegate add: failed to set bridge addr: \"cni0\" already has an IP address different from 10.244.3.1/24"#,
         r#"error adding pod shop_web-0 to CNI network \"crio\": plugin type=\"bridge\" name=\"crio\" failed (add): failed to set bridge addr: could not add IP address to \"cni0\": permission denied"#,
+        // CRI-O 1.2x's own words, no `(add)`.
+        r#"failed to create pod network sandbox k8s_web-0_shop_4446202f-a6a4-466b-bfda-b6cfbc909d43_0(45420ce1a1e3bd8bf416b168908ce3ec61b8448a7aa4fa3dd0be64fd0a408fd6): error adding pod shop_web-0 to CNI network \"crio\": failed to set bridge addr: could not add IP address to \"cni0\": permission denied"#,
     ] {
         let found = create_findings(&format!(
             "E0601 10:00:00.000000    2176 kuberuntime_sandbox.go:72] \"Failed to create sandbox for pod\" err=\"rpc error: code = Unknown desc = {err}\" pod=\"shop/web-0\"\n"
