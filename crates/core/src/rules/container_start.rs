@@ -14,11 +14,11 @@
 use std::collections::BTreeMap;
 
 use crate::finding::{Finding, FindingKind, Severity};
-use crate::logs::{EventKind, PlegType};
+use crate::logs::EventKind;
 use crate::model::PodRef;
 
 use super::logs::{
-    LogInput, LoggedEvent, after, attempts, finding, over, plural, pod_list, quote, records,
+    LogInput, LoggedEvent, attempts, finding, over, plural, pod_list, quote, records,
 };
 use super::sandbox_create::pod_key;
 
@@ -46,7 +46,6 @@ const NODE_CAUSES: &[&str] = &[
     "cannot allocate memory",
     "resource temporarily unavailable",
     "cgroup",
-    "failed to create shim",
     "shim",
     "ttrpc",
     "runc: not found",
@@ -145,17 +144,6 @@ struct Failing<'l> {
     records: Vec<&'l LoggedEvent>,
 }
 
-/// Whether the pod started a container after `last` (PLEG `ContainerStarted` of its UID).
-fn started_after(logs: &super::logs::Logs<'_>, pod: Option<&PodRef>, last: &LoggedEvent) -> bool {
-    let Some(uid) = pod.map(|p| p.uid.as_str()).filter(|u| !u.is_empty()) else {
-        return false;
-    };
-    logs.of_uid(uid).iter().any(|&i| {
-        let e = &logs.all[i];
-        e.event.kind == EventKind::Pleg(PlegType::ContainerStarted) && after(e, last)
-    })
-}
-
 /// `kuberuntime_container.go` `startContainer` through the pod worker's sync: the pod worker's
 /// `failed to "StartContainer" for "<c>" with <Reason>` records, by pod and container, with no
 /// container of the pod started after the last (PLEG `ContainerStarted`). The node's causes
@@ -197,7 +185,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                 Some(key.as_str()).filter(|k| crate::logs::ids::is_pod_uid(k)),
             )
             .filter(|p| !p.name.is_empty() || !p.uid.is_empty());
-        if started_after(logs, pod.as_ref(), last) {
+        if super::logs::started_after(logs, pod.as_ref(), last) {
             continue;
         }
         failing.push(Failing {

@@ -793,6 +793,19 @@ pub(super) fn going_away(logs: &Logs<'_>, pod: Option<&PodRef>, since: &LoggedEv
     scan_gone(logs, name, from)
 }
 
+/// Whether a container of `pod` (its UID) started after `last`: PLEG's `ContainerStarted`
+/// (V(2); a pod's first is its sandbox's), read from the pod's own records. `false` for a pod
+/// without a UID.
+pub(super) fn started_after(logs: &Logs<'_>, pod: Option<&PodRef>, last: &LoggedEvent) -> bool {
+    let Some(uid) = pod.map(|p| p.uid.as_str()).filter(|u| !u.is_empty()) else {
+        return false;
+    };
+    logs.of_uid(uid).iter().any(|&i| {
+        let e = &logs.all[i];
+        e.event.kind == EventKind::Pleg(crate::logs::PlegType::ContainerStarted) && after(e, last)
+    })
+}
+
 /// [`going_away`]'s scan of a name's records for a DELETE or REMOVE `from` accepts.
 fn scan_gone(logs: &Logs<'_>, name: Option<&str>, from: impl Fn(&LoggedEvent) -> bool) -> bool {
     name.is_some_and(|n| {

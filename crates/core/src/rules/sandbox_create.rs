@@ -392,18 +392,6 @@ fn join_bare_names(logs: &Logs<'_>, by_pod: &mut BTreeMap<String, Vec<&LoggedEve
     }
 }
 
-/// Whether a container of the pod (its UID) started after `last`: PLEG's `ContainerStarted`,
-/// whose first is the pod's sandbox (the kubelet logs it at V(2)).
-fn pod_started_after(logs: &Logs<'_>, pod: Option<&PodRef>, last: &LoggedEvent) -> bool {
-    let Some(uid) = pod.map(|p| p.uid.as_str()).filter(|u| !u.is_empty()) else {
-        return false;
-    };
-    logs.of_uid(uid).iter().any(|&i| {
-        let e = &logs.all[i];
-        e.event.kind == EventKind::Pleg(crate::logs::PlegType::ContainerStarted) && after(e, last)
-    })
-}
-
 pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     let logs = input.logs;
     let mut by_pod: BTreeMap<String, Vec<&LoggedEvent>> = BTreeMap::new();
@@ -524,7 +512,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
         };
         // The pod got its sandbox after all (PLEG saw a container of it start), or it goes
         // away (deleted, removed): it waits no more.
-        if pod_started_after(logs, pod.as_ref(), last)
+        if super::logs::started_after(logs, pod.as_ref(), last)
             || super::logs::going_away(logs, pod.as_ref(), last)
         {
             continue;
