@@ -436,12 +436,21 @@ fn name_stuck_pods_containers(out: &mut [Finding], from: usize) {
         .filter(|f| f.kind == FindingKind::StuckTerminatingPod)
     {
         let Some(pod) = &f.pod else { continue };
+        // By name only where one side has no UID: a pod of the same name under another UID (a
+        // StatefulSet's pod recreated, a static pod re-added) is another pod.
         let mut found: Vec<usize> = by_uid
             .get(pod.uid.as_str())
             .into_iter()
-            .chain(by_name.get(&(pod.namespace.as_str(), pod.name.as_str())))
             .flatten()
             .copied()
+            .chain(
+                by_name
+                    .get(&(pod.namespace.as_str(), pod.name.as_str()))
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .filter(|&k| pod.uid.is_empty() || stops[k].0.uid.is_empty()),
+            )
             .collect();
         found.sort_unstable();
         found.dedup();
@@ -454,7 +463,7 @@ fn name_stuck_pods_containers(out: &mut [Finding], from: usize) {
                 } else {
                     "containers"
                 },
-                ids.join(", ")
+                listed(&ids)
             ));
         }
     }
@@ -464,8 +473,8 @@ fn name_stuck_pods_containers(out: &mut [Finding], from: usize) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_stuck_pod_names_the_containers_that_do_not_stop() {
+    /// Pod shop/cart-0 and a `StuckTerminatingPod` of it.
+    fn cart_0_stuck() -> (PodRef, Finding) {
         let pod = PodRef {
             namespace: "shop".into(),
             name: "cart-0".into(),
@@ -479,6 +488,12 @@ mod tests {
             String::new(),
         );
         stuck.pod = Some(pod.clone());
+        (pod, stuck)
+    }
+
+    #[test]
+    fn a_stuck_pod_names_the_containers_that_do_not_stop() {
+        let (pod, stuck) = cart_0_stuck();
         let mut other = stuck.clone();
         other.pod = Some(PodRef {
             uid: "3f2a1b0c-0000-4000-8000-000000000002".into(),
@@ -502,6 +517,48 @@ mod tests {
             "the kubelet cannot kill pod shop/cart-0; the runtime cannot stop its container a96e7dc6ce5ca (ContainerStopFailing)"
         );
         assert_eq!(out[1].summary, "the kubelet cannot kill pod shop/cart-0");
+    }
+
+    /// A StatefulSet's pod recreated under a new UID keeps its name: the stuck pod is named the
+    /// containers of its own UID, and of a stop that names the pod without a UID, never the
+    /// containers of the pod's other UIDs; many are listed five and a count.
+    #[test]
+    fn a_stuck_pod_is_not_named_the_containers_of_its_name_under_another_uid() {
+        let (pod, stuck) = cart_0_stuck();
+        let stop = |uid: &str, id: String| {
+            let mut f = finding(
+                FindingKind::ContainerStopFailing,
+                Severity::Warning,
+                String::new(),
+                "",
+                String::new(),
+            );
+            f.pod = Some(PodRef {
+                uid: uid.into(),
+                ..pod.clone()
+            });
+            f.container_id = Some(id);
+            f
+        };
+        let mut out = vec![stuck];
+        for n in 0..3 {
+            // The same name under other UIDs.
+            out.push(stop(
+                &format!("3f2a1b0c-0000-4000-8000-00000000010{n}"),
+                format!("b{n}{}", "0".repeat(63)),
+            ));
+        }
+        for n in 0..7 {
+            out.push(stop(&pod.uid, format!("c{n}{}", "0".repeat(63))));
+        }
+        out.push(stop("", format!("d{}", "0".repeat(63))));
+        name_stuck_pods_containers(&mut out, 1);
+        assert_eq!(
+            out[0].summary,
+            "the kubelet cannot kill pod shop/cart-0; the runtime cannot stop its containers \
+             c000000000000, c100000000000, c200000000000, c300000000000, c400000000000 and \
+             3 more (ContainerStopFailing)"
+        );
     }
 
     #[test]

@@ -819,14 +819,40 @@ fn scan_gone(logs: &Logs<'_>, name: Option<&str>, from: impl Fn(&LoggedEvent) ->
     })
 }
 
-/// How a finding about many pods lists them: the first five as [`pod_label`] (`a pod` when
-/// unknown), each with its detail in parentheses when it has one, then `and N more`.
+/// How many names a summary lists before `and N more` ([`listed`], [`pod_list`]).
+pub(super) const LISTED: usize = 5;
+
+/// How a summary lists names (pods, containers, IDs): the first [`LISTED`] distinct ones in the
+/// order given, joined by `", "`, then `and N more` with N the distinct ones not shown, so a
+/// summary stays one line however many pods a log names (a node whose pods fail under fresh
+/// UIDs names thousands). A name given twice is listed once (pods of one name under several
+/// UIDs, retries).
+pub(super) fn listed<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut shown: Vec<String> = Vec::new();
+    for name in names {
+        let name = name.as_ref();
+        if !seen.contains(name) {
+            seen.insert(name.to_string());
+            if shown.len() < LISTED {
+                shown.push(name.to_string());
+            }
+        }
+    }
+    match seen.len() - shown.len() {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
+/// How a finding about many pods lists them: the first [`LISTED`] as [`pod_label`] (`a pod`
+/// when unknown), each with its detail in parentheses when it has one, then `and N more`.
 pub(super) fn pod_list<'p>(
     pods: impl ExactSizeIterator<Item = (Option<&'p PodRef>, String)>,
 ) -> String {
     let n = pods.len();
     let listed: Vec<String> = pods
-        .take(5)
+        .take(LISTED)
         .map(|(pod, detail)| {
             let who = pod.map_or_else(|| "a pod".to_string(), pod_label);
             if detail.is_empty() {

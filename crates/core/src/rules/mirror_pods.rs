@@ -266,10 +266,15 @@ pub(super) fn mirror_pods(logs: &Logs<'_>, out: &mut Vec<Finding>) {
                 mirror_uids.push(u);
             }
         }
-        let uids = if mirror_uids.is_empty() {
-            String::new()
-        } else {
-            format!(" (mirror UIDs {})", mirror_uids.join(" → "))
+        let uids = match mirror_uids.as_slice() {
+            [] => String::new(),
+            few if few.len() <= LISTED => format!(" (mirror UIDs {})", few.join(" → ")),
+            // The first ones and the last: a loop of thousands stays one line.
+            [first @ .., last] => format!(
+                " (mirror UIDs {} → … → {last}, {} in all)",
+                first[..LISTED - 1].join(" → "),
+                mirror_uids.len()
+            ),
         };
         let mut target = split_pod(&pod);
         target.uid = static_uid(logs, &pod).unwrap_or_default();

@@ -409,7 +409,7 @@ pub(super) fn node_resource_pressure(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             evicted_said.push_str(&format!(
                 ", evicted {}: {}",
                 plural(evicted_ok.len(), "pod", "pods"),
-                pod_names(&evicted_ok)
+                listed(&evicted_ok)
             ));
         }
         if !not_killed.is_empty() {
@@ -417,7 +417,7 @@ pub(super) fn node_resource_pressure(logs: &Logs<'_>, out: &mut Vec<Finding>) {
                 ", could not kill {} it evicts (`pod failed to evict`: what it uses is not \
                  freed): {}",
                 plural(not_killed.len(), "pod", "pods"),
-                pod_names(&not_killed)
+                listed(&not_killed)
             ));
         }
         said.push(match o {
@@ -461,7 +461,7 @@ pub(super) fn node_resource_pressure(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         let named = if pods.is_empty() {
             String::new()
         } else {
-            format!(": {}", pod_names(&pods))
+            format!(": {}", listed(&pods))
         };
         said.push(format!(
             "it refuses pods at admission ({}; a refused pod is Failed with reason Evicted, and \
@@ -588,15 +588,6 @@ pub(super) fn node_resource_pressure(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     );
     f.evidence = quote(episode);
     out.push(f);
-}
-
-/// At most five names, then how many more.
-fn pod_names(names: &[String]) -> String {
-    let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
-    match names.len().saturating_sub(shown.len()) {
-        0 => shown.join(", "),
-        more => format!("{} and {more} more", shown.join(", ")),
-    }
 }
 
 /// The registry's runner.

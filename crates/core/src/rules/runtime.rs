@@ -623,7 +623,7 @@ fn slow_creates(logs: &Logs<'_>, out: &mut Vec<Finding>) {
                     format!(" in {}", plural(sandboxes.len(), "sandbox", "sandboxes"))
                 }
             } else {
-                format!(" for {} ({})", plural(names.len(), "pod", "pods"), names.join(", "))
+                format!(" for {} ({})", plural(names.len(), "pod", "pods"), listed(&names))
             },
             if timeouts {
                 "and the kubelet recreates their sandboxes"
@@ -709,7 +709,7 @@ fn slow_syncs(logs: &Logs<'_>, out: &mut Vec<Finding>) {
             "the runtime times out on the syncs of {} ({}): the kubelet cannot read {} status \
              (DeadlineExceeded), so it neither starts nor stops {} containers",
             plural(by_pod.len(), "pod", "pods"),
-            names.join(", "),
+            listed(&names),
             if by_pod.len() == 1 { "its" } else { "their" },
             if by_pod.len() == 1 { "its" } else { "their" },
         ),

@@ -41,7 +41,7 @@ use crate::logs::{Cause, CniFailure, EventKind};
 use crate::model::PodRef;
 
 use super::logs::{
-    LogInput, LoggedEvent, Logs, after, attempts, finding, line, of_pod, own_uid, plural,
+    LogInput, LoggedEvent, Logs, after, attempts, finding, line, listed, of_pod, own_uid, plural,
     pod_name_key, quote,
 };
 use super::teardown::{cni_plugin, error_quote, error_text, quoted_after};
@@ -633,7 +633,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             format!(
                 "pod sandboxes cannot be created: {what}; {} in ContainerCreating ({}){}{}{}",
                 plural(pods.len(), "pod waits", "pods wait"),
-                names.join(", "),
+                listed(&names),
                 if severity == Severity::Critical {
                     ": no pod on this node got a sandbox since the first failure"
                 } else {
@@ -760,7 +760,7 @@ fn failed_once(class: &Class, pods: &[Waiting<'_>]) -> Finding {
         format!(
             "a pod sandbox creation failed once: {what} ({}); the kubelet retries at the pod's next \
              sync, and a second failure makes this a warning",
-            pod_names(pods).join(", ")
+            listed(pod_names(pods))
         ),
         rule,
         fix,

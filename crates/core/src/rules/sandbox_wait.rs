@@ -70,7 +70,7 @@ pub(super) fn waiting_note(waiting: &[(String, &LoggedEvent)]) -> String {
         many => format!(
             "; {} pods wait for a new sandbox ({})",
             many.len(),
-            many.join(", ")
+            listed(many)
         ),
     }
 }

@@ -3452,3 +3452,73 @@ fn container_start_failing() {
         ),
     ]);
 }
+
+/// Thousands of pods failing alike make one finding whose summary stays one line: five
+/// distinct pods named (a pod of one name under several UIDs once), then how many more.
+#[test]
+fn a_summary_of_many_pods_lists_five_distinct_and_a_count() {
+    let add = |k: usize, name: &str| {
+        format!(
+            r#"time="2024-05-11T16:09:{:02}.839669754Z" level=error msg="RunPodSandbox for &PodSandboxMetadata{{Name:{name},Uid:7d0c1b2a-0000-4000-8000-{k:012},Namespace:shop,Attempt:0,}} failed, error" error="failed to setup network for sandbox \"{:064x}\": plugin type=\"calico\" failed (add): netplugin failed with no error message: signal: killed""#,
+            k % 60,
+            k + 1
+        )
+    };
+    let mut lines: Vec<String> = (0..4).map(|k| add(k, "cart-0")).collect();
+    lines.extend((4..40).map(|k| add(k, &format!("cart-{k}"))));
+    let events = read(LogKind::Runtime, "containerd.log", &lines);
+    let found = diagnose_logs(&events, &NodeView::empty(), &cfg(), now());
+    let f = found
+        .iter()
+        .find(|f| f.kind == FindingKind::SandboxCreateFailing)
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(
+        f.summary.contains(
+            "(shop/cart-0, shop/cart-4, shop/cart-5, shop/cart-6, shop/cart-7 and 32 more)"
+        ),
+        "{}",
+        f.summary
+    );
+}
+
+#[test]
+fn listed_names_five_distinct_then_a_count() {
+    use crate::rules::logs::listed;
+    assert_eq!(listed(["a", "b", "a"]), "a, b");
+    assert_eq!(listed(Vec::<String>::new()), "");
+    assert_eq!(
+        listed(["a", "b", "c", "d", "e", "a", "f", "g", "g"]),
+        "a, b, c, d, e and 2 more"
+    );
+}
+
+/// A mirror pod deleted as outdated thousands of times names its first mirror UIDs and the
+/// last, with how many in all, not every one.
+#[test]
+fn a_long_mirror_pod_loop_names_its_first_and_last_uids() {
+    let lines: Vec<String> = (0..9)
+        .map(|k| {
+            format!(
+                r#"Apr 16 05:16:{:02} node-a kubelet[1847]: W0416 05:16:{:02}.196969    1847 kubelet.go:1602] Deleting mirror pod "etcd-node-a_kube-system(d4746eba-4156-11e8-84f4-00505690000{k})" because it is outdated"#,
+                10 + k,
+                10 + k
+            )
+        })
+        .collect();
+    let events = read(LogKind::Kubelet, "kubelet.log", &lines);
+    let found = diagnose_logs(&events, &NodeView::empty(), &cfg(), now());
+    let f = found
+        .iter()
+        .find(|f| f.kind == FindingKind::MirrorPodRecreateLoop)
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(
+        f.summary.contains(
+            "(mirror UIDs d4746eba-4156-11e8-84f4-005056900000 → \
+             d4746eba-4156-11e8-84f4-005056900001 → d4746eba-4156-11e8-84f4-005056900002 → \
+             d4746eba-4156-11e8-84f4-005056900003 → … → d4746eba-4156-11e8-84f4-005056900008, \
+             9 in all)"
+        ),
+        "{}",
+        f.summary
+    );
+}
