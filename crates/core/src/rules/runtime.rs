@@ -271,6 +271,11 @@ const RUNTIME_RESTART: SignedDuration = SignedDuration::from_mins(1);
 /// kubelet checks the runtime's Status every 5 s, the first right after it starts.
 const STARTUP_RUNTIME_DOWN: SignedDuration = SignedDuration::from_secs(30);
 
+/// How long syncLoop's "container runtime is down" must last, at the end of the kubelet's log, to
+/// be an info when shorter than [`STARTUP_RUNTIME_DOWN`]: two of the kubelet's 5 s Status checks
+/// apart.
+const SHORT_RUNTIME_DOWN: SignedDuration = SignedDuration::from_secs(10);
+
 /// How close to syncLoop's "container runtime is down" a CRI call timing out says the runtime
 /// hangs.
 const HUNG_BESIDE_DOWN: SignedDuration = SignedDuration::from_mins(1);
@@ -308,8 +313,15 @@ fn not_answering(logs: &Logs<'_>, runtime_down: &[&LoggedEvent], out: &mut Vec<F
         .collect();
     // syncLoop says the runtime is down from a kubelet's start until its first Status check
     // (kubelets before 1.13 did for a second or two, seen in case 67): alone, its records count
-    // only when they run past that.
-    if unreachable.is_empty() && span(runtime_down) < STARTUP_RUNTIME_DOWN {
+    // only when they run past that, or, an info, when they hold two Status checks apart
+    // ([`SHORT_RUNTIME_DOWN`], three records or more) where the kubelet's log ends: a runtime
+    // still starting and one that is not running look alike until the 30 s are past.
+    let short = unreachable.is_empty() && span(runtime_down) < STARTUP_RUNTIME_DOWN;
+    if short
+        && (records(runtime_down) < 3
+            || span(runtime_down) < SHORT_RUNTIME_DOWN
+            || kubelet_goes_on_after(logs, runtime_down, RUNTIME_RESTART))
+    {
         return;
     }
     let mut down: Vec<&LoggedEvent> = unreachable
@@ -356,7 +368,10 @@ fn not_answering(logs: &Logs<'_>, runtime_down: &[&LoggedEvent], out: &mut Vec<F
         out.push(f);
         return;
     }
-    let severity = if answered && longest < RUNTIME_RESTART {
+    if short && answered {
+        return;
+    }
+    let severity = if short || (answered && longest < RUNTIME_RESTART) {
         Severity::Info
     } else {
         Severity::Warning
@@ -378,6 +393,10 @@ fn not_answering(logs: &Logs<'_>, runtime_down: &[&LoggedEvent], out: &mut Vec<F
             over(&down),
             if answered {
                 format!(", then answered again (the longest outage {})", human(longest))
+            } else if short {
+                ", where the log ends; shorter than a kubelet start's first 30 s, so a runtime \
+                 still starting is not ruled out: a warning if it lasts"
+                    .to_string()
             } else {
                 ", and nothing after shows it answering again".to_string()
             },

@@ -1854,6 +1854,21 @@ fn node_level_rules() {
             &[],
         ),
         case(
+            "syncLoop's 'container runtime is down' for 20 s where the log ends: an info",
+            &(0..5)
+                .map(|k| format!("I0409 21:14:{:02}.210702   26014 kubelet.go:1794] skipping pod synchronization - [container runtime is down]", 19 + 5 * k))
+                .collect::<Vec<_>>(),
+            &[(FindingKind::RuntimeUnhealthy, Severity::Info, "a runtime still starting is not ruled out")],
+        ),
+        case(
+            "not a finding: 'container runtime is down' for 20 s, then the kubelet's log goes on without it",
+            &(0..5)
+                .map(|k| format!("I0409 21:14:{:02}.210702   26014 kubelet.go:1794] skipping pod synchronization - [container runtime is down]", 19 + 5 * k))
+                .chain([r#"I0409 21:16:40.000000   26014 kubelet.go:1837] SyncLoop (ADD, "api"): "web-0_shop(3f2a1b0c-0000-4000-8000-000000000001)""#.to_string()])
+                .collect::<Vec<_>>(),
+            &[],
+        ),
+        case(
             "not a finding: one sync timing out (kubernetes/kubernetes#45419's first)",
             &[format!(r#"E0602 04:37:05.580912   28263 pod_workers.go:191] Error syncing pod {UID1} ("web-0_shop({UID1})"), skipping: rpc error: code = DeadlineExceeded desc = context deadline exceeded"#)],
             &[],
