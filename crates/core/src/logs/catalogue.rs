@@ -250,6 +250,11 @@ pub enum EventKind {
     /// call's failure (`validate service connection`, `unknown service runtime.v1…`) is
     /// classified as that failure, `RuntimeCallFailed`: the runtime is its cause.
     KubeletExited,
+    /// systemd's `kubelet.service: Scheduled restart job, restart counter is at <n>.` (systemd
+    /// 236+, `service.c` `service_enter_restart`) and `kubelet.service: Service hold-off time
+    /// over, scheduling restart.` (older): the kubelet exited and its unit's `Restart=` starts it
+    /// again; the counter says how many times since the unit was last started by hand.
+    KubeletRestartScheduled,
     /// `part of the existing bootstrap client certificate in /etc/kubernetes/kubelet.conf is
     /// expired: <time>` (`bootstrap.go` `isClientConfigStillValid`, at the kubelet's start;
     /// `"Unhandled Error" err=…` from 1.31): the kubeconfig's client certificate expired, so

@@ -26,19 +26,36 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     if exits.is_empty() || kubelet_goes_on_after(logs, &exits, RUNNING_AGAIN) {
         return;
     }
+    // systemd's `Main process exited` is the same exit as the kubelet's own record of it, which
+    // says why: systemd's count only when the log holds none of the kubelet's.
+    let (own, unit): (Vec<&LoggedEvent>, Vec<&LoggedEvent>) =
+        exits.iter().partition(|e| !by_systemd(e));
+    let exits = if own.is_empty() { unit } else { own };
+    let restarts = restart_counter(logs);
     let last = exits
         .iter()
         .copied()
         .max_by_key(|e| e.time)
         .unwrap_or(exits[0]);
     // transport.go's exit is a message, no error: its words, not the whole line.
-    let error = if certificate_check(last) {
+    let error = if by_systemd(last) {
+        let t = &last.text;
+        format!(
+            "systemd: {}",
+            &t[t.find("Main process exited").unwrap_or(0)..]
+        )
+    } else if certificate_check(last) {
         "no valid client certificate, the API server answering: it exits to bootstrap a new one"
             .to_string()
     } else {
         super::teardown::error_quote(last)
     };
-    let (severity, why, mut fix) = cause(&super::teardown::error_text(last));
+    let (mut severity, why, mut fix) = cause(&super::teardown::error_text(last));
+    // systemd's word alone of one exit, its restart counter low: it may have been restarted by
+    // hand, or be starting now; a warning until it repeats.
+    if by_systemd(last) && records(&exits) < 2 && restarts.is_none_or(|(n, _)| n < 3) {
+        severity = Severity::Warning;
+    }
     // bootstrap.go's word, at this start, that the kubeconfig's client certificate expired:
     // why the kubelet needed its bootstrap kubeconfig at all.
     // Only for an exit for want of the bootstrap kubeconfig: an exit of another cause (swap,
@@ -75,10 +92,14 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         FindingKind::KubeletStartFailing,
         severity,
         format!(
-            "the kubelet exits as it starts ({error}; {}{}), and nothing after shows it running: no \
-             pod on this node is started, stopped or reported while it does not run{why}",
+            "the kubelet exits as it starts ({error}; {}{}{}), and nothing after shows it running: \
+             no pod on this node is started, stopped or reported while it does not run{why}",
             plural(records(&exits), "exit", "exits"),
             over(&exits),
+            match restarts {
+                Some((n, _)) => format!("; systemd's restart counter at {n}"),
+                None => String::new(),
+            },
         ),
         "cmd/kubelet/app/server.go Run (`failed to run Kubelet: …`) and kubelet.go \
          initializeRuntimeDependentModules (`Failed to start ContainerManager`): the kubelet returns \
@@ -87,10 +108,34 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         fix,
     );
     f.evidence = quote(&exits);
+    if let Some((_, e)) = restarts {
+        f.evidence.push(line(e));
+    }
     if let Some(e) = expired {
         f.evidence.insert(0, line(e));
     }
     out.push(f);
+}
+
+/// Whether the exit record is systemd's (`kubelet.service: Main process exited, …`), not the
+/// kubelet's own.
+fn by_systemd(e: &LoggedEvent) -> bool {
+    e.text.contains("kubelet.service: Main process exited")
+}
+
+/// systemd's last `restart counter is at <n>` for the kubelet's unit, with its record: how many
+/// times the unit restarted the kubelet since it was last started by hand.
+fn restart_counter<'l>(logs: &Logs<'l>) -> Option<(u64, &'l LoggedEvent)> {
+    logs.of(&[EventKind::KubeletRestartScheduled])
+        .filter_map(|e| {
+            let at = e.text.find("restart counter is at ")? + "restart counter is at ".len();
+            let digits: String = e.text[at..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            Some((digits.parse().ok()?, e))
+        })
+        .max_by_key(|(_, e)| e.time)
 }
 
 /// The expiry bootstrap.go names: the text after `is expired: ` up to a quote (`2020-12-06
@@ -117,6 +162,8 @@ fn kubelets_exit(e: &LoggedEvent) -> bool {
         "Failed to run kubelet",
         "No valid client certificate",
         "client certificate has expired",
+        // systemd's word of the kubelet's unit.
+        "kubelet.service: ",
     ];
     own.iter().any(|w| e.text.contains(w))
         || matches!(

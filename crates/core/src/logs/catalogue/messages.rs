@@ -274,6 +274,39 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        source: "systemd: the kubelet's unit, its main process exiting with a failure and its restart scheduled",
+        cites: &[
+            cite(
+                "systemd/systemd",
+                "src/core/service.c",
+                "service_sigchld_event: log_unit_full at LOG_NOTICE only when the exit is a failure (LOG_DEBUG otherwise) `Main process exited, code=%s, status=%i/%s`, the unit's name and `: ` before it (`kubelet.service: Main process exited, code=exited, status=255/n/a`)",
+                "232-257",
+            ),
+            cite(
+                "systemd/systemd",
+                "src/core/service.c",
+                "service_enter_restart: `Scheduled restart job, restart counter is at %u.` (v236+; before, `Service hold-off time over, scheduling restart.`)",
+                "219-257",
+            ),
+        ],
+        wordings: &[
+            with(
+                "kubelet.service: Main process exited",
+                Cond::Has("status="),
+                KubeletExited,
+            ),
+            w(
+                "kubelet.service: Scheduled restart job",
+                KubeletRestartScheduled,
+            ),
+            w(
+                "kubelet.service: Service hold-off time over",
+                KubeletRestartScheduled,
+            ),
+            w("kubelet.service holdoff time over", KubeletRestartScheduled),
+        ],
+    },
+    Family {
         source: "pkg/kubelet/certificate/bootstrap/bootstrap.go isClientConfigStillValid: the kubeconfig's client certificate expired",
         cites: &[
             cite(

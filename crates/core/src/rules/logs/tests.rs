@@ -575,7 +575,60 @@ fn kubelet_start_failing() {
         )
     };
     let swap = "running with swap on is not supported, please disable swap! or set --fail-swap-on flag to false";
+    let unit_exit = |t: &str| {
+        format!(
+            "Jul 19 {t} node1 systemd[1]: kubelet.service: Main process exited, code=exited, status=255/n/a"
+        )
+    };
+    let unit_restart = |t: &str, n: u32| {
+        format!(
+            "Jul 19 {t} node1 systemd[1]: kubelet.service: Scheduled restart job, restart counter is at {n}."
+        )
+    };
     check(vec![
+        case(
+            "systemd's word alone of a restart loop (kubeadm#1008): critical, with the counter",
+            &[
+                unit_exit("20:27:24"),
+                "Jul 19 20:27:24 node1 systemd[1]: kubelet.service: Failed with result 'exit-code'.".to_string(),
+                unit_restart("20:27:34", 481),
+                "Jul 19 20:27:34 node1 systemd[1]: Started kubelet: The Kubernetes Node Agent.".to_string(),
+            ],
+            &[(
+                FindingKind::KubeletStartFailing,
+                Severity::Critical,
+                "(systemd: Main process exited, code=exited, status=255/n/a; 1 exit; systemd's restart counter at 481)",
+            )],
+        ),
+        case(
+            "systemd's word of one exit, no restart counted: a warning",
+            &[unit_exit("20:27:24")],
+            &[(FindingKind::KubeletStartFailing, Severity::Warning, "status=255")],
+        ),
+        case(
+            "the kubelet's own exit beside systemd's: one exit, the kubelet's error",
+            &[
+                format!(
+                    r#"Jul 19 20:27:24 node1 kubelet[5100]: E0719 20:27:24.100000    5100 run.go:72] "command failed" err="failed to run Kubelet: {swap}""#
+                ),
+                unit_exit("20:27:24"),
+                unit_restart("20:27:34", 4),
+            ],
+            &[(
+                FindingKind::KubeletStartFailing,
+                Severity::Critical,
+                "swapoff -a",
+            )],
+        ),
+        case(
+            "not a finding: systemd's exit, then the kubelet runs on (a crash, restarted)",
+            &[
+                unit_exit("20:27:24"),
+                unit_restart("20:27:34", 1),
+                r#"Jul 19 20:29:40 node1 kubelet[5200]: I0719 20:29:40.000000    5200 kubelet.go:2063] "SyncLoop ADD" source="api" pods=["team-ns/web-0"]"#.to_string(),
+            ],
+            &[],
+        ),
         case(
             "1.20-1.25's `Failed to load kubelet config file`, the file missing: a warning (before kubeadm join)",
             &[r#"E0226 12:35:21.632872    1855 server.go:206] "Failed to load kubelet config file" err="failed to load Kubelet config file /var/lib/kubelet/config.yaml, error failed to read kubelet config file \"/var/lib/kubelet/config.yaml\", error: open /var/lib/kubelet/config.yaml: no such file or directory" path="/var/lib/kubelet/config.yaml""#.to_string()],
