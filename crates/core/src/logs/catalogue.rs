@@ -264,6 +264,10 @@ pub enum EventKind {
     /// `updateNodeStatus`, each of its 5 tries) and `"Unable to update node status" err="update
     /// node status exceeds retry count"` (`syncNodeStatus`); legacy `…, will retry: <err>`.
     NodeStatusUpdateFailed,
+    /// `"Successfully registered node" node=…` (`kubelet_node_status.go`
+    /// `registerWithAPIServer`; legacy `Successfully registered node <name>`): the Node exists,
+    /// and the registration failures before it are over.
+    NodeRegistered,
     /// `"Container runtime network not ready" networkReady="NetworkReady=false
     /// reason:NetworkPluginNotReady message:…"` (`kubelet.go` `updateRuntimeUp`, every 5 s while
     /// the runtime's `NetworkReady` condition is false); legacy `Container runtime network not

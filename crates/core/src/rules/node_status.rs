@@ -150,6 +150,14 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
     let no_certificate = cause.is_some_and(|(e, _)| super::kubelet_start::certificate_check(e));
     // Registration fails before the Node exists: no pod is scheduled to the node at all.
     let registering = failed.iter().all(|e| e.text.contains("register node"));
+    let last = record_times(&failed).max();
+    if registering
+        && logs
+            .of(&[EventKind::NodeRegistered])
+            .any(|e| e.time.is_some_and(|t| last.is_none_or(|l| t >= l)))
+    {
+        return; // registered after all
+    }
     // `updateNodeStatus` tries 5 times in a row and logs each failed try, then `exceeds retry
     // count`: attempts with fewer tries (records less than ONE_ATTEMPT apart are one; folded
     // repeats counted) and no such record went through on a retry. Failures that all did are
@@ -218,8 +226,13 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
         {
             Severity::Info
         }
+        // Registration failing where the log ends, however short, and no kubelet start just
+        // before (a boot, whose registration fails until the API server is up): until it goes
+        // through the Node does not exist. An info: the start may be before the excerpt.
+        _ if registering && !starting(logs, &failed) => Severity::Info,
         _ => return,
     };
+    let short = registering && severity == Severity::Info;
     let error = match cause {
         // transport.go's record is a message, no error: its words, not the whole line.
         _ if no_certificate => {
@@ -303,11 +316,17 @@ pub(super) fn node_status_update_failing(logs: &Logs<'_>, out: &mut Vec<Finding>
         severity,
         format!(
             "the kubelet cannot {what} ({error}; {}{}{}), and nothing after shows it \
-             succeeding: {consequence}",
+             succeeding: {consequence}{}",
             plural(n, "failure", "failures"),
             over(&failed),
             if exhausted {
                 ", its retries exhausted"
+            } else {
+                ""
+            },
+            if short {
+                "; a control plane node's kubelet fails so until its static API server is up: \
+                 a warning if it lasts 5 minutes"
             } else {
                 ""
             },

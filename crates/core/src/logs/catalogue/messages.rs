@@ -397,6 +397,12 @@ pub const FAMILIES: &[Family] = &[
                 "registerWithAPIServer/tryRegisterWithAPIServer: klog.ErrorS(err, `Unable to register node with API server`, node); before 1.20 `Unable to register node %q with API server: %v`",
                 "1.5-1.34",
             ),
+            cite(
+                "kubernetes/kubernetes",
+                "pkg/kubelet/kubelet_node_status.go",
+                "registerWithAPIServer: klog.InfoS(`Successfully registered node`, node); before 1.21 klog.Infof `Successfully registered node %s`",
+                "1.5-1.34",
+            ),
         ],
         wordings: &[
             with(
@@ -416,6 +422,9 @@ pub const FAMILIES: &[Family] = &[
                 Cond::None,
                 NodeStatusUpdateFailed,
             ),
+            // registerWithAPIServer: 1.21+ `"Successfully registered node" node=…`, before
+            // `Successfully registered node <name>`.
+            w("Successfully registered node", NodeRegistered),
         ],
     },
     Family {

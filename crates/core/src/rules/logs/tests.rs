@@ -968,6 +968,19 @@ fn node_status_update_failing() {
             )],
         ),
         case(
+            "registration refused where the log ends, no kubelet start before it: an info (kubeadm#1082)",
+            &[r#"Aug 30 11:17:55 localhost.localdomain kubelet[2417]: E0830 11:17:55.780886    2417 kubelet_node_status.go:103] Unable to register node "localhost.localdomain" with API server: Post https://10.0.2.15:6443/api/v1/nodes: dial tcp 10.0.2.15:6443: connect: connection refused"#.to_string()],
+            &[(FindingKind::NodeStatusUpdateFailing, Severity::Info, "cannot register its Node")],
+        ),
+        case(
+            "not a finding: registration refused, then the node registered",
+            &[
+                r#"Aug 30 11:17:55 localhost.localdomain kubelet[2417]: E0830 11:17:55.780886    2417 kubelet_node_status.go:103] Unable to register node "localhost.localdomain" with API server: Post https://10.0.2.15:6443/api/v1/nodes: dial tcp 10.0.2.15:6443: connect: connection refused"#.to_string(),
+                r#"Aug 30 11:18:05 localhost.localdomain kubelet[2417]: I0830 11:18:05.100000    2417 kubelet_node_status.go:82] Successfully registered node localhost.localdomain"#.to_string(),
+            ],
+            &[],
+        ),
+        case(
             "not a finding: registration refused for a minute, as a control plane's boot",
             &[
                 started("09:26:30.000000").replace("I0322", "I0510"),
