@@ -250,6 +250,12 @@ pub enum EventKind {
     /// call's failure (`validate service connection`, `unknown service runtime.v1…`) is
     /// classified as that failure, `RuntimeCallFailed`: the runtime is its cause.
     KubeletExited,
+    /// The runtime's own word that it could not start a container: containerd's CRI `StartContainer
+    /// for "<id>" failed` (error field), dockerd's `Handler for POST /…/containers/<id>/start
+    /// returned error: <err>` (a 5xx answer), docker 1.11-1.12's `containerd: start container`
+    /// (error and `id` fields). A log that holds the kubelet's pod worker records says the same
+    /// with the pod (`ErrorSyncingPod`'s `RunContainerError`).
+    RuntimeStartContainerFailed,
     /// systemd's `kubelet.service: Scheduled restart job, restart counter is at <n>.` (systemd
     /// 236+, `service.c` `service_enter_restart`) and `kubelet.service: Service hold-off time
     /// over, scheduling restart.` (older): the kubelet exited and its unit's `Restart=` starts it
@@ -478,6 +484,7 @@ impl EventKind {
                 | SkippingDeleteSourcesNotReady
                 | ImagePullFailed
                 | KubeletExited
+                | RuntimeStartContainerFailed
                 | NodeStatusUpdateFailed
                 | RuntimeNetworkNotReady
                 | NodeNotReadyAfterStartup
@@ -524,7 +531,8 @@ impl EventKind {
             | ContainerNotFound
             | ContainerFinished
             | ContainerNotFoundInPod
-            | ContainerNameReserved => Some(IdKind::Container),
+            | ContainerNameReserved
+            | RuntimeStartContainerFailed => Some(IdKind::Container),
             _ => None,
         }
     }

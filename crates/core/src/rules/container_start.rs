@@ -55,6 +55,9 @@ const NODE_CAUSES: &[&str] = &[
     "device or resource busy",
     "input/output error",
     "operation not permitted",
+    // docker 1.11-1.13's prefix of runc's failure (containerd 0.2), an executable not found
+    // told apart first (`exec: "…": executable file not found`).
+    "oci runtime error",
 ];
 
 /// The container, the reason and the error of a pod worker's `failed to "StartContainer" for
@@ -107,6 +110,8 @@ fn whose(reason: &str, error: &str) -> Whose {
     if reason.ends_with("HookError")
         || error.contains("executable file not found")
         || error.contains("exec format error")
+        // dockerd 1.11-1.12's word for an executable not found.
+        || (error.contains("Container command") && error.contains("not found or does not exist"))
         || (error.contains("exec: ") && error.contains("no such file or directory"))
         || (error.contains("exec: ") && error.contains("permission denied"))
     {
@@ -168,6 +173,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                 .push(e);
         }
     }
+    let by_pod_empty = by_pod.is_empty();
     let mut failing: Vec<Failing<'_>> = Vec::new();
     for ((key, container), mut group) in by_pod {
         group.sort_by_key(|e| e.time);
@@ -197,6 +203,11 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
             records: group,
         });
     }
+    // The runtime's own word, only when the kubelet's says nothing of a container failing to
+    // start (a runtime log given alone): the same failures, without the pod.
+    if by_pod_empty {
+        failing = runtime_failures(input);
+    }
     let (node, others): (Vec<Failing<'_>>, Vec<Failing<'_>>) =
         failing.into_iter().partition(|f| f.whose == Whose::Node);
     if !node.is_empty() {
@@ -204,6 +215,56 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     }
     if !others.is_empty() {
         out.push(workload_finding(&others));
+    }
+}
+
+/// The runtime's `RuntimeStartContainerFailed` records (containerd's `StartContainer for "<id>"
+/// failed`, dockerd's `Handler for POST /containers/<id>/start returned error`), by container
+/// ID, as [`Failing`] containers (the pod when the log links the container to one), with the
+/// latest error of each; timeouts left to `RuntimeUnhealthy` as the pod worker's are.
+fn runtime_failures<'l>(input: &LogInput<'_, 'l>) -> Vec<Failing<'l>> {
+    let logs = input.logs;
+    let mut by_container: BTreeMap<String, Vec<&'l LoggedEvent>> = BTreeMap::new();
+    for e in logs.of(&[EventKind::RuntimeStartContainerFailed]) {
+        let Some(id) = e.event.ids.container_id.as_deref() else {
+            continue;
+        };
+        if too_slow(&runtime_error(e)) {
+            continue;
+        }
+        by_container.entry(id.to_string()).or_default().push(e);
+    }
+    by_container
+        .into_iter()
+        .map(|(id, mut group)| {
+            group.sort_by_key(|e| e.time);
+            let error = runtime_error(group[group.len() - 1]);
+            let pod = logs
+                .pod_of(input.view, &group, None, None)
+                .filter(|p| !p.name.is_empty() || !p.uid.is_empty());
+            Failing {
+                pod,
+                container: format!("container {}", super::logs::shown(&id)),
+                reason: "StartContainer".to_string(),
+                whose: whose("", &error),
+                error: quoted(&error),
+                records: group,
+            }
+        })
+        .collect()
+}
+
+/// A runtime record's error: its error field, else the text after `returned error: ` (dockerd).
+fn runtime_error(e: &LoggedEvent) -> String {
+    match e.event.error.as_deref() {
+        Some(err) => err.to_string(),
+        None => {
+            let t = &e.text;
+            match t.find("returned error: ") {
+                Some(at) => t[at + "returned error: ".len()..].to_string(),
+                None => t.to_string(),
+            }
+        }
     }
 }
 

@@ -274,6 +274,36 @@ pub const FAMILIES: &[Family] = &[
         ],
     },
     Family {
+        source: "the runtime's own word that a container did not start: containerd's CRI StartContainer, dockerd's API",
+        cites: &[
+            cite(
+                "containerd/containerd",
+                "internal/cri/instrument/instrumented_service.go",
+                "StartContainer: log.G(ctx).WithError(err).Errorf(`StartContainer for %q failed`, r.GetContainerId()) (pkg/cri/instrumented_service.go before 2.0; containerd/cri before 1.3)",
+                "1.1-2.x",
+            ),
+            cite(
+                "moby/moby",
+                "api/server/server.go",
+                "makeHTTPHandler: logrus.Errorf(`Handler for %s %s returned error: %v`, r.Method, r.URL.Path, err) for a 5xx answer (every handler's: only a POST of a container's /start is a start failing)",
+                "1.6-28.x",
+            ),
+        ],
+        wordings: &[
+            with(
+                "StartContainer for ",
+                Cond::Failed,
+                RuntimeStartContainerFailed,
+            ),
+            with(
+                "Handler for POST ",
+                Cond::Has("/start returned error"),
+                RuntimeStartContainerFailed,
+            ),
+            w("containerd: start container", RuntimeStartContainerFailed),
+        ],
+    },
+    Family {
         source: "systemd: the kubelet's unit, its main process exiting with a failure and its restart scheduled",
         cites: &[
             cite(

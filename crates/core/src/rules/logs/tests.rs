@@ -3460,7 +3460,58 @@ fn container_start_failing() {
         cgroup_failed("10:00:00.000000"),
         cgroup_failed("10:00:12.000000"),
     ];
+    // containerd's and dockerd's own word, a runtime log given alone.
+    let containerd_start = |t: &str, id: &str| {
+        format!(
+            r#"time="2024-07-05T10:00:{t}.000000000Z" level=error msg="StartContainer for \"{id}\" failed" error="failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error setting cgroup config for procHooks process: no such device: unknown""#
+        )
+    };
+    let dockerd_start = |id: &str, err: &str| {
+        format!(
+            r#"Jul 13 22:21:12 localhost dockerd[1610]: time="2016-07-13T22:21:12.069542247Z" level=error msg="Handler for POST /containers/{id}/start returned error: {err}""#
+        )
+    };
     check(vec![
+        runtime_case(
+            "containerd's StartContainer failing for two containers, a cause of the node's: a warning",
+            vec![containerd_start("00", C1), containerd_start("12", C2)],
+            &[(
+                FindingKind::ContainerStartFailing,
+                Severity::Warning,
+                "error setting cgroup config",
+            )],
+        ),
+        runtime_case(
+            "dockerd's start of a container whose command is not in the image: the workload's, an info",
+            vec![dockerd_start(
+                C1,
+                "Container command '/hyperkube' not found or does not exist.",
+            )],
+            &[(
+                FindingKind::ContainerStartFailing,
+                Severity::Info,
+                "the cause is the pod's own",
+            )],
+        ),
+        runtime_case(
+            "not a finding: dockerd's 5xx answers of other calls (No such container on GET)",
+            vec![format!(
+                r#"Jul 13 22:21:12 localhost dockerd[1610]: time="2016-07-13T22:21:12.069542247Z" level=error msg="Handler for GET /containers/{C1}/json returned error: No such container: {C1}""#
+            )],
+            &[],
+        ),
+        Case {
+            runtime: vec![containerd_start("00", C1), containerd_start("12", C2)],
+            ..case(
+                "the pod worker's word beside the runtime's: the pod worker's alone (one finding, the pod named)",
+                &twice,
+                &[(
+                    FindingKind::ContainerStartFailing,
+                    Severity::Warning,
+                    "shop/web-0",
+                )],
+            )
+        },
         case(
             "the node's cgroups, twice: a warning naming the pod and the error",
             &twice,
