@@ -205,13 +205,25 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     }
     // The runtime's own word, only when the kubelet's says nothing of a container failing to
     // start (a runtime log given alone): the same failures, without the pod.
-    if by_pod_empty {
+    let runtime_only = by_pod_empty;
+    if runtime_only {
         failing = runtime_failures(input);
     }
     let (node, others): (Vec<Failing<'_>>, Vec<Failing<'_>>) =
         failing.into_iter().partition(|f| f.whose == Whose::Node);
     if !node.is_empty() {
-        out.push(node_finding(&node));
+        let mut f = node_finding(&node);
+        // The runtime's word alone cannot tell a container retried under a new ID and started
+        // (the kubelet creates a new container for each attempt) from one that never did: an
+        // info, however many failed.
+        if runtime_only && f.severity > Severity::Info {
+            f.severity = Severity::Info;
+            f.summary.push_str(
+                " (the runtime's log alone: whether the kubelet's next attempts, new containers, \
+                 started is not in it; its log tells)",
+            );
+        }
+        out.push(f);
     }
     if !others.is_empty() {
         out.push(workload_finding(&others));
@@ -229,6 +241,11 @@ fn runtime_failures<'l>(input: &LogInput<'_, 'l>) -> Vec<Failing<'l>> {
         let Some(id) = e.event.ids.container_id.as_deref() else {
             continue;
         };
+        // dockerd's handler of an exec's start (`POST /exec/<id>/start`: a probe's command
+        // racing a container that stops) is no container's start.
+        if e.text.contains("Handler for POST") && !e.text.contains("/containers/") {
+            continue;
+        }
         if too_slow(&runtime_error(e)) {
             continue;
         }
@@ -237,6 +254,11 @@ fn runtime_failures<'l>(input: &LogInput<'_, 'l>) -> Vec<Failing<'l>> {
     by_container
         .into_iter()
         .map(|(id, mut group)| {
+            // docker 1.11's containerd logs the same failed start as dockerd's handler: the
+            // handler's record, which every dockerd logs, counts.
+            if group.iter().any(|e| e.text.contains("Handler for POST")) {
+                group.retain(|e| e.text.contains("Handler for POST"));
+            }
             group.sort_by_key(|e| e.time);
             let error = runtime_error(group[group.len() - 1]);
             let pod = logs

@@ -30,6 +30,11 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     // says why: systemd's count only when the log holds none of the kubelet's.
     let (own, unit): (Vec<&LoggedEvent>, Vec<&LoggedEvent>) =
         exits.iter().partition(|e| !by_systemd(e));
+    // The kubelet's own exit record classified as its cause's (an exit on the runtime's
+    // endpoint is RuntimeUnhealthy's): systemd's word of the same exit is not this kind's.
+    if own.is_empty() && logs.all.iter().any(own_exit_of_another_kind) {
+        return;
+    }
     let exits = if own.is_empty() { unit } else { own };
     let restarts = restart_counter(logs);
     let last = exits
@@ -42,7 +47,7 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
         let t = &last.text;
         format!(
             "systemd: {}",
-            &t[t.find("Main process exited").unwrap_or(0)..]
+            &t[t.find("ain process exited").map_or(0, |at| at - 1)..]
         )
     } else if certificate_check(last) {
         "no valid client certificate, the API server answering: it exits to bootstrap a new one"
@@ -117,10 +122,19 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     out.push(f);
 }
 
+/// Whether `e` is the kubelet's own exit record classified as another kind (its cause's:
+/// `"command failed" err="failed to run Kubelet: validate service connection: …"` is a
+/// `RuntimeCallFailed`).
+fn own_exit_of_another_kind(e: &LoggedEvent) -> bool {
+    e.event.kind != EventKind::KubeletExited
+        && (e.text.contains("failed to run Kubelet") || e.text.contains("\"command failed\""))
+}
+
 /// Whether the exit record is systemd's (`kubelet.service: Main process exited, …`), not the
 /// kubelet's own.
 fn by_systemd(e: &LoggedEvent) -> bool {
     e.text.contains("kubelet.service: Main process exited")
+        || e.text.contains("kubelet.service: main process exited")
 }
 
 /// systemd's last `restart counter is at <n>` for the kubelet's unit, with its record: how many

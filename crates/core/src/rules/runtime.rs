@@ -316,6 +316,15 @@ fn not_answering(logs: &Logs<'_>, runtime_down: &[&LoggedEvent], out: &mut Vec<F
     // only when they run past that, or, an info, when they hold two Status checks apart
     // ([`SHORT_RUNTIME_DOWN`], three records or more) where the kubelet's log ends: a runtime
     // still starting and one that is not running look alike until the 30 s are past.
+    // syncLoop's word alone: only its records since the runtime last answered before the last
+    // of them (a PLEG event, a sandbox run) are the outage; the ones before it ended.
+    let tail: Vec<&LoggedEvent>;
+    let runtime_down = if unreachable.is_empty() {
+        tail = since_last_answer(logs, runtime_down);
+        tail.as_slice()
+    } else {
+        runtime_down
+    };
     let short = unreachable.is_empty() && span(runtime_down) < STARTUP_RUNTIME_DOWN;
     if short
         && (records(runtime_down) < 3
@@ -412,6 +421,41 @@ fn not_answering(logs: &Logs<'_>, runtime_down: &[&LoggedEvent], out: &mut Vec<F
     );
     f.evidence = quote(&down);
     out.push(f);
+}
+
+/// The records of `down` after the runtime's last answer ([`runtime_answered`]) before the
+/// last of them, and of those the last run with no gap over [`RUNTIME_RESTART`]: the outage
+/// the log ends in, or the last one.
+fn since_last_answer<'l>(logs: &Logs<'l>, down: &[&'l LoggedEvent]) -> Vec<&'l LoggedEvent> {
+    let Some(last) = record_times(down).max() else {
+        return down.to_vec();
+    };
+    let answered = logs
+        .all
+        .iter()
+        .filter(|e| runtime_answered(e))
+        .filter_map(|e| e.time)
+        .filter(|&t| t < last)
+        .max();
+    let mut tail: Vec<&LoggedEvent> = match answered {
+        Some(a) => down
+            .iter()
+            .copied()
+            .filter(|e| e.time.is_none_or(|t| t > a))
+            .collect(),
+        None => down.to_vec(),
+    };
+    // syncLoop says so at each of its iterations (every second; every 5 s before 1.13) while
+    // the runtime is down: records more than a minute apart are two outages, the last counts.
+    tail.sort_by_key(|e| e.time);
+    let start = tail
+        .windows(2)
+        .rposition(|w| match (w[0].time, w[1].time) {
+            (Some(a), Some(b)) => b.duration_since(a) > RUNTIME_RESTART,
+            _ => false,
+        })
+        .map_or(0, |k| k + 1);
+    tail.split_off(start)
 }
 
 /// The CRI methods whose timing out [`hung`] counts: the kubelet's reads of the runtime's state

@@ -1005,7 +1005,20 @@ pub(super) fn incident(
     let step = match (&sandbox, removal) {
         (Some(s), true) => format!("removing its sandbox {}", shown(s)),
         (Some(s), false) => format!("stopping its sandbox {}", shown(s)),
-        (None, _) if failing.iter().any(|e| e.text.contains("KillPodSandbox")) => {
+        // A record of the sandbox's stop whose ID a pager cut (`Failed to stop sandbox
+        // {"docker" "40d5…>`) is still the sandbox's.
+        (None, _)
+            if failing.iter().any(|e| {
+                e.text.contains("KillPodSandbox")
+                    || matches!(
+                        e.event.kind,
+                        KillPodSandboxFailed
+                            | StopPodSandboxFailed
+                            | StopSandboxBeforeRemoveFailed
+                            | DestroyNetworkFailed
+                    )
+            }) =>
+        {
             "stopping its sandbox".to_string()
         }
         (None, _) => "stopping its containers".to_string(),

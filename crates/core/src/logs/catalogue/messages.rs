@@ -320,9 +320,17 @@ pub const FAMILIES: &[Family] = &[
             ),
         ],
         wordings: &[
+            // `code=exited`: the kubelet exited by itself; `code=killed` is a signal's (an
+            // admin's stop whose SIGTERM timed out ends in SIGKILL).
             with(
                 "kubelet.service: Main process exited",
-                Cond::Has("status="),
+                Cond::Has("code=exited"),
+                KubeletExited,
+            ),
+            // systemd before 232 (CentOS 7's 219).
+            with(
+                "kubelet.service: main process exited",
+                Cond::Has("code=exited"),
                 KubeletExited,
             ),
             w(

@@ -621,6 +621,34 @@ fn kubelet_start_failing() {
             )],
         ),
         case(
+            "not a finding: an admin's restart whose SIGTERM timed out (code=killed, status=9/KILL)",
+            &[
+                "Jul 19 20:27:10 node1 systemd[1]: Stopping kubelet: The Kubernetes Node Agent...".to_string(),
+                "Jul 19 20:27:24 node1 systemd[1]: kubelet.service: Main process exited, code=killed, status=9/KILL".to_string(),
+                "Jul 19 20:27:24 node1 systemd[1]: Started kubelet: The Kubernetes Node Agent.".to_string(),
+            ],
+            &[],
+        ),
+        case(
+            "systemd 219's lower-case wording (CentOS 7): the same restart loop",
+            &[
+                "Jul 19 20:27:24 node1 systemd[1]: kubelet.service: main process exited, code=exited, status=255/n/a".to_string(),
+                "Jul 19 20:27:24 node1 systemd[1]: Unit kubelet.service entered failed state.".to_string(),
+                "Jul 19 20:27:34 node1 systemd[1]: kubelet.service holdoff time over, scheduling restart.".to_string(),
+                "Jul 19 20:27:35 node1 systemd[1]: kubelet.service: main process exited, code=exited, status=255/n/a".to_string(),
+            ],
+            &[(FindingKind::KubeletStartFailing, Severity::Critical, "2 exits")],
+        ),
+        case(
+            "not this kind: the kubelet's own exit is its runtime endpoint's (RuntimeUnhealthy), systemd's word of it too",
+            &[
+                r#"Jul 19 20:27:24 node1 kubelet[5100]: E0719 20:27:24.100000    5100 run.go:72] "command failed" err="failed to run Kubelet: validate service connection: validate CRI v1 runtime API for endpoint "unix:///run/containerd/containerd.sock": rpc error: code = Unimplemented desc = unknown service runtime.v1.RuntimeService""#.to_string(),
+                unit_exit("20:27:24"),
+                unit_restart("20:27:34", 12),
+            ],
+            &[(FindingKind::RuntimeUnhealthy, Severity::Critical, "serves no CRI")],
+        ),
+        case(
             "not a finding: systemd's exit, then the kubelet runs on (a crash, restarted)",
             &[
                 unit_exit("20:27:24"),
@@ -1932,6 +1960,24 @@ fn node_level_rules() {
                 .map(|k| format!("I0409 21:14:{:02}.210702   26014 kubelet.go:1794] skipping pod synchronization - [container runtime is down]", 19 + 5 * k))
                 .chain([r#"I0409 21:16:40.000000   26014 kubelet.go:1837] SyncLoop (ADD, "api"): "web-0_shop(3f2a1b0c-0000-4000-8000-000000000001)""#.to_string()])
                 .collect::<Vec<_>>(),
+            &[],
+        ),
+        case(
+            "not a finding: 'container runtime is down' once, five minutes of the runtime answering, then twice in 2 s at the end",
+            &[
+                r#"E0719 20:26:40.100000    5100 kubelet.go:2311] "Skipping pod synchronization" err="container runtime is down""#.to_string(),
+                format!(r#"I0719 20:28:40.000000    5100 kubelet.go:2453] "SyncLoop (PLEG): event for pod" pod="shop/web-0" event={{"ID":"{UID1}","Type":"ContainerStarted","Data":"{C1}"}}"#),
+                r#"E0719 20:31:40.100000    5100 kubelet.go:2311] "Skipping pod synchronization" err="container runtime is down""#.to_string(),
+                r#"E0719 20:31:42.100000    5100 kubelet.go:2311] "Skipping pod synchronization" err="container runtime is down""#.to_string(),
+            ],
+            &[],
+        ),
+        case(
+            "not a finding: 'container runtime is down' twice, five minutes apart (two blips, not one outage)",
+            &[
+                "I0719 20:26:40.100000    5100 kubelet.go:1794] skipping pod synchronization - [container runtime is down]".to_string(),
+                "I0719 20:31:40.100000    5100 kubelet.go:1794] skipping pod synchronization - [container runtime is down]".to_string(),
+            ],
             &[],
         ),
         case(
@@ -3473,13 +3519,20 @@ fn container_start_failing() {
     };
     check(vec![
         runtime_case(
-            "containerd's StartContainer failing for two containers, a cause of the node's: a warning",
+            "containerd's StartContainer failing for two containers, a cause of the node's: an info (the runtime's log alone cannot tell the next attempts started)",
             vec![containerd_start("00", C1), containerd_start("12", C2)],
             &[(
                 FindingKind::ContainerStartFailing,
-                Severity::Warning,
+                Severity::Info,
                 "error setting cgroup config",
             )],
+        ),
+        runtime_case(
+            "not a finding: dockerd's failed start of an exec (a probe's command), not a container",
+            vec![format!(
+                r#"Jul 13 22:21:12 localhost dockerd[1610]: time="2016-07-13T22:21:12.069542247Z" level=error msg="Handler for POST /v1.40/exec/{C1}/start returned error: container {C2} is not running""#
+            )],
+            &[],
         ),
         runtime_case(
             "dockerd's start of a container whose command is not in the image: the workload's, an info",
@@ -3653,4 +3706,19 @@ fn a_long_mirror_pod_loop_names_its_first_and_last_uids() {
         "{}",
         f.summary
     );
+}
+
+/// killPodWithSyncResult's `Failed to stop sandbox {"docker" "<id>…` with its ID cut by a pager
+/// is still the sandbox's stop, not the containers' (cvimmon, kubelet 1.19).
+#[test]
+fn a_sandbox_stop_cut_before_its_id_is_the_sandboxs() {
+    check(vec![case(
+        "the sandbox's stop, its ID cut",
+        &[r#"Jul 21 15:58:18 p3-tkymn-p1mon03 kubelet[1883788]: E0721 15:58:18.413949 1883788 kuberuntime_manager.go:898] Failed to stop sandbox {"docker" "40d5b3b1f046251f4243c609c22836e5cb012fe7>"#.to_string()],
+        &[(
+            FindingKind::StuckTerminatingPod,
+            Severity::Warning,
+            "stopping its sandbox fails",
+        )],
+    )]);
 }
