@@ -26,6 +26,14 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     if exits.is_empty() || kubelet_goes_on_after(logs, &exits, RUNNING_AGAIN) {
         return;
     }
+    // A kubelet that registered its Node or saw a container's life (the PLEG) after the last
+    // exit runs again, however soon the log ends after.
+    let last_exit = record_times(&exits).max();
+    if logs.all.iter().any(|e| {
+        matches!(e.event.kind, EventKind::NodeRegistered | EventKind::Pleg(_)) && e.time > last_exit
+    }) {
+        return;
+    }
     // systemd's `Main process exited` is the same exit as the kubelet's own record of it, which
     // says why: systemd's count only when the log holds none of the kubelet's.
     let (own, unit): (Vec<&LoggedEvent>, Vec<&LoggedEvent>) =

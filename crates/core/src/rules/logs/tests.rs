@@ -621,6 +621,16 @@ fn kubelet_start_failing() {
             )],
         ),
         case(
+            "not a finding: systemd's exits, then the new kubelet registers its Node 30 s before the log ends",
+            &[
+                unit_exit("20:27:24"),
+                unit_restart("20:27:34", 3),
+                r#"Jul 19 20:27:40 node1 kubelet[5300]: I0719 20:27:40.000000    5300 kubelet_node_status.go:79] "Successfully registered node" node="node1""#.to_string(),
+                r#"Jul 19 20:28:10 node1 kubelet[5300]: I0719 20:28:10.000000    5300 kubelet.go:2063] "SyncLoop ADD" source="api" pods=["team-ns/web-0"]"#.to_string(),
+            ],
+            &[],
+        ),
+        case(
             "not a finding: an admin's restart whose SIGTERM timed out (code=killed, status=9/KILL)",
             &[
                 "Jul 19 20:27:10 node1 systemd[1]: Stopping kubelet: The Kubernetes Node Agent...".to_string(),
