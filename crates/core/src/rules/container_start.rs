@@ -173,7 +173,7 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
                 .push(e);
         }
     }
-    let by_pod_empty = by_pod.is_empty();
+    let runtime_only = by_pod.is_empty();
     let mut failing: Vec<Failing<'_>> = Vec::new();
     for ((key, container), mut group) in by_pod {
         group.sort_by_key(|e| e.time);
@@ -205,7 +205,6 @@ pub(super) fn run(input: &LogInput<'_, '_>, out: &mut Vec<Finding>) {
     }
     // The runtime's own word, only when the kubelet's says nothing of a container failing to
     // start (a runtime log given alone): the same failures, without the pod.
-    let runtime_only = by_pod_empty;
     if runtime_only {
         failing = runtime_failures(input);
     }

@@ -53,10 +53,7 @@ pub(super) fn kubelet_start_failing(logs: &Logs<'_>, out: &mut Vec<Finding>) {
     // transport.go's exit is a message, no error: its words, not the whole line.
     let error = if by_systemd(last) {
         let t = &last.text;
-        format!(
-            "systemd: {}",
-            &t[t.find("ain process exited").map_or(0, |at| at - 1)..]
-        )
+        format!("systemd: {}", &t[systemd_exit_at(t).unwrap_or(0)..])
     } else if certificate_check(last) {
         "no valid client certificate, the API server answering: it exits to bootstrap a new one"
             .to_string()
@@ -141,8 +138,19 @@ fn own_exit_of_another_kind(e: &LoggedEvent) -> bool {
 /// Whether the exit record is systemd's (`kubelet.service: Main process exited, …`), not the
 /// kubelet's own.
 fn by_systemd(e: &LoggedEvent) -> bool {
-    e.text.contains("kubelet.service: Main process exited")
-        || e.text.contains("kubelet.service: main process exited")
+    systemd_exit_at(&e.text).is_some()
+}
+
+/// Where systemd's `Main process exited` (systemd 219: `main process exited`) after the
+/// kubelet's unit name begins in `text`.
+fn systemd_exit_at(text: &str) -> Option<usize> {
+    [
+        "kubelet.service: Main process exited",
+        "kubelet.service: main process exited",
+    ]
+    .iter()
+    .find_map(|w| text.find(w))
+    .map(|at| at + "kubelet.service: ".len())
 }
 
 /// systemd's last `restart counter is at <n>` for the kubelet's unit, with its record: how many
